@@ -1,0 +1,40 @@
+import { ConfigError, loadConfig } from '../config.js';
+import { EmbeddedDbError } from '../embedded/ferretdb.js';
+import { type OpenedStore, openStore } from '../openStore.js';
+
+/** A CLI usage or input problem: printed as one message, exit code 2. */
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+/**
+ * Runs a CLI command with the configured store open, and always closes it (stopping the
+ * embedded database if this command started it). Expected problems print one message.
+ */
+export async function runCommand(body: (store: OpenedStore) => Promise<void>): Promise<void> {
+  let store: OpenedStore | null = null;
+  const stop = async () => {
+    await store?.close();
+    process.exit(130);
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  try {
+    const config = loadConfig();
+    store = await openStore(config, 'cli', (line) => process.stderr.write(`${line}\n`));
+    await body(store);
+  } catch (error) {
+    if (
+      error instanceof UsageError ||
+      error instanceof ConfigError ||
+      error instanceof EmbeddedDbError
+    ) {
+      process.stderr.write(`${error.message}\n`);
+      process.exitCode = error instanceof UsageError ? 2 : 1;
+    } else {
+      throw error;
+    }
+  } finally {
+    await store?.close();
+  }
+}

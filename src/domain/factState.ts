@@ -1,0 +1,75 @@
+/**
+ * The bi-temporal rules for facts, as pure functions. The store turns the same rules into
+ * MongoDB filters (store/factFilters.ts); the tests check one against the other.
+ */
+
+export const FACT_STATES = ['live', 'superseded', 'expired', 'future'] as const;
+export type FactState = (typeof FACT_STATES)[number];
+
+/** The temporal fields of a fact: valid time and transaction (system) time. */
+export interface FactTimes {
+  validAt: Date;
+  validUntil: Date | null;
+  recordedAt: Date;
+  invalidAt: Date | null;
+}
+
+/** State at instant `t`, checked in DESIGN.md's order: superseded, future, expired, live. */
+export function factStateAt(fact: FactTimes, t: Date): FactState {
+  const at = t.getTime();
+  if (fact.invalidAt !== null && fact.invalidAt.getTime() <= at) return 'superseded';
+  if (fact.validAt.getTime() > at) return 'future';
+  if (fact.validUntil !== null && fact.validUntil.getTime() <= at) return 'expired';
+  return 'live';
+}
+
+/**
+ * Does the fact match the bi-temporal point (validAt T, knownAt K)? It was recorded by K
+ * and not invalidated by K, and its validity interval [validAt, validUntil) contains T.
+ * T = K = now is "live"; T = K = asOf is Memory Soda's `asOf`.
+ */
+export function matchesBitemporal(fact: FactTimes, validAt: Date, knownAt: Date): boolean {
+  const t = validAt.getTime();
+  const k = knownAt.getTime();
+  return (
+    fact.recordedAt.getTime() <= k &&
+    (fact.invalidAt === null || fact.invalidAt.getTime() > k) &&
+    fact.validAt.getTime() <= t &&
+    (fact.validUntil === null || fact.validUntil.getTime() > t)
+  );
+}
+
+/** How a read chooses facts on the two time axes. */
+export type TemporalSelection =
+  /** Every fact, whatever its state (full history, or "everything one episode produced"). */
+  | { kind: 'all' }
+  /** The bi-temporal point (validAt, knownAt). */
+  | { kind: 'point'; validAt: Date; knownAt: Date };
+
+export interface TemporalArgs {
+  includeInvalidated?: boolean | null;
+  asOf?: Date | null;
+  validAt?: Date | null;
+  knownAt?: Date | null;
+  episodeId?: string | null;
+}
+
+/**
+ * Resolves the read arguments to one selection, following DESIGN.md:
+ * `asOf` sets both axes and overrides `includeInvalidated`; `validAt` / `knownAt` set one
+ * axis each (the other defaults to now); otherwise `includeInvalidated` or an `episodeId`
+ * alone selects every fact, and the default is live now.
+ */
+export function resolveTemporalSelection(args: TemporalArgs, now: Date): TemporalSelection {
+  if (args.asOf) return { kind: 'point', validAt: args.asOf, knownAt: args.asOf };
+  if (args.validAt || args.knownAt) {
+    return { kind: 'point', validAt: args.validAt ?? now, knownAt: args.knownAt ?? now };
+  }
+  if (args.includeInvalidated || args.episodeId) return { kind: 'all' };
+  return { kind: 'point', validAt: now, knownAt: now };
+}
+
+/** Whether a fact is selected; the reference the store's filters are tested against. */
+export function selects(selection: TemporalSelection, fact: FactTimes): boolean {
+  return selection.kind === 'all' || matchesBitemporal(fact, selection.validAt, selection.knownAt);
+}

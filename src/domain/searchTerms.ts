@@ -1,0 +1,33 @@
+/**
+ * Search-term normalisation behind `q`: words are runs of Unicode letters, combining marks
+ * and digits; matching is case-insensitive and accent-sensitive ("café" is not "cafe").
+ * Text is NFC-normalised first so a decomposed "é" and a composed one are the same word.
+ */
+
+export const MAX_QUERY_LENGTH = 1000;
+
+const WORD = /[\p{L}\p{M}\p{N}]+/gu;
+
+/** The distinct lower-cased words of a text, in first-seen order. */
+export function searchTerms(text: string): string[] {
+  const words = text.normalize('NFC').toLowerCase().match(WORD) ?? [];
+  return [...new Set(words)];
+}
+
+/** The tokens stored on a fact: the words of subject, predicate and object together. */
+export function factSearchTerms(fact: {
+  subject: string;
+  predicate: string;
+  object: string;
+}): string[] {
+  return searchTerms(`${fact.subject} ${fact.predicate} ${fact.object}`);
+}
+
+/**
+ * Does a fact with these stored terms match `q`? Every word of `q` must occur; a `q` with
+ * no words at all (empty or punctuation only) filters nothing.
+ */
+export function matchesQuery(factTerms: readonly string[], q: string): boolean {
+  const have = new Set(factTerms);
+  return searchTerms(q).every((word) => have.has(word));
+}

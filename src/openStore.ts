@@ -1,0 +1,44 @@
+import type { MongoClientOptions } from 'mongodb';
+import type { Config } from './config.js';
+import { acquireEmbeddedDb, type RunningFerretDb } from './embedded/ferretdb.js';
+import { type Database, openDatabase } from './store/database.js';
+import { repairInvalidationClaims } from './store/facts.js';
+
+export interface OpenedStore {
+  database: Database;
+  /** Set when the embedded FerretDB is in use. */
+  embedded: RunningFerretDb | null;
+  /** Closes the client, then stops the embedded database if this process runs it. */
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the configured database: MONGODB_URI when set, else the embedded FerretDB under
+ * DATA_DIR (shared with any other process using that folder). Finishes any invalidation
+ * whose follow-up was cut short by a crash before serving.
+ */
+export async function openStore(
+  config: Config,
+  role: 'server' | 'cli',
+  log: (line: string) => void = () => {},
+  clientOptions: MongoClientOptions = {},
+): Promise<OpenedStore> {
+  const embedded = config.MONGODB_URI ? null : await acquireEmbeddedDb(config.DATA_DIR, role, log);
+  const uri = config.MONGODB_URI ?? embedded!.uri;
+  let database: Database;
+  try {
+    database = await openDatabase(uri, config.MONGODB_DB, clientOptions);
+  } catch (error) {
+    await embedded?.stop();
+    throw error;
+  }
+  await repairInvalidationClaims(database.collections);
+  return {
+    database,
+    embedded,
+    close: async () => {
+      await database.close();
+      await embedded?.stop();
+    },
+  };
+}

@@ -1,0 +1,129 @@
+import { type Collection, type Db, MongoClient, type MongoClientOptions } from 'mongodb';
+import type {
+  ApiKeyDoc,
+  DatasetDoc,
+  EntityDoc,
+  EpisodeDoc,
+  FactDoc,
+  InvalidationClaimDoc,
+  MemoryDoc,
+  WorkspaceDoc,
+} from './documents.js';
+
+/** The collections of the store, typed. The only handle on MongoDB the rest of the code gets. */
+export interface Collections {
+  workspaces: Collection<WorkspaceDoc>;
+  apiKeys: Collection<ApiKeyDoc>;
+  datasets: Collection<DatasetDoc>;
+  episodes: Collection<EpisodeDoc>;
+  entities: Collection<EntityDoc>;
+  facts: Collection<FactDoc>;
+  memories: Collection<MemoryDoc>;
+  claims: Collection<InvalidationClaimDoc>;
+}
+
+export function collections(db: Db): Collections {
+  return {
+    workspaces: db.collection('workspaces'),
+    apiKeys: db.collection('apiKeys'),
+    datasets: db.collection('datasets'),
+    episodes: db.collection('episodes'),
+    entities: db.collection('entities'),
+    facts: db.collection('facts'),
+    memories: db.collection('memories'),
+    claims: db.collection('claims'),
+  };
+}
+
+/**
+ * Indexes, created idempotently at start. Every one leads with the tenant (workspace, then
+ * dataset) so a sharded deployment keyed on that prefix answers from one shard, then
+ * equality keys, then the sort (validAt desc with the id tie-break, or updatedAt desc).
+ * Lookups by natural key use `_id` and need no index of their own.
+ */
+export const INDEXES: {
+  [K in keyof Collections]: { key: Record<string, 1 | -1>; name: string }[];
+} = {
+  workspaces: [],
+  apiKeys: [{ key: { workspaceId: 1, createdAt: 1 }, name: 'workspace_created' }],
+  datasets: [{ key: { workspaceId: 1, name: 1 }, name: 'workspace_name' }],
+  episodes: [
+    { key: { workspaceId: 1, dataset: 1, occurredAt: -1, episodeId: -1 }, name: 'tenant_occurred' },
+  ],
+  entities: [
+    { key: { workspaceId: 1, dataset: 1, updatedAt: -1, entityId: -1 }, name: 'tenant_updated' },
+    {
+      key: { workspaceId: 1, dataset: 1, type: 1, updatedAt: -1, entityId: -1 },
+      name: 'tenant_type_updated',
+    },
+  ],
+  facts: [
+    { key: { workspaceId: 1, dataset: 1, validAt: -1, factId: -1 }, name: 'tenant_valid' },
+    {
+      key: { workspaceId: 1, dataset: 1, episodeId: 1, validAt: -1, factId: -1 },
+      name: 'tenant_episode_valid',
+    },
+    {
+      key: { workspaceId: 1, dataset: 1, subjectKey: 1, validAt: -1, factId: -1 },
+      name: 'tenant_subject_valid',
+    },
+    {
+      key: { workspaceId: 1, dataset: 1, objectKey: 1, validAt: -1, factId: -1 },
+      name: 'tenant_object_valid',
+    },
+    {
+      key: { workspaceId: 1, dataset: 1, subjectKey: 1, predicateKey: 1, validAt: -1, factId: -1 },
+      name: 'tenant_subject_predicate_valid',
+    },
+    {
+      key: { workspaceId: 1, dataset: 1, terms: 1, validAt: -1, factId: -1 },
+      name: 'tenant_terms_valid',
+    },
+  ],
+  memories: [
+    { key: { workspaceId: 1, createdAt: -1, memoryId: -1 }, name: 'workspace_created' },
+    {
+      key: { workspaceId: 1, dataset: 1, createdAt: -1, memoryId: -1 },
+      name: 'tenant_created',
+    },
+  ],
+  claims: [{ key: { applied: 1 }, name: 'applied' }],
+};
+
+export async function ensureIndexes(c: Collections): Promise<void> {
+  await Promise.all(
+    (Object.keys(INDEXES) as (keyof Collections)[]).flatMap((name) =>
+      INDEXES[name].map((index) =>
+        (c[name] as unknown as Collection).createIndex(index.key, { name: index.name }),
+      ),
+    ),
+  );
+}
+
+export interface Database {
+  client: MongoClient;
+  db: Db;
+  collections: Collections;
+  close(): Promise<void>;
+}
+
+/** Connects, creates the indexes, and hands back the typed collections. */
+export async function openDatabase(
+  uri: string,
+  dbName: string,
+  options: MongoClientOptions = {},
+): Promise<Database> {
+  const client = new MongoClient(uri, { serverSelectionTimeoutMS: 10_000, ...options });
+  await client.connect();
+  const db = client.db(dbName);
+  const c = collections(db);
+  await ensureIndexes(c);
+  return { client, db, collections: c, close: () => client.close() };
+}
+
+/** MongoDB's duplicate-key error, the one atomic "someone else got there first" signal. */
+export function isDuplicateKey(error: unknown): boolean {
+  return (
+    typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 11000
+  );
+}

@@ -1,0 +1,130 @@
+import type { Scope } from '../domain/apiKey.js';
+import type { EntityType } from '../domain/names.js';
+
+/**
+ * The stored documents. Every document carries `workspaceId`, and every document that
+ * belongs to a dataset carries `dataset`; `_id` is derived from the natural key (see
+ * domain/ids.ts). Absent values are stored as `null`, never left out, so a filter on
+ * `null` means one thing.
+ */
+
+export interface WorkspaceDoc {
+  /** The workspace id: derived from the name, so "create if needed" is one insert. */
+  _id: string;
+  name: string;
+  createdAt: Date;
+}
+
+export interface ApiKeyDoc {
+  /** The key id: the non-secret part of the key. */
+  _id: string;
+  workspaceId: string;
+  /** SHA-256 of the secret part; the key itself is never stored. */
+  secretHash: string;
+  scopes: Scope[];
+  createdAt: Date;
+  revokedAt: Date | null;
+}
+
+export interface DatasetDoc {
+  _id: string;
+  workspaceId: string;
+  name: string;
+  createdAt: Date;
+}
+
+export interface EpisodeDoc {
+  _id: string;
+  workspaceId: string;
+  dataset: string;
+  episodeId: string;
+  occurredAt: Date;
+  source: string;
+  content: string;
+  recordedAt: Date;
+}
+
+export interface EntityDoc {
+  _id: string;
+  workspaceId: string;
+  dataset: string;
+  entityId: string;
+  /** Lower-cased; unique per dataset because `_id` is derived from it. */
+  name: string;
+  type: EntityType;
+  updatedAt: Date;
+}
+
+export type InvalidReason = 'superseded' | 'deleted';
+
+export interface FactDoc {
+  _id: string;
+  workspaceId: string;
+  dataset: string;
+  factId: string;
+  subject: string;
+  predicate: string;
+  object: string;
+  objectIsEntity: boolean;
+  confidence: number;
+  sourceQuote: string | null;
+  episodeId: string | null;
+  /** Valid time: when the statement is true in the world. */
+  validAt: Date;
+  validUntil: Date | null;
+  /** Transaction time: when the store believed it. */
+  recordedAt: Date;
+  invalidAt: Date | null;
+  invalidReason: InvalidReason | null;
+  supersededBy: string | null;
+  /** Derived: the words of subject + predicate + object, for `q` (domain/searchTerms.ts). */
+  terms: string[];
+  /** Derived: lower-cased subject, object and predicate, for entity and history lookups. */
+  subjectKey: string;
+  objectKey: string;
+  predicateKey: string;
+}
+
+export interface MemoryDoc {
+  _id: string;
+  workspaceId: string;
+  dataset: string;
+  memoryId: string;
+  text: string;
+  memoryKind: string;
+  scope: string;
+  sourceType: string;
+  sourceId: string | null;
+  projectId: string | null;
+  userId: string | null;
+  importance: number;
+  salience: number;
+  pinned: boolean;
+  version: number;
+  archivedAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+  lastUsedAt: Date | null;
+  validFrom: Date;
+  validUntil: Date | null;
+  supersededBy: string | null;
+}
+
+/**
+ * A claim: a document whose `_id` is the natural key of a write that must happen at most
+ * once (DESIGN.md, "Concurrency without transactions"). Inserting it is the atomic step;
+ * the values it carries are what the follow-up writes set, so a retry or a repair pass
+ * completes them the same way.
+ */
+export interface InvalidationClaimDoc {
+  /** `invalidate:<fact _id>`. */
+  _id: string;
+  workspaceId: string;
+  dataset: string;
+  factId: string;
+  reason: InvalidReason;
+  invalidAt: Date;
+  supersededBy: string | null;
+  /** Set once the fact carries the claim's values. */
+  applied: boolean;
+}

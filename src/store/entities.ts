@@ -1,0 +1,81 @@
+import type { Filter } from 'mongodb';
+import { documentId } from '../domain/ids.js';
+import { type EntityType, entityKey } from '../domain/names.js';
+import type { Collections } from './database.js';
+import type { EntityDoc } from './documents.js';
+import type { Tenant } from './tenant.js';
+
+export function entityDocumentId(tenant: Tenant, name: string): string {
+  return documentId('entity', tenant.workspaceId, tenant.dataset, entityKey(name));
+}
+
+/** Keyset position in updatedAt-desc, entityId-desc order. */
+export interface EntityCursor {
+  updatedAt: Date;
+  entityId: string;
+}
+
+export const ENTITY_ORDER = { updatedAt: -1, entityId: -1 } as const;
+
+function entityFilter(
+  tenant: Tenant,
+  options: { type?: EntityType | null; after?: EntityCursor | null },
+): Filter<EntityDoc> {
+  const filter: Filter<EntityDoc> = { workspaceId: tenant.workspaceId, dataset: tenant.dataset };
+  if (options.type) filter.type = options.type;
+  if (options.after) {
+    const { updatedAt, entityId } = options.after;
+    filter.$or = [{ updatedAt: { $lt: updatedAt } }, { updatedAt, entityId: { $lt: entityId } }];
+  }
+  return filter;
+}
+
+/** Entities, most recently mentioned first; `first` omitted returns every one. */
+export async function listEntities(
+  c: Collections,
+  tenant: Tenant,
+  options: { type?: EntityType | null; first?: number; after?: EntityCursor | null } = {},
+): Promise<{ entities: EntityDoc[]; hasNextPage: boolean }> {
+  let cursor = c.entities.find(entityFilter(tenant, options)).sort(ENTITY_ORDER);
+  if (options.first !== undefined) cursor = cursor.limit(options.first + 1);
+  const docs = await cursor.toArray();
+  if (options.first === undefined) return { entities: docs, hasNextPage: false };
+  return { entities: docs.slice(0, options.first), hasNextPage: docs.length > options.first };
+}
+
+export function countEntities(
+  c: Collections,
+  tenant: Tenant,
+  options: { type?: EntityType | null } = {},
+): Promise<number> {
+  return c.entities.countDocuments(entityFilter(tenant, { type: options.type ?? null }));
+}
+
+/** Entities by name (case-insensitive, otherwise exact), in one query keyed by `_id`. */
+export async function entitiesByNames(
+  c: Collections,
+  tenant: Tenant,
+  names: readonly string[],
+): Promise<Map<string, EntityDoc>> {
+  const ids = [...new Set(names.map((n) => entityDocumentId(tenant, n)))];
+  const docs = await c.entities
+    .find({ _id: { $in: ids }, workspaceId: tenant.workspaceId, dataset: tenant.dataset })
+    .toArray();
+  return new Map(docs.map((d) => [d.name, d]));
+}
+
+/** Entities by public id, in one query. */
+export async function entitiesByIds(
+  c: Collections,
+  tenant: Tenant,
+  entityIds: readonly string[],
+): Promise<Map<string, EntityDoc>> {
+  const docs = await c.entities
+    .find({
+      workspaceId: tenant.workspaceId,
+      dataset: tenant.dataset,
+      entityId: { $in: [...new Set(entityIds)] },
+    })
+    .toArray();
+  return new Map(docs.map((d) => [d.entityId, d]));
+}

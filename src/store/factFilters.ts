@@ -1,0 +1,87 @@
+import type { Filter } from 'mongodb';
+import type { FactState, TemporalSelection } from '../domain/factState.js';
+import { searchTerms } from '../domain/searchTerms.js';
+import type { FactDoc } from './documents.js';
+
+/**
+ * DESIGN.md's temporal rules as MongoDB filters. They mirror domain/factState.ts clause by
+ * clause; the property test compares the two on random histories. Only plain equality,
+ * range, `$in`, `$all`, `$or` and `$and` are used, which both MongoDB and FerretDB 1.x
+ * evaluate the same way. Values arrive already validated and typed (Date, string), so no
+ * client text can become an operator.
+ */
+
+const invalidAtAfter = (t: Date): Filter<FactDoc> => ({
+  $or: [{ invalidAt: null }, { invalidAt: { $gt: t } }],
+});
+const validUntilAfter = (t: Date): Filter<FactDoc> => ({
+  $or: [{ validUntil: null }, { validUntil: { $gt: t } }],
+});
+
+/** recordedAt <= K, invalidAt null or > K, validAt <= T, validUntil null or > T. */
+export function bitemporalFilter(validAt: Date, knownAt: Date): Filter<FactDoc>[] {
+  return [
+    { recordedAt: { $lte: knownAt } },
+    invalidAtAfter(knownAt),
+    { validAt: { $lte: validAt } },
+    validUntilAfter(validAt),
+  ];
+}
+
+export function selectionFilter(selection: TemporalSelection): Filter<FactDoc>[] {
+  return selection.kind === 'all' ? [] : bitemporalFilter(selection.validAt, selection.knownAt);
+}
+
+/** Facts in `state` at instant `t`, each condition excluding the ones checked before it. */
+export function stateFilter(state: FactState, t: Date): Filter<FactDoc> {
+  const superseded: Filter<FactDoc> = { invalidAt: { $ne: null, $lte: t } };
+  const notSuperseded = invalidAtAfter(t);
+  switch (state) {
+    case 'superseded':
+      return superseded;
+    case 'future':
+      return { $and: [notSuperseded, { validAt: { $gt: t } }] };
+    case 'expired':
+      return {
+        $and: [notSuperseded, { validAt: { $lte: t } }, { validUntil: { $ne: null, $lte: t } }],
+      };
+    case 'live':
+      return { $and: [notSuperseded, { validAt: { $lte: t } }, validUntilAfter(t)] };
+  }
+}
+
+export function statesFilter(states: readonly FactState[], t: Date): Filter<FactDoc> {
+  const distinct = [...new Set(states)];
+  if (distinct.length === 1) return stateFilter(distinct[0]!, t);
+  return { $or: distinct.map((s) => stateFilter(s, t)) };
+}
+
+/** `q`: every word must be among the fact's terms; no words, no filter. */
+export function queryFilter(q: string): Filter<FactDoc>[] {
+  const words = searchTerms(q);
+  return words.length === 0 ? [] : [{ terms: { $all: words } }];
+}
+
+/** Keyset position: strictly after (validAt, factId) in validAt-desc, factId-desc order. */
+export interface FactCursor {
+  validAt: Date;
+  factId: string;
+}
+
+export function afterCursorFilter(cursor: FactCursor): Filter<FactDoc> {
+  return {
+    $or: [
+      { validAt: { $lt: cursor.validAt } },
+      { validAt: cursor.validAt, factId: { $lt: cursor.factId } },
+    ],
+  };
+}
+
+export const FACT_ORDER = { validAt: -1, factId: -1 } as const;
+
+/** Combines clauses into one filter (a bare object when there is one clause). */
+export function allOf<T>(clauses: Filter<T>[]): Filter<T> {
+  if (clauses.length === 0) return {};
+  if (clauses.length === 1) return clauses[0]!;
+  return { $and: clauses } as Filter<T>;
+}

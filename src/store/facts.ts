@@ -1,0 +1,222 @@
+import type { Filter } from 'mongodb';
+import type { FactState, TemporalSelection } from '../domain/factState.js';
+import { documentId, normalizeUuid } from '../domain/ids.js';
+import { entityKey } from '../domain/names.js';
+import type { Collections } from './database.js';
+import { isDuplicateKey } from './database.js';
+import type { FactDoc, InvalidationClaimDoc, InvalidReason } from './documents.js';
+import {
+  afterCursorFilter,
+  allOf,
+  FACT_ORDER,
+  type FactCursor,
+  queryFilter,
+  selectionFilter,
+  statesFilter,
+} from './factFilters.js';
+import type { Tenant } from './tenant.js';
+
+export function factDocumentId(tenant: Tenant, factId: string): string {
+  return documentId('fact', tenant.workspaceId, tenant.dataset, normalizeUuid(factId));
+}
+
+/** What a fact list asks for; every part is optional except the temporal selection. */
+export interface FactQuery {
+  selection: TemporalSelection;
+  q?: string | null;
+  episodeId?: string | null;
+  /** Facts whose subject or object is this entity name (lower-cased here). */
+  entityName?: string | null;
+  /** Facts with this subject and predicate (case-insensitive): a fact's history. */
+  subjectPredicate?: { subject: string; predicate: string } | null;
+  /** Keep only facts in one of these states at `statesAt`. */
+  states?: readonly FactState[] | null;
+  statesAt?: Date;
+}
+
+export function factFilter(tenant: Tenant, query: FactQuery): Filter<FactDoc> {
+  const clauses: Filter<FactDoc>[] = [{ workspaceId: tenant.workspaceId, dataset: tenant.dataset }];
+  if (query.episodeId) clauses.push({ episodeId: normalizeUuid(query.episodeId) });
+  if (query.entityName != null) {
+    const key = entityKey(query.entityName);
+    clauses.push({ $or: [{ subjectKey: key }, { objectKey: key }] });
+  }
+  if (query.subjectPredicate) {
+    clauses.push({
+      subjectKey: entityKey(query.subjectPredicate.subject),
+      predicateKey: query.subjectPredicate.predicate.toLowerCase(),
+    });
+  }
+  if (query.q) clauses.push(...queryFilter(query.q));
+  clauses.push(...selectionFilter(query.selection));
+  if (query.states && query.states.length > 0) {
+    clauses.push(statesFilter(query.states, query.statesAt ?? new Date()));
+  }
+  return allOf(clauses);
+}
+
+export interface FactPage {
+  facts: FactDoc[];
+  hasNextPage: boolean;
+}
+
+/**
+ * One page of facts, `validAt` descending with `factId` descending as the tie-break, so
+ * keyset pages are stable: walking every page returns each fact exactly once.
+ */
+export async function listFacts(
+  c: Collections,
+  tenant: Tenant,
+  query: FactQuery,
+  page: { first: number; after?: FactCursor | null },
+): Promise<FactPage> {
+  const base = factFilter(tenant, query);
+  const filter = page.after ? allOf([base, afterCursorFilter(page.after)]) : base;
+  const docs = await c.facts
+    .find(filter)
+    .sort(FACT_ORDER)
+    .limit(page.first + 1)
+    .toArray();
+  return { facts: docs.slice(0, page.first), hasNextPage: docs.length > page.first };
+}
+
+/** Every match of the filter, ignoring pagination. */
+export function countFacts(c: Collections, tenant: Tenant, query: FactQuery): Promise<number> {
+  return c.facts.countDocuments(factFilter(tenant, query));
+}
+
+export function cursorOf(fact: FactDoc): FactCursor {
+  return { validAt: fact.validAt, factId: fact.factId };
+}
+
+/** Facts by public id, in one query; missing or other-tenant ids are simply absent. */
+export async function factsByIds(
+  c: Collections,
+  tenant: Tenant,
+  factIds: readonly string[],
+): Promise<Map<string, FactDoc>> {
+  const ids = [...new Set(factIds.map((id) => factDocumentId(tenant, id)))];
+  const docs = await c.facts
+    .find({ _id: { $in: ids }, workspaceId: tenant.workspaceId, dataset: tenant.dataset })
+    .toArray();
+  return new Map(docs.map((d) => [d.factId, d]));
+}
+
+export async function findFact(
+  c: Collections,
+  tenant: Tenant,
+  factId: string,
+): Promise<FactDoc | null> {
+  return (await factsByIds(c, tenant, [factId])).get(normalizeUuid(factId)) ?? null;
+}
+
+/**
+ * Facts of several entities at once (for DataLoader): one query for every name, split per
+ * name afterwards. Each name's facts come back in the standard order.
+ */
+export async function factsOfEntities(
+  c: Collections,
+  tenant: Tenant,
+  names: readonly string[],
+  selection: TemporalSelection,
+): Promise<Map<string, FactDoc[]>> {
+  const keys = [...new Set(names.map(entityKey))];
+  const byName = new Map<string, FactDoc[]>(keys.map((k) => [k, []]));
+  if (keys.length === 0) return byName;
+  const docs = await c.facts
+    .find(
+      allOf<FactDoc>([
+        { workspaceId: tenant.workspaceId, dataset: tenant.dataset },
+        { $or: [{ subjectKey: { $in: keys } }, { objectKey: { $in: keys } }] },
+        ...selectionFilter(selection),
+      ]),
+    )
+    .sort(FACT_ORDER)
+    .toArray();
+  for (const doc of docs) {
+    byName.get(doc.subjectKey)?.push(doc);
+    if (doc.objectKey !== doc.subjectKey) byName.get(doc.objectKey)?.push(doc);
+  }
+  return byName;
+}
+
+export function invalidationClaimId(factDocId: string): string {
+  return `invalidate:${factDocId}`;
+}
+
+export type InvalidateResult =
+  | { ok: true; fact: FactDoc }
+  | { ok: false; reason: 'not_found' | 'already_invalidated' };
+
+/**
+ * Invalidates a live-in-transaction-time fact at most once (soft delete or supersede),
+ * following DESIGN.md's claim-by-insert rule, in this order:
+ *   1. read the fact in this tenant; absent, or `invalidAt` already set: not found;
+ *   2. insert the claim `invalidate:<fact _id>` carrying the values to stamp; a duplicate
+ *      key means another caller won: finish its follow-up (step 3 with *its* values) and
+ *      answer "already invalidated";
+ *   3. stamp the fact with the claim's values, then mark the claim applied.
+ * Step 3 sets values fixed by the claim, so repeating it (a retry, a racing loser, or
+ * `repairInvalidationClaims` after a crash) gives the same document.
+ */
+export async function invalidateFact(
+  c: Collections,
+  tenant: Tenant,
+  factId: string,
+  change: { reason: InvalidReason; at: Date; supersededBy?: string | null },
+): Promise<InvalidateResult> {
+  const fact = await findFact(c, tenant, factId);
+  if (!fact) return { ok: false, reason: 'not_found' };
+  if (fact.invalidAt !== null) return { ok: false, reason: 'already_invalidated' };
+
+  const claim: InvalidationClaimDoc = {
+    _id: invalidationClaimId(fact._id),
+    workspaceId: tenant.workspaceId,
+    dataset: tenant.dataset,
+    factId: fact.factId,
+    reason: change.reason,
+    invalidAt: change.at,
+    supersededBy: change.supersededBy ?? null,
+    applied: false,
+  };
+  try {
+    await c.claims.insertOne(claim);
+  } catch (error) {
+    if (!isDuplicateKey(error)) throw error;
+    const winner = await c.claims.findOne({ _id: claim._id });
+    if (winner && !winner.applied) await applyInvalidationClaim(c, winner);
+    return { ok: false, reason: 'already_invalidated' };
+  }
+  await applyInvalidationClaim(c, claim);
+  return {
+    ok: true,
+    fact: {
+      ...fact,
+      invalidAt: claim.invalidAt,
+      invalidReason: claim.reason,
+      supersededBy: claim.supersededBy,
+    },
+  };
+}
+
+async function applyInvalidationClaim(c: Collections, claim: InvalidationClaimDoc): Promise<void> {
+  const factDocId = claim._id.slice('invalidate:'.length);
+  await c.facts.updateOne(
+    { _id: factDocId, workspaceId: claim.workspaceId, dataset: claim.dataset },
+    {
+      $set: {
+        invalidAt: claim.invalidAt,
+        invalidReason: claim.reason,
+        supersededBy: claim.supersededBy,
+      },
+    },
+  );
+  await c.claims.updateOne({ _id: claim._id }, { $set: { applied: true } });
+}
+
+/** Completes claims whose follow-up did not finish (a crash between steps 2 and 3). */
+export async function repairInvalidationClaims(c: Collections): Promise<number> {
+  const pending = await c.claims.find({ applied: false }).toArray();
+  for (const claim of pending) await applyInvalidationClaim(c, claim);
+  return pending.length;
+}

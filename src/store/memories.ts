@@ -1,0 +1,74 @@
+import type { Filter } from 'mongodb';
+import { documentId, normalizeUuid } from '../domain/ids.js';
+import type { Collections } from './database.js';
+import type { MemoryDoc } from './documents.js';
+
+export function memoryDocumentId(workspaceId: string, dataset: string, memoryId: string): string {
+  return documentId('memory', workspaceId, dataset, normalizeUuid(memoryId));
+}
+
+export interface MemoryQuery {
+  workspaceId: string;
+  /** One dataset, or every dataset of the workspace (SupaCloud's `/api/memories`). */
+  dataset?: string | null;
+  includeArchived?: boolean | null;
+  /** Validity membership at this instant, with today's metadata; absent: the live view. */
+  asOf?: Date | null;
+  now: Date;
+}
+
+export interface MemoryCursor {
+  createdAt: Date;
+  memoryId: string;
+}
+
+export const MEMORY_ORDER = { createdAt: -1, memoryId: -1 } as const;
+
+/**
+ * SupaCloud's semantics: the live view is `valid_until` null or in the future and not
+ * archived; `as_of=T` is `valid_from <= T < valid_until`; archived memories are left out
+ * unless `includeArchived` (judged by today's `archived_at`, as "today's metadata" says).
+ */
+export function memoryFilter(query: MemoryQuery): Filter<MemoryDoc> {
+  const clauses: Filter<MemoryDoc>[] = [{ workspaceId: query.workspaceId }];
+  if (query.dataset != null) clauses.push({ dataset: query.dataset });
+  if (query.asOf) {
+    clauses.push({ validFrom: { $lte: query.asOf } });
+    clauses.push({ $or: [{ validUntil: null }, { validUntil: { $gt: query.asOf } }] });
+  } else {
+    clauses.push({ $or: [{ validUntil: null }, { validUntil: { $gt: query.now } }] });
+  }
+  if (!query.includeArchived) clauses.push({ archivedAt: null });
+  return { $and: clauses };
+}
+
+/** Memories, newest first (`created_at` desc, id desc); `first` omitted returns all. */
+export async function listMemories(
+  c: Collections,
+  query: MemoryQuery,
+  page: { first?: number; after?: MemoryCursor | null } = {},
+): Promise<{ memories: MemoryDoc[]; hasNextPage: boolean }> {
+  const base = memoryFilter(query);
+  const filter: Filter<MemoryDoc> = page.after
+    ? {
+        $and: [
+          base,
+          {
+            $or: [
+              { createdAt: { $lt: page.after.createdAt } },
+              { createdAt: page.after.createdAt, memoryId: { $lt: page.after.memoryId } },
+            ],
+          },
+        ],
+      }
+    : base;
+  let cursor = c.memories.find(filter).sort(MEMORY_ORDER);
+  if (page.first !== undefined) cursor = cursor.limit(page.first + 1);
+  const docs = await cursor.toArray();
+  if (page.first === undefined) return { memories: docs, hasNextPage: false };
+  return { memories: docs.slice(0, page.first), hasNextPage: docs.length > page.first };
+}
+
+export function countMemories(c: Collections, query: MemoryQuery): Promise<number> {
+  return c.memories.countDocuments(memoryFilter(query));
+}

@@ -1,0 +1,150 @@
+import type { Scope } from '../domain/apiKey.js';
+import { generateApiKey, parseApiKey, secretMatches } from '../domain/apiKey.js';
+import { documentId } from '../domain/ids.js';
+import type { Collections } from './database.js';
+import { isDuplicateKey } from './database.js';
+import type { ApiKeyDoc, WorkspaceDoc } from './documents.js';
+
+export function workspaceIdFor(name: string): string {
+  return documentId('workspace', name);
+}
+
+/** Creates the workspace if it does not exist yet; its id is derived from the name. */
+export async function ensureWorkspace(
+  c: Collections,
+  name: string,
+  now = new Date(),
+): Promise<WorkspaceDoc> {
+  const doc: WorkspaceDoc = { _id: workspaceIdFor(name), name, createdAt: now };
+  try {
+    await c.workspaces.insertOne(doc);
+    return doc;
+  } catch (error) {
+    if (!isDuplicateKey(error)) throw error;
+    return (await c.workspaces.findOne({ _id: doc._id })) ?? doc;
+  }
+}
+
+export function findWorkspaceByName(c: Collections, name: string): Promise<WorkspaceDoc | null> {
+  return c.workspaces.findOne({ _id: workspaceIdFor(name) });
+}
+
+export function findWorkspace(c: Collections, workspaceId: string): Promise<WorkspaceDoc | null> {
+  return c.workspaces.findOne({ _id: workspaceId });
+}
+
+export function countWorkspaces(c: Collections): Promise<number> {
+  return c.workspaces.countDocuments({});
+}
+
+export interface CreatedKey {
+  workspaceId: string;
+  workspace: string;
+  keyId: string;
+  /** Shown once; only its hash is stored. */
+  key: string;
+  scopes: Scope[];
+}
+
+export async function createApiKey(
+  c: Collections,
+  workspaceName: string,
+  scopes: Scope[],
+  now = new Date(),
+): Promise<CreatedKey> {
+  const workspace = await ensureWorkspace(c, workspaceName, now);
+  const generated = generateApiKey();
+  await c.apiKeys.insertOne({
+    _id: generated.keyId,
+    workspaceId: workspace._id,
+    secretHash: generated.secretHash,
+    scopes,
+    createdAt: now,
+    revokedAt: null,
+  });
+  return {
+    workspaceId: workspace._id,
+    workspace: workspace.name,
+    keyId: generated.keyId,
+    key: generated.key,
+    scopes,
+  };
+}
+
+export interface AuthenticatedKey {
+  keyId: string;
+  workspaceId: string;
+  workspace: string;
+  scopes: Scope[];
+}
+
+/**
+ * The key's workspace and scopes, or null for a malformed, unknown or revoked key. The
+ * record is found by the non-secret key id; the secret is compared in constant time.
+ */
+export async function authenticateApiKey(
+  c: Collections,
+  key: string,
+): Promise<AuthenticatedKey | null> {
+  const parsed = parseApiKey(key);
+  if (!parsed) return null;
+  const record = await c.apiKeys.findOne({ _id: parsed.keyId });
+  if (!record || !secretMatches(parsed.secret, record.secretHash) || record.revokedAt !== null) {
+    return null;
+  }
+  const workspace = await findWorkspace(c, record.workspaceId);
+  if (!workspace) return null;
+  return {
+    keyId: record._id,
+    workspaceId: workspace._id,
+    workspace: workspace.name,
+    scopes: record.scopes,
+  };
+}
+
+export interface KeyListing {
+  keyId: string;
+  workspace: string;
+  workspaceId: string;
+  scopes: Scope[];
+  createdAt: Date;
+  revokedAt: Date | null;
+}
+
+export async function listApiKeys(c: Collections, workspaceName?: string): Promise<KeyListing[]> {
+  const workspaces = workspaceName
+    ? [await findWorkspaceByName(c, workspaceName)].filter((w): w is WorkspaceDoc => w !== null)
+    : await c.workspaces.find({}).sort({ name: 1 }).toArray();
+  const out: KeyListing[] = [];
+  for (const w of workspaces) {
+    const keys: ApiKeyDoc[] = await c.apiKeys
+      .find({ workspaceId: w._id })
+      .sort({ createdAt: 1 })
+      .toArray();
+    for (const k of keys) {
+      out.push({
+        keyId: k._id,
+        workspace: w.name,
+        workspaceId: w._id,
+        scopes: k.scopes,
+        createdAt: k.createdAt,
+        revokedAt: k.revokedAt,
+      });
+    }
+  }
+  return out;
+}
+
+/** Revokes a key by its id (or by the whole key); true if it was active. */
+export async function revokeApiKey(
+  c: Collections,
+  keyOrId: string,
+  now = new Date(),
+): Promise<boolean> {
+  const keyId = parseApiKey(keyOrId)?.keyId ?? keyOrId;
+  const result = await c.apiKeys.updateOne(
+    { _id: keyId, revokedAt: null },
+    { $set: { revokedAt: now } },
+  );
+  return result.modifiedCount === 1;
+}

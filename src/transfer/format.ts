@@ -1,0 +1,382 @@
+import { z } from 'zod';
+import { documentId, normalizeUuid, UUID_PATTERN } from '../domain/ids.js';
+import { ENTITY_TYPES, entityKey } from '../domain/names.js';
+import { factSearchTerms } from '../domain/searchTerms.js';
+import { parseInstant } from '../domain/time.js';
+import type { EntityDoc, EpisodeDoc, FactDoc, MemoryDoc } from '../store/documents.js';
+
+/**
+ * The JSONL import/export format: one JSON object a line, with `"type"` one of `entity`,
+ * `episode`, `fact` or `memory`, and an optional `"dataset"` that wins over `--dataset`.
+ * Facts use the Memory Soda field names (camelCase) plus `recordedAt`, `invalidReason` and
+ * `supersededBy`; memories use SupaCloud's snake_case fields exactly as its API returns
+ * them (`workspace_id` is replaced by the target workspace). Export writes this same
+ * format, so export → import round-trips.
+ */
+
+const instant = z.string().transform((value, ctx) => {
+  const date = parseInstant(value);
+  if (!date) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `not an ISO 8601 date or date-time with a zone: "${value}"`,
+    });
+    return z.NEVER;
+  }
+  return date;
+});
+const uuid = z
+  .string()
+  .regex(UUID_PATTERN, 'expected a UUID')
+  .transform((v) => normalizeUuid(v));
+const text = z.string().min(1, 'must not be empty');
+const dataset = z.string().min(1, 'must not be empty').optional();
+
+const entityLine = z.strictObject({
+  type: z.literal('entity'),
+  dataset,
+  name: text,
+  entityType: z.enum(ENTITY_TYPES),
+  entityId: uuid.optional(),
+  updatedAt: instant.optional(),
+});
+
+const episodeLine = z.strictObject({
+  type: z.literal('episode'),
+  dataset,
+  episodeId: uuid,
+  occurredAt: instant,
+  source: z.string(),
+  content: z.string(),
+});
+
+const factLine = z
+  .strictObject({
+    type: z.literal('fact'),
+    dataset,
+    factId: uuid,
+    subject: text,
+    predicate: text,
+    object: text,
+    objectIsEntity: z.boolean().default(false),
+    confidence: z.number().min(0).max(1),
+    sourceQuote: z.string().nullable().default(null),
+    validAt: instant,
+    validUntil: instant.nullable().default(null),
+    invalidAt: instant.nullable().default(null),
+    episodeId: uuid.nullable().default(null),
+    recordedAt: instant.optional(),
+    invalidReason: z.enum(['superseded', 'deleted']).nullable().default(null),
+    supersededBy: uuid.nullable().default(null),
+  })
+  .superRefine((f, ctx) => {
+    if (f.validUntil && f.validUntil <= f.validAt) {
+      ctx.addIssue({ code: 'custom', path: ['validUntil'], message: 'must be after validAt' });
+    }
+    if (f.recordedAt && f.invalidAt && f.invalidAt < f.recordedAt) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['invalidAt'],
+        message: 'must not be before recordedAt',
+      });
+    }
+    if ((f.invalidAt === null) !== (f.invalidReason === null)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['invalidReason'],
+        message: 'invalidAt and invalidReason go together: both set or both null',
+      });
+    }
+    if (f.supersededBy !== null && f.invalidReason !== 'superseded') {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['supersededBy'],
+        message: 'only a fact with invalidReason "superseded" has supersededBy',
+      });
+    }
+  });
+
+const nullableUuid = uuid.nullable().default(null);
+const nullableInstant = instant.nullable().default(null);
+
+const memoryLine = z
+  .strictObject({
+    type: z.literal('memory'),
+    dataset,
+    id: uuid,
+    workspace_id: z.string().optional(),
+    text: z.string(),
+    memory_kind: z.string(),
+    scope: z.string(),
+    source_type: z.string(),
+    source_id: nullableUuid,
+    project_id: nullableUuid,
+    user_id: nullableUuid,
+    importance: z.number().finite(),
+    salience: z.number().finite(),
+    pinned: z.boolean(),
+    version: z.number().int().min(1).max(2_147_483_647),
+    archived_at: nullableInstant,
+    created_at: instant,
+    updated_at: instant,
+    last_used_at: nullableInstant,
+    valid_from: instant,
+    valid_until: nullableInstant,
+    superseded_by: nullableUuid,
+  })
+  .superRefine((m, ctx) => {
+    if (m.valid_until && m.valid_until <= m.valid_from) {
+      ctx.addIssue({ code: 'custom', path: ['valid_until'], message: 'must be after valid_from' });
+    }
+  });
+
+const line = z.discriminatedUnion('type', [entityLine, episodeLine, factLine, memoryLine]);
+type Line = z.output<typeof line>;
+
+export type ImportRecord =
+  | { kind: 'entity'; doc: EntityDoc; hasUpdatedAt: boolean }
+  | { kind: 'episode'; doc: EpisodeDoc }
+  | { kind: 'fact'; doc: FactDoc }
+  | { kind: 'memory'; doc: MemoryDoc };
+
+export interface LineError {
+  line: number;
+  message: string;
+}
+
+export type ParseResult =
+  | { ok: true; records: ImportRecord[]; datasets: Set<string> }
+  | { ok: false; errors: LineError[] };
+
+/**
+ * Validates a whole file before anything is written. Returns every bad line (with its
+ * number and reason), or the documents to write. Also rejects a line that repeats the id
+ * of an earlier one with other content, since only one of them could be stored.
+ */
+export function parseImportFile(
+  content: string,
+  options: { workspaceId: string; defaultDataset?: string | null; now: Date },
+): ParseResult {
+  const errors: LineError[] = [];
+  const records: ImportRecord[] = [];
+  const datasets = new Set<string>();
+  const seen = new Map<string, { line: number; json: string }>();
+  const lines = content.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const raw = lines[i]!.trim();
+    if (raw === '') continue;
+    const lineNo = i + 1;
+    let json: unknown;
+    try {
+      json = JSON.parse(raw);
+    } catch (error) {
+      errors.push({ line: lineNo, message: `not valid JSON (${(error as Error).message})` });
+      continue;
+    }
+    const parsed = line.safeParse(json);
+    if (!parsed.success) {
+      errors.push({ line: lineNo, message: describeIssues(parsed.error) });
+      continue;
+    }
+    const ds = parsed.data.dataset ?? options.defaultDataset;
+    if (!ds) {
+      errors.push({
+        line: lineNo,
+        message: 'no dataset: add "dataset" to the line or pass --dataset',
+      });
+      continue;
+    }
+    const record = toRecord(parsed.data, options.workspaceId, ds, options.now);
+    const key = record.doc._id;
+    const again = seen.get(key);
+    if (again && again.json !== raw) {
+      errors.push({
+        line: lineNo,
+        message: `repeats the ${record.kind} of line ${again.line} with other content`,
+      });
+      continue;
+    }
+    if (again) continue;
+    seen.set(key, { line: lineNo, json: raw });
+    datasets.add(ds);
+    records.push(record);
+  }
+  return errors.length > 0 ? { ok: false, errors } : { ok: true, records, datasets };
+}
+
+function describeIssues(error: z.ZodError): string {
+  return error.issues
+    .map((issue) =>
+      issue.path.length > 0 ? `${issue.path.join('.')}: ${issue.message}` : issue.message,
+    )
+    .join('; ');
+}
+
+function toRecord(l: Line, workspaceId: string, dataset: string, now: Date): ImportRecord {
+  switch (l.type) {
+    case 'entity': {
+      const name = entityKey(l.name);
+      return {
+        kind: 'entity',
+        hasUpdatedAt: l.updatedAt !== undefined,
+        doc: {
+          _id: documentId('entity', workspaceId, dataset, name),
+          workspaceId,
+          dataset,
+          entityId: l.entityId ?? documentId('entity', workspaceId, dataset, name),
+          name,
+          type: l.entityType,
+          updatedAt: l.updatedAt ?? now,
+        },
+      };
+    }
+    case 'episode':
+      return {
+        kind: 'episode',
+        doc: {
+          _id: documentId('episode', workspaceId, dataset, l.episodeId),
+          workspaceId,
+          dataset,
+          episodeId: l.episodeId,
+          occurredAt: l.occurredAt,
+          source: l.source,
+          content: l.content,
+          recordedAt: now,
+        },
+      };
+    case 'fact': {
+      // Without recordedAt, the store is taken to have learned the fact when it became
+      // valid (or when it was invalidated, if that was earlier), so `asOf` works on
+      // histories exported from systems that do not track transaction time.
+      const recordedAt =
+        l.recordedAt ?? (l.invalidAt && l.invalidAt < l.validAt ? l.invalidAt : l.validAt);
+      return {
+        kind: 'fact',
+        doc: {
+          _id: documentId('fact', workspaceId, dataset, l.factId),
+          workspaceId,
+          dataset,
+          factId: l.factId,
+          subject: l.subject,
+          predicate: l.predicate,
+          object: l.object,
+          objectIsEntity: l.objectIsEntity,
+          confidence: l.confidence,
+          sourceQuote: l.sourceQuote,
+          episodeId: l.episodeId,
+          validAt: l.validAt,
+          validUntil: l.validUntil,
+          recordedAt,
+          invalidAt: l.invalidAt,
+          invalidReason: l.invalidReason,
+          supersededBy: l.supersededBy,
+          terms: factSearchTerms(l),
+          subjectKey: entityKey(l.subject),
+          objectKey: entityKey(l.object),
+          predicateKey: l.predicate.toLowerCase(),
+        },
+      };
+    }
+    case 'memory':
+      return {
+        kind: 'memory',
+        doc: {
+          _id: documentId('memory', workspaceId, dataset, l.id),
+          workspaceId,
+          dataset,
+          memoryId: l.id,
+          text: l.text,
+          memoryKind: l.memory_kind,
+          scope: l.scope,
+          sourceType: l.source_type,
+          sourceId: l.source_id,
+          projectId: l.project_id,
+          userId: l.user_id,
+          importance: l.importance,
+          salience: l.salience,
+          pinned: l.pinned,
+          version: l.version,
+          archivedAt: l.archived_at,
+          createdAt: l.created_at,
+          updatedAt: l.updated_at,
+          lastUsedAt: l.last_used_at,
+          validFrom: l.valid_from,
+          validUntil: l.valid_until,
+          supersededBy: l.superseded_by,
+        },
+      };
+  }
+}
+
+const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
+
+/** The export line of each stored document: the import format, every field present. */
+export function entityToLine(d: EntityDoc): Record<string, unknown> {
+  return {
+    type: 'entity',
+    dataset: d.dataset,
+    entityId: d.entityId,
+    name: d.name,
+    entityType: d.type,
+    updatedAt: iso(d.updatedAt),
+  };
+}
+
+export function episodeToLine(d: EpisodeDoc): Record<string, unknown> {
+  return {
+    type: 'episode',
+    dataset: d.dataset,
+    episodeId: d.episodeId,
+    occurredAt: iso(d.occurredAt),
+    source: d.source,
+    content: d.content,
+  };
+}
+
+export function factToLine(d: FactDoc): Record<string, unknown> {
+  return {
+    type: 'fact',
+    dataset: d.dataset,
+    factId: d.factId,
+    subject: d.subject,
+    predicate: d.predicate,
+    object: d.object,
+    objectIsEntity: d.objectIsEntity,
+    confidence: d.confidence,
+    sourceQuote: d.sourceQuote,
+    validAt: iso(d.validAt),
+    validUntil: iso(d.validUntil),
+    invalidAt: iso(d.invalidAt),
+    episodeId: d.episodeId,
+    recordedAt: iso(d.recordedAt),
+    invalidReason: d.invalidReason,
+    supersededBy: d.supersededBy,
+  };
+}
+
+export function memoryToLine(d: MemoryDoc): Record<string, unknown> {
+  return {
+    type: 'memory',
+    dataset: d.dataset,
+    archived_at: iso(d.archivedAt),
+    created_at: iso(d.createdAt),
+    id: d.memoryId,
+    importance: d.importance,
+    last_used_at: iso(d.lastUsedAt),
+    memory_kind: d.memoryKind,
+    pinned: d.pinned,
+    project_id: d.projectId,
+    salience: d.salience,
+    scope: d.scope,
+    source_id: d.sourceId,
+    source_type: d.sourceType,
+    superseded_by: d.supersededBy,
+    text: d.text,
+    updated_at: iso(d.updatedAt),
+    user_id: d.userId,
+    valid_from: iso(d.validFrom),
+    valid_until: iso(d.validUntil),
+    version: d.version,
+    workspace_id: d.workspaceId,
+  };
+}

@@ -1,0 +1,109 @@
+import { MongoClient } from 'mongodb';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { TemporalSelection } from '../../src/domain/factState.js';
+import { collections } from '../../src/store/database.js';
+import { findFact, invalidateFact, listFacts, repairInvalidationClaims, invalidationClaimId } from '../../src/store/facts.js';
+import type { Database } from '../../src/store/database.js';
+import { importJsonl } from '../../src/transfer/importJsonl.js';
+import { workspaceIdFor } from '../../src/store/workspaces.js';
+import { openTestDatabase, testServerUri } from '../helpers/database.js';
+
+const FACT = '3a91c6e8-0f2d-4b57-a8e3-5d1c9b7f2a40';
+const line = (factId: string, dataset = 'd1') =>
+  JSON.stringify({
+    type: 'fact',
+    dataset,
+    factId,
+    subject: 'user',
+    predicate: 'likes',
+    object: 'tea',
+    confidence: 0.9,
+    validAt: '2026-01-01',
+  });
+
+let database: Database;
+const tenant = { workspaceId: workspaceIdFor('w1'), dataset: 'd1' };
+const liveNow = (): TemporalSelection => ({ kind: 'point', validAt: new Date(), knownAt: new Date() });
+
+beforeAll(async () => {
+  database = await openTestDatabase();
+  const outcome = await importJsonl(database.collections, {
+    workspace: 'w1',
+    content: [line(FACT), line('11111111-1111-4111-8111-111111111111')].join('\n'),
+  });
+  expect(outcome.ok).toBe(true);
+});
+
+describe('soft delete (claim by insert)', () => {
+  it('of ten racing deletes over separate connections, exactly one succeeds', async () => {
+    const clients = await Promise.all(
+      Array.from({ length: 10 }, () => new MongoClient(testServerUri()).connect()),
+    );
+    try {
+      const results = await Promise.all(
+        clients.map((client) =>
+          invalidateFact(collections(client.db(database.db.databaseName)), tenant, FACT, {
+            reason: 'deleted',
+            at: new Date(),
+          }),
+        ),
+      );
+      expect(results.filter((r) => r.ok)).toHaveLength(1);
+      const winner = results.find((r) => r.ok)!;
+      const stored = await findFact(database.collections, tenant, FACT);
+      expect(stored?.invalidReason).toBe('deleted');
+      expect(stored?.invalidAt?.getTime()).toBe(winner.ok ? winner.fact.invalidAt!.getTime() : -1);
+      const live = await listFacts(database.collections, tenant, { selection: liveNow() }, { first: 10 });
+      expect(live.facts.map((f) => f.factId)).not.toContain(FACT);
+    } finally {
+      await Promise.all(clients.map((c) => c.close()));
+    }
+  });
+
+  it('a second delete is not found, and so is an unknown id or another dataset', async () => {
+    const again = await invalidateFact(database.collections, tenant, FACT, { reason: 'deleted', at: new Date() });
+    expect(again).toEqual({ ok: false, reason: 'already_invalidated' });
+    const unknown = await invalidateFact(database.collections, tenant, '22222222-2222-4222-8222-222222222222', {
+      reason: 'deleted',
+      at: new Date(),
+    });
+    expect(unknown).toEqual({ ok: false, reason: 'not_found' });
+    const otherDataset = await invalidateFact(
+      database.collections,
+      { ...tenant, dataset: 'd2' },
+      '11111111-1111-4111-8111-111111111111',
+      { reason: 'deleted', at: new Date() },
+    );
+    expect(otherDataset).toEqual({ ok: false, reason: 'not_found' });
+    const otherWorkspace = await invalidateFact(
+      database.collections,
+      { ...tenant, workspaceId: workspaceIdFor('w2') },
+      '11111111-1111-4111-8111-111111111111',
+      { reason: 'deleted', at: new Date() },
+    );
+    expect(otherWorkspace).toEqual({ ok: false, reason: 'not_found' });
+  });
+
+  it('a claim whose follow-up was cut short is completed by the repair pass', async () => {
+    const id = '11111111-1111-4111-8111-111111111111';
+    const fact = (await findFact(database.collections, tenant, id))!;
+    const at = new Date('2026-03-03T03:03:03.000Z');
+    // The state a crash between the claim and the stamp leaves behind.
+    await database.collections.claims.insertOne({
+      _id: invalidationClaimId(fact._id),
+      workspaceId: tenant.workspaceId,
+      dataset: tenant.dataset,
+      factId: id,
+      reason: 'deleted',
+      invalidAt: at,
+      supersededBy: null,
+      applied: false,
+    });
+    expect((await findFact(database.collections, tenant, id))?.invalidAt).toBeNull();
+    expect(await repairInvalidationClaims(database.collections)).toBe(1);
+    const repaired = await findFact(database.collections, tenant, id);
+    expect(repaired?.invalidAt?.toISOString()).toBe(at.toISOString());
+    expect(repaired?.invalidReason).toBe('deleted');
+    expect(await repairInvalidationClaims(database.collections)).toBe(0);
+  });
+});
