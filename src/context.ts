@@ -1,0 +1,67 @@
+import { randomUUID } from 'node:crypto';
+import type { Scope } from './domain/apiKey.js';
+import { GatewayError } from './errors.js';
+import { createLoaders, type Loaders } from './loaders.js';
+import type { Collections } from './store/database.js';
+import { type AuthenticatedKey, authenticateApiKey } from './store/workspaces.js';
+
+/**
+ * The per-request context, built once at the HTTP edge; the same object serves the
+ * GraphQL endpoint and the REST adapters (which run GraphQL operations with it).
+ */
+export interface RequestContext {
+  requestId: string;
+  /** One instant for the whole request, so "now" means the same thing in every resolver. */
+  now: Date;
+  store: Collections;
+  /** The key's workspace and scopes; null when no valid key was sent. */
+  auth: AuthenticatedKey | null;
+  /** Why `auth` is null: no Authorization header, or a key that is not valid. */
+  authProblem: 'missing' | 'invalid' | null;
+  /** DataLoaders for the key's workspace; created lazily, once, for this request. */
+  readonly loaders: Loaders;
+}
+
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
+
+export async function createRequestContext(
+  request: Request,
+  store: Collections,
+  options: { requestId?: string; now?: Date } = {},
+): Promise<RequestContext> {
+  const header = request.headers.get('authorization');
+  const key = header ? BEARER.exec(header)?.[1] : undefined;
+  const auth = key ? await authenticateApiKey(store, key) : null;
+  const now = options.now ?? new Date();
+  let loaders: Loaders | null = null;
+  return {
+    requestId: options.requestId ?? randomUUID(),
+    now,
+    store,
+    auth,
+    authProblem: auth ? null : header ? 'invalid' : 'missing',
+    get loaders() {
+      if (!auth) throw unauthenticated(header ? 'invalid' : 'missing');
+      loaders ??= createLoaders(store, auth.workspaceId, now);
+      return loaders;
+    },
+  };
+}
+
+export function unauthenticated(problem: 'missing' | 'invalid' | null): GatewayError {
+  return new GatewayError(
+    'UNAUTHENTICATED',
+    problem === 'invalid'
+      ? 'The API key is not valid (unknown, revoked or malformed)'
+      : 'Missing API key: send Authorization: Bearer <key>',
+  );
+}
+
+/** The authenticated key, or an UNAUTHENTICATED error; with `scope`, also checks it. */
+export function requireAuth(ctx: RequestContext, scope?: Scope): AuthenticatedKey {
+  if (!ctx.auth) throw unauthenticated(ctx.authProblem);
+  if (scope && !ctx.auth.scopes.includes(scope)) {
+    throw new GatewayError('FORBIDDEN', `This operation needs the "${scope}" scope`);
+  }
+  return ctx.auth;
+}

@@ -1,0 +1,20 @@
+import { z } from 'zod';
+import { UUID_PATTERN } from '../domain/ids.js';
+import { MAX_QUERY_LENGTH } from '../domain/searchTerms.js';
+
+/** Argument rules shared by several fields, checked by the validation plugin. */
+export const datasetNameSchema = z
+  .string()
+  .min(1, 'must not be empty')
+  .max(500, 'must be at most 500 characters');
+
+export const uuidSchema = z.string().regex(UUID_PATTERN, 'must be a UUID');
+
+export const querySchema = z
+  .string()
+  .max(MAX_QUERY_LENGTH, `must be at most ${MAX_QUERY_LENGTH} characters`);
+
+export const entityNameSchema = z
+  .string()
+  .min(1, 'must not be empty')
+  .max(500, 'must be at most 500 characters');

@@ -1,0 +1,75 @@
+import { requireAuth } from '../context.js';
+import type { DatasetDoc } from '../store/documents.js';
+import { countDatasets, listDatasets } from '../store/datasets.js';
+import { datasetNameSchema } from './args.js';
+import { builder } from './builder.js';
+import {
+  afterSchema,
+  connection,
+  DEFAULT_PAGE_SIZE,
+  decodeCursor,
+  encodeCursor,
+  firstSchema,
+} from './pagination.js';
+
+export const DatasetRef = builder.objectRef<DatasetDoc>('Dataset');
+
+builder.node(DatasetRef, {
+  description:
+    'A named collection of facts, entities, episodes and memories inside the workspace (e.g. user_42).',
+  id: { resolve: (d) => d.name },
+  isTypeOf: (value) =>
+    typeof value === 'object' && value !== null && 'name' in value && 'createdAt' in value && !('type' in value),
+  loadOne: (name, ctx) => {
+    requireAuth(ctx, 'read');
+    return ctx.loaders.datasetByName.load(name);
+  },
+  fields: (t) => ({
+    name: t.exposeString('name'),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+  }),
+});
+
+const DatasetConnection = builder.connectionObject(
+  { type: DatasetRef, name: 'DatasetConnection' },
+  { name: 'DatasetEdge' },
+);
+builder.objectField(DatasetConnection, 'totalCount', (t) =>
+  t.int({ resolve: (parent) => (parent as unknown as { totalCount: () => Promise<number> }).totalCount() }),
+);
+
+builder.queryFields((t) => ({
+  datasets: t.field({
+    type: DatasetConnection,
+    description: "The workspace's datasets, by name.",
+    args: {
+      first: t.arg.int({ defaultValue: DEFAULT_PAGE_SIZE, validate: firstSchema }),
+      after: t.arg.string({ validate: afterSchema }),
+    },
+    resolve: async (_root, args, ctx) => {
+      const auth = requireAuth(ctx, 'read');
+      const after = args.after ? String(decodeCursor('dataset', args.after, 1)[0]) : null;
+      const page = await listDatasets(ctx.store, auth.workspaceId, {
+        first: args.first ?? DEFAULT_PAGE_SIZE,
+        after,
+      });
+      return connection(
+        page.datasets,
+        page.hasNextPage,
+        (d) => encodeCursor('dataset', [d.name]),
+        () => countDatasets(ctx.store, auth.workspaceId),
+      );
+    },
+  }),
+  dataset: t.field({
+    type: DatasetRef,
+    nullable: true,
+    description:
+      'One dataset by name (any string, exact). Null when the workspace has no such dataset; a dataset of another workspace looks exactly the same.',
+    args: { name: t.arg.string({ required: true, validate: datasetNameSchema }) },
+    resolve: (_root, args, ctx) => {
+      requireAuth(ctx, 'read');
+      return ctx.loaders.datasetByName.load(args.name);
+    },
+  }),
+}));

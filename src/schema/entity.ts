@@ -1,0 +1,103 @@
+import { requireAuth } from '../context.js';
+import { ENTITY_TYPES } from '../domain/names.js';
+import type { EntityDoc } from '../store/documents.js';
+import { countEntities, listEntities } from '../store/entities.js';
+import { entityNameSchema } from './args.js';
+import { builder } from './builder.js';
+import { DatasetRef } from './dataset.js';
+import { FactRef } from './fact.js';
+import { nodeKey, parseNodeKey } from './nodeIds.js';
+import {
+  afterSchema,
+  connection,
+  DEFAULT_PAGE_SIZE,
+  decodeCursor,
+  encodeCursor,
+  firstSchema,
+} from './pagination.js';
+
+export const EntityTypeEnum = builder.enumType('EntityType', {
+  values: ENTITY_TYPES,
+});
+
+export const EntityRef = builder.objectRef<EntityDoc>('Entity');
+
+builder.node(EntityRef, {
+  description: 'Something facts mention. Names are stored lower-cased and unique per dataset.',
+  id: { resolve: (e) => nodeKey(e.dataset, e.name) },
+  isTypeOf: (value) => typeof value === 'object' && value !== null && 'entityId' in value,
+  loadOne: (key, ctx) => {
+    requireAuth(ctx, 'read');
+    const parsed = parseNodeKey(key);
+    return parsed ? ctx.loaders.entityByName.load({ dataset: parsed.dataset, name: parsed.id }) : null;
+  },
+  fields: (t) => ({
+    entityId: t.exposeID('entityId'),
+    dataset: t.exposeString('dataset'),
+    name: t.exposeString('name'),
+    type: t.expose('type', { type: EntityTypeEnum }),
+    updatedAt: t.expose('updatedAt', {
+      type: 'DateTime',
+      description: 'Moves whenever a new fact mentions the entity.',
+    }),
+    facts: t.field({
+      type: [FactRef],
+      description:
+        'Facts whose subject or object is this entity, validAt descending. Default: live now; `includeInvalidated`: every state; `asOf`: believed true at that instant.',
+      args: {
+        asOf: t.arg({ type: 'DateTime' }),
+        includeInvalidated: t.arg.boolean({ defaultValue: false }),
+      },
+      resolve: (e, args, ctx) =>
+        ctx.loaders.factsOfEntity.load({
+          dataset: e.dataset,
+          name: e.name,
+          asOf: args.asOf ? args.asOf.toISOString() : null,
+          includeInvalidated: args.includeInvalidated ?? false,
+        }),
+    }),
+  }),
+});
+
+const EntityConnection = builder.connectionObject(
+  { type: EntityRef, name: 'EntityConnection' },
+  { name: 'EntityEdge' },
+);
+builder.objectField(EntityConnection, 'totalCount', (t) =>
+  t.int({ resolve: (parent) => (parent as unknown as { totalCount: () => Promise<number> }).totalCount() }),
+);
+
+builder.objectFields(DatasetRef, (t) => ({
+  entities: t.field({
+    type: EntityConnection,
+    description: 'Entities, most recently mentioned (updatedAt) first.',
+    args: {
+      type: t.arg({ type: EntityTypeEnum }),
+      first: t.arg.int({ defaultValue: DEFAULT_PAGE_SIZE, validate: firstSchema }),
+      after: t.arg.string({ validate: afterSchema }),
+    },
+    resolve: async (ds, args, ctx) => {
+      const auth = requireAuth(ctx, 'read');
+      const tenant = { workspaceId: auth.workspaceId, dataset: ds.name };
+      const after = args.after ? decodeCursor('entity', args.after, 2) : null;
+      const page = await listEntities(ctx.store, tenant, {
+        type: args.type ?? null,
+        first: args.first ?? DEFAULT_PAGE_SIZE,
+        after: after ? { updatedAt: new Date(after[0] as number), entityId: String(after[1]) } : null,
+      });
+      return connection(
+        page.entities,
+        page.hasNextPage,
+        (e) => encodeCursor('entity', [e.updatedAt.getTime(), e.entityId]),
+        () => countEntities(ctx.store, tenant, { type: args.type ?? null }),
+      );
+    },
+  }),
+  entity: t.field({
+    type: EntityRef,
+    nullable: true,
+    description: 'One entity by name: lower-cased, otherwise exact (a lookup, not a search).',
+    args: { name: t.arg.string({ required: true, validate: entityNameSchema }) },
+    resolve: (ds, args, ctx) => ctx.loaders.entityByName.load({ dataset: ds.name, name: args.name }),
+  }),
+}));

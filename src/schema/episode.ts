@@ -1,0 +1,88 @@
+import { requireAuth } from '../context.js';
+import type { EpisodeDoc } from '../store/documents.js';
+import { countEpisodes, listEpisodes } from '../store/episodes.js';
+import { uuidSchema } from './args.js';
+import { builder } from './builder.js';
+import { DatasetRef } from './dataset.js';
+import { FactRef } from './fact.js';
+import { nodeKey, parseNodeKey } from './nodeIds.js';
+import {
+  afterSchema,
+  connection,
+  DEFAULT_PAGE_SIZE,
+  decodeCursor,
+  encodeCursor,
+  firstSchema,
+} from './pagination.js';
+
+export const EpisodeRef = builder.objectRef<EpisodeDoc>('Episode');
+
+builder.node(EpisodeRef, {
+  description: 'A conversation turn (or other source text) that facts were extracted from.',
+  id: { resolve: (e) => nodeKey(e.dataset, e.episodeId) },
+  isTypeOf: (value) =>
+    typeof value === 'object' && value !== null && 'occurredAt' in value && 'content' in value,
+  loadOne: (key, ctx) => {
+    requireAuth(ctx, 'read');
+    const parsed = parseNodeKey(key);
+    return parsed
+      ? ctx.loaders.episodeById.load({ dataset: parsed.dataset, episodeId: parsed.id })
+      : null;
+  },
+  fields: (t) => ({
+    episodeId: t.exposeID('episodeId'),
+    dataset: t.exposeString('dataset'),
+    occurredAt: t.expose('occurredAt', { type: 'DateTime' }),
+    source: t.exposeString('source'),
+    content: t.exposeString('content'),
+    recordedAt: t.expose('recordedAt', { type: 'DateTime' }),
+    facts: t.field({
+      type: [FactRef],
+      description: 'Every fact this episode produced, whatever its state, validAt descending.',
+      resolve: (e, _args, ctx) =>
+        ctx.loaders.factsOfEpisode.load({ dataset: e.dataset, episodeId: e.episodeId }),
+    }),
+  }),
+});
+
+const EpisodeConnection = builder.connectionObject(
+  { type: EpisodeRef, name: 'EpisodeConnection' },
+  { name: 'EpisodeEdge' },
+);
+builder.objectField(EpisodeConnection, 'totalCount', (t) =>
+  t.int({ resolve: (parent) => (parent as unknown as { totalCount: () => Promise<number> }).totalCount() }),
+);
+
+builder.objectFields(DatasetRef, (t) => ({
+  episodes: t.field({
+    type: EpisodeConnection,
+    description: 'Episodes, most recent (occurredAt) first.',
+    args: {
+      first: t.arg.int({ defaultValue: DEFAULT_PAGE_SIZE, validate: firstSchema }),
+      after: t.arg.string({ validate: afterSchema }),
+    },
+    resolve: async (ds, args, ctx) => {
+      const auth = requireAuth(ctx, 'read');
+      const tenant = { workspaceId: auth.workspaceId, dataset: ds.name };
+      const after = args.after ? decodeCursor('episode', args.after, 2) : null;
+      const page = await listEpisodes(ctx.store, tenant, {
+        first: args.first ?? DEFAULT_PAGE_SIZE,
+        after: after
+          ? { occurredAt: new Date(after[0] as number), episodeId: String(after[1]) }
+          : null,
+      });
+      return connection(
+        page.episodes,
+        page.hasNextPage,
+        (e) => encodeCursor('episode', [e.occurredAt.getTime(), e.episodeId]),
+        () => countEpisodes(ctx.store, tenant),
+      );
+    },
+  }),
+  episode: t.field({
+    type: EpisodeRef,
+    nullable: true,
+    args: { id: t.arg.id({ required: true, validate: uuidSchema, description: 'The episodeId.' }) },
+    resolve: (ds, args, ctx) => ctx.loaders.episodeById.load({ dataset: ds.name, episodeId: args.id }),
+  }),
+}));

@@ -1,0 +1,227 @@
+import { FACT_STATES, factStateAt, resolveTemporalSelection } from '../domain/factState.js';
+import { normalizeUuid } from '../domain/ids.js';
+import { requireAuth } from '../context.js';
+import { GatewayError } from '../errors.js';
+import type { FactDoc } from '../store/documents.js';
+import { countFacts, type FactQuery, invalidateFact, listFacts } from '../store/facts.js';
+import { datasetNameSchema, querySchema, uuidSchema } from './args.js';
+import { builder } from './builder.js';
+import { DatasetRef } from './dataset.js';
+import { EntityRef } from './entity.js';
+import { EpisodeRef } from './episode.js';
+import { nodeKey, parseNodeKey } from './nodeIds.js';
+import {
+  afterSchema,
+  connection,
+  DEFAULT_PAGE_SIZE,
+  decodeCursor,
+  encodeCursor,
+  firstSchema,
+} from './pagination.js';
+
+export const FactStateEnum = builder.enumType('FactState', {
+  description:
+    "A fact's state at an instant, checked in this order: SUPERSEDED (invalidAt <= t), FUTURE (validAt > t), EXPIRED (validUntil <= t), LIVE.",
+  values: Object.fromEntries(FACT_STATES.map((s) => [s.toUpperCase(), { value: s }])) as {
+    LIVE: { value: 'live' };
+    SUPERSEDED: { value: 'superseded' };
+    EXPIRED: { value: 'expired' };
+    FUTURE: { value: 'future' };
+  },
+});
+
+export const InvalidReasonEnum = builder.enumType('InvalidReason', {
+  values: { SUPERSEDED: { value: 'superseded' }, DELETED: { value: 'deleted' } } as const,
+});
+
+export const FactRef = builder.objectRef<FactDoc>('Fact');
+
+builder.node(FactRef, {
+  description:
+    'A subject / predicate / object statement on two time axes: valid time (validAt..validUntil, when it is true in the world) and transaction time (recordedAt..invalidAt, when the store believed it).',
+  id: { resolve: (f) => nodeKey(f.dataset, f.factId) },
+  isTypeOf: (value) => typeof value === 'object' && value !== null && 'factId' in value,
+  loadOne: (key, ctx) => {
+    const parsed = parseNodeKey(key);
+    return parsed ? ctx.loaders.factById.load({ dataset: parsed.dataset, factId: parsed.id }) : null;
+  },
+  fields: (t) => ({
+    factId: t.exposeID('factId'),
+    dataset: t.exposeString('dataset'),
+    subject: t.exposeString('subject'),
+    predicate: t.exposeString('predicate'),
+    object: t.exposeString('object'),
+    objectIsEntity: t.exposeBoolean('objectIsEntity'),
+    confidence: t.exposeFloat('confidence'),
+    sourceQuote: t.exposeString('sourceQuote', { nullable: true }),
+    validAt: t.expose('validAt', { type: 'DateTime' }),
+    validUntil: t.expose('validUntil', { type: 'DateTime', nullable: true }),
+    recordedAt: t.expose('recordedAt', { type: 'DateTime' }),
+    invalidAt: t.expose('invalidAt', { type: 'DateTime', nullable: true }),
+    invalidReason: t.expose('invalidReason', { type: InvalidReasonEnum, nullable: true }),
+    episodeId: t.exposeID('episodeId', { nullable: true }),
+    state: t.field({
+      type: FactStateEnum,
+      description: 'The state at `at` (default: now).',
+      args: { at: t.arg({ type: 'DateTime' }) },
+      resolve: (f, args, ctx) => factStateAt(f, args.at ?? ctx.now),
+    }),
+    subjectEntity: t.field({
+      type: EntityRef,
+      nullable: true,
+      description: 'The entity named by the subject, if there is one.',
+      resolve: (f, _args, ctx) => ctx.loaders.entityByName.load({ dataset: f.dataset, name: f.subject }),
+    }),
+    objectEntity: t.field({
+      type: EntityRef,
+      nullable: true,
+      description: 'The entity named by the object, if the object is an entity and it exists.',
+      resolve: (f, _args, ctx) =>
+        f.objectIsEntity ? ctx.loaders.entityByName.load({ dataset: f.dataset, name: f.object }) : null,
+    }),
+    episode: t.field({
+      type: EpisodeRef,
+      nullable: true,
+      description: 'The episode the fact was extracted from.',
+      resolve: (f, _args, ctx) =>
+        f.episodeId ? ctx.loaders.episodeById.load({ dataset: f.dataset, episodeId: f.episodeId }) : null,
+    }),
+    supersededBy: t.field({
+      type: FactRef,
+      nullable: true,
+      description: 'The fact that superseded this one.',
+      resolve: (f, _args, ctx) =>
+        f.supersededBy ? ctx.loaders.factById.load({ dataset: f.dataset, factId: f.supersededBy }) : null,
+    }),
+    history: t.field({
+      type: [FactRef],
+      description:
+        'Every fact with the same subject and predicate (case-insensitive), whatever its state, validAt descending: how this statement changed over time.',
+      args: { first: t.arg.int({ defaultValue: DEFAULT_PAGE_SIZE, validate: firstSchema }) },
+      resolve: async (f, args, ctx) => {
+        const auth = requireAuth(ctx, 'read');
+        const page = await listFacts(
+          ctx.store,
+          { workspaceId: auth.workspaceId, dataset: f.dataset },
+          {
+            selection: { kind: 'all' },
+            subjectPredicate: { subject: f.subject, predicate: f.predicate },
+          },
+          { first: args.first ?? DEFAULT_PAGE_SIZE },
+        );
+        return page.facts;
+      },
+    }),
+  }),
+});
+
+export const FactConnection = builder.connectionObject(
+  { type: FactRef, name: 'FactConnection' },
+  { name: 'FactEdge' },
+);
+builder.objectField(FactConnection, 'totalCount', (t) =>
+  t.int({
+    description: 'Every fact matching the filter, ignoring pagination.',
+    resolve: (parent) => (parent as unknown as { totalCount: () => Promise<number> }).totalCount(),
+  }),
+);
+
+const factCursor = (f: FactDoc) => encodeCursor('fact', [f.validAt.getTime(), f.factId]);
+
+builder.objectField(DatasetRef, 'facts', (t) =>
+  t.field({
+    type: FactConnection,
+    description: [
+      'Facts of the dataset, validAt descending (ties: factId descending). Default: facts live now.',
+      '`includeInvalidated`: every fact whatever its state. `asOf`: what was believed true at that instant on both axes (overrides includeInvalidated).',
+      '`validAt` / `knownAt`: one axis each (the other defaults to now): corrected history and audit.',
+      '`episodeId`: every fact the episode produced, whatever its state, unless a time argument is given.',
+      '`states`: keep facts whose state at `asOf` (default now) is one of these; without a time argument it searches the full history.',
+      '`q`: every word must occur in subject + predicate + object (case-insensitive whole words).',
+    ].join('\n'),
+    args: {
+      q: t.arg.string({ validate: querySchema }),
+      first: t.arg.int({ defaultValue: DEFAULT_PAGE_SIZE, validate: firstSchema }),
+      after: t.arg.string({ validate: afterSchema }),
+      includeInvalidated: t.arg.boolean({ defaultValue: false }),
+      asOf: t.arg({ type: 'DateTime' }),
+      validAt: t.arg({ type: 'DateTime' }),
+      knownAt: t.arg({ type: 'DateTime' }),
+      episodeId: t.arg.id({ validate: uuidSchema }),
+      states: t.arg({ type: [FactStateEnum] }),
+    },
+    resolve: async (ds, args, ctx) => {
+      const auth = requireAuth(ctx, 'read');
+      const tenant = { workspaceId: auth.workspaceId, dataset: ds.name };
+      const after = args.after ? decodeCursor('fact', args.after, 2) : null;
+      const hasTime = Boolean(args.asOf || args.validAt || args.knownAt);
+      const selection = resolveTemporalSelection(
+        {
+          asOf: args.asOf,
+          validAt: args.validAt,
+          knownAt: args.knownAt,
+          episodeId: args.episodeId,
+          includeInvalidated: args.includeInvalidated || (!hasTime && (args.states?.length ?? 0) > 0),
+        },
+        ctx.now,
+      );
+      const query: FactQuery = {
+        selection,
+        q: args.q,
+        episodeId: args.episodeId ? normalizeUuid(args.episodeId) : null,
+        states: args.states,
+        statesAt: args.asOf ?? ctx.now,
+      };
+      const page = await listFacts(ctx.store, tenant, query, {
+        first: args.first ?? DEFAULT_PAGE_SIZE,
+        after: after ? { validAt: new Date(after[0] as number), factId: String(after[1]) } : null,
+      });
+      return connection(page.facts, page.hasNextPage, factCursor, () =>
+        countFacts(ctx.store, tenant, query),
+      );
+    },
+  }),
+);
+
+builder.objectField(DatasetRef, 'fact', (t) =>
+  t.field({
+    type: FactRef,
+    nullable: true,
+    description: 'One fact by its factId, whatever its state.',
+    args: { id: t.arg.id({ required: true, validate: uuidSchema }) },
+    resolve: (ds, args, ctx) => ctx.loaders.factById.load({ dataset: ds.name, factId: args.id }),
+  }),
+);
+
+const DeleteFactPayload = builder
+  .objectRef<{ factId: string; fact: FactDoc }>('DeleteFactPayload')
+  .implement({
+    fields: (t) => ({
+      factId: t.exposeID('factId'),
+      deleted: t.boolean({ resolve: () => true }),
+      fact: t.field({ type: FactRef, resolve: (p) => p.fact }),
+    }),
+  });
+
+builder.mutationField('deleteFact', (t) =>
+  t.field({
+    type: DeleteFactPayload,
+    description:
+      'Soft delete: stamps invalidAt (reason DELETED). Succeeds once; an unknown id, a fact of another dataset, or one already invalidated is NOT_FOUND. Needs the write scope.',
+    args: {
+      dataset: t.arg.string({ required: true, validate: datasetNameSchema }),
+      id: t.arg.id({ required: true, validate: uuidSchema, description: 'The factId.' }),
+    },
+    resolve: async (_root, args, ctx) => {
+      const auth = requireAuth(ctx, 'write');
+      const result = await invalidateFact(
+        ctx.store,
+        { workspaceId: auth.workspaceId, dataset: args.dataset },
+        args.id,
+        { reason: 'deleted', at: new Date() },
+      );
+      if (!result.ok) throw new GatewayError('NOT_FOUND', 'Fact not found');
+      return { factId: result.fact.factId, fact: result.fact };
+    },
+  }),
+);

@@ -1,0 +1,16 @@
+import { lexicographicSortSchema, printSchema } from 'graphql';
+import { builder } from './builder.js';
+import './dataset.js';
+import './entity.js';
+import './episode.js';
+import './fact.js';
+import './memory.js';
+import './viewer.js';
+
+/** The executable schema: every domain file above adds its types and root fields. */
+export const schema = builder.toSchema();
+
+/** The SDL committed as schema.graphql: sorted, so diffs stay small; trailing newline. */
+export function printSortedSchema(): string {
+  return `${printSchema(lexicographicSortSchema(schema))}\n`;
+}

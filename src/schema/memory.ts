@@ -1,0 +1,125 @@
+import { requireAuth } from '../context.js';
+import type { RequestContext } from '../context.js';
+import type { MemoryDoc } from '../store/documents.js';
+import { countMemories, listMemories, type MemoryQuery } from '../store/memories.js';
+import { builder } from './builder.js';
+import { DatasetRef } from './dataset.js';
+import { nodeKey, parseNodeKey } from './nodeIds.js';
+import {
+  afterSchema,
+  connection,
+  DEFAULT_PAGE_SIZE,
+  decodeCursor,
+  encodeCursor,
+  firstSchema,
+} from './pagination.js';
+
+export const MemoryRef = builder.objectRef<MemoryDoc>('Memory');
+
+builder.node(MemoryRef, {
+  description:
+    "A free-text memory, SupaCloud's model: validFrom..validUntil is its validity; archivedAt, pinned, importance, salience, version and supersededBy are metadata.",
+  id: { resolve: (m) => nodeKey(m.dataset, m.memoryId) },
+  isTypeOf: (value) => typeof value === 'object' && value !== null && 'memoryId' in value,
+  loadOne: async (key, ctx) => {
+    const auth = requireAuth(ctx, 'read');
+    const parsed = parseNodeKey(key);
+    if (!parsed) return null;
+    const { memories } = await listMemories(ctx.store, {
+      workspaceId: auth.workspaceId,
+      dataset: parsed.dataset,
+      includeArchived: true,
+      now: ctx.now,
+    });
+    return memories.find((m) => m.memoryId === parsed.id) ?? null;
+  },
+  fields: (t) => ({
+    memoryId: t.exposeID('memoryId', { description: "SupaCloud's id." }),
+    workspaceId: t.exposeID('workspaceId'),
+    dataset: t.exposeString('dataset'),
+    text: t.exposeString('text'),
+    memoryKind: t.exposeString('memoryKind'),
+    scope: t.exposeString('scope'),
+    sourceType: t.exposeString('sourceType'),
+    sourceId: t.exposeID('sourceId', { nullable: true }),
+    projectId: t.exposeID('projectId', { nullable: true }),
+    userId: t.exposeID('userId', { nullable: true }),
+    importance: t.exposeFloat('importance'),
+    salience: t.exposeFloat('salience'),
+    pinned: t.exposeBoolean('pinned'),
+    version: t.exposeInt('version'),
+    archivedAt: t.expose('archivedAt', { type: 'DateTime', nullable: true }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+    lastUsedAt: t.expose('lastUsedAt', { type: 'DateTime', nullable: true }),
+    validFrom: t.expose('validFrom', { type: 'DateTime' }),
+    validUntil: t.expose('validUntil', { type: 'DateTime', nullable: true }),
+    supersededBy: t.exposeID('supersededBy', { nullable: true }),
+  }),
+});
+
+const MemoryConnection = builder.connectionObject(
+  { type: MemoryRef, name: 'MemoryConnection' },
+  { name: 'MemoryEdge' },
+);
+builder.objectField(MemoryConnection, 'totalCount', (t) =>
+  t.int({ resolve: (parent) => (parent as unknown as { totalCount: () => Promise<number> }).totalCount() }),
+);
+
+const MEMORIES_DESCRIPTION =
+  'Memories, newest (createdAt) first. Default: the live view (validUntil null or in the future, not archived). `includeArchived` adds archived ones; `asOf` reconstructs validity membership at that instant (validFrom <= asOf < validUntil) with today\'s metadata.';
+
+function resolveMemories(
+  ctx: RequestContext,
+  dataset: string | null,
+  args: { includeArchived?: boolean | null; asOf?: Date | null; first?: number | null; after?: string | null },
+) {
+  const auth = requireAuth(ctx, 'read');
+  const query: MemoryQuery = {
+    workspaceId: auth.workspaceId,
+    dataset,
+    includeArchived: args.includeArchived ?? false,
+    asOf: args.asOf ?? null,
+    now: ctx.now,
+  };
+  const after = args.after ? decodeCursor('memory', args.after, 2) : null;
+  return listMemories(ctx.store, query, {
+    first: args.first ?? DEFAULT_PAGE_SIZE,
+    after: after ? { createdAt: new Date(after[0] as number), memoryId: String(after[1]) } : null,
+  }).then((page) =>
+    connection(
+      page.memories,
+      page.hasNextPage,
+      (m) => encodeCursor('memory', [m.createdAt.getTime(), m.memoryId]),
+      () => countMemories(ctx.store, query),
+    ),
+  );
+}
+
+builder.objectField(DatasetRef, 'memories', (t) =>
+  t.field({
+    type: MemoryConnection,
+    description: MEMORIES_DESCRIPTION,
+    args: {
+      includeArchived: t.arg.boolean({ defaultValue: false }),
+      asOf: t.arg({ type: 'DateTime' }),
+      first: t.arg.int({ defaultValue: DEFAULT_PAGE_SIZE, validate: firstSchema }),
+      after: t.arg.string({ validate: afterSchema }),
+    },
+    resolve: (ds, args, ctx) => resolveMemories(ctx, ds.name, args),
+  }),
+);
+
+builder.queryField('memories', (t) =>
+  t.field({
+    type: MemoryConnection,
+    description: `Memories of every dataset of the workspace (what SupaCloud's GET /api/memories lists). ${MEMORIES_DESCRIPTION}`,
+    args: {
+      includeArchived: t.arg.boolean({ defaultValue: false }),
+      asOf: t.arg({ type: 'DateTime' }),
+      first: t.arg.int({ defaultValue: DEFAULT_PAGE_SIZE, validate: firstSchema }),
+      after: t.arg.string({ validate: afterSchema }),
+    },
+    resolve: (_root, args, ctx) => resolveMemories(ctx, null, args),
+  }),
+);

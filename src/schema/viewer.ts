@@ -1,0 +1,26 @@
+import { requireAuth } from '../context.js';
+import { SCOPES } from '../domain/apiKey.js';
+import type { AuthenticatedKey } from '../store/workspaces.js';
+import { builder } from './builder.js';
+
+export const ScopeEnum = builder.enumType('Scope', {
+  values: Object.fromEntries(SCOPES.map((s) => [s.toUpperCase(), { value: s }])) as {
+    READ: { value: 'read' };
+    WRITE: { value: 'write' };
+    ADMIN: { value: 'admin' };
+  },
+});
+
+const ViewerRef = builder.objectRef<AuthenticatedKey>('Viewer').implement({
+  description: 'The API key making the request: its workspace and scopes.',
+  fields: (t) => ({
+    keyId: t.exposeID('keyId'),
+    workspaceId: t.exposeID('workspaceId'),
+    workspace: t.exposeString('workspace', { description: "The workspace's name." }),
+    scopes: t.expose('scopes', { type: [ScopeEnum] }),
+  }),
+});
+
+builder.queryField('viewer', (t) =>
+  t.field({ type: ViewerRef, resolve: (_root, _args, ctx) => requireAuth(ctx) }),
+);
