@@ -5,11 +5,19 @@ import { z } from 'zod';
  * with one message naming the variable and what is wrong.
  */
 const schema = z.object({
-  PORT: z.coerce
-    .number({ error: 'must be a number' })
-    .int('must be a whole number')
-    .min(0, 'must be between 0 and 65535')
-    .max(65535, 'must be between 0 and 65535')
+  // A plain decimal number: a bare z.coerce.number() would read " " as 0 (a random port)
+  // and "0x10" as 16.
+  PORT: z
+    .string()
+    .trim()
+    .regex(/^[+-]?(\d+\.?\d*|\.\d+)$/, 'must be a number')
+    .pipe(
+      z.coerce
+        .number<string>()
+        .int('must be a whole number')
+        .min(0, 'must be between 0 and 65535')
+        .max(65535, 'must be between 0 and 65535'),
+    )
     .default(3004),
   HOST: z.string().min(1, 'must not be empty').default('127.0.0.1'),
   MONGODB_URI: z

@@ -1,10 +1,12 @@
+import { PothosValidationError } from '@pothos/core';
 import { GraphQLError } from 'graphql';
 import { MongoNetworkError, MongoServerSelectionError } from 'mongodb';
 
 /**
  * The one error type the gateway raises on purpose. It carries a stable `code` and the
- * HTTP status; GraphQL shows the code in `extensions.code`, and the REST adapters map it
- * to each surface's error body. Anything else that escapes a resolver is masked by
+ * HTTP status; GraphQL shows the code in `extensions.code` (field errors keep HTTP 200, as
+ * GraphQL over HTTP expects), and the REST adapters answer with `status` in each
+ * surface's error body. Anything else that escapes a resolver is masked by
  * `maskError` below into a generic message.
  */
 export const ERROR_STATUS = {
@@ -27,7 +29,7 @@ export class GatewayError extends GraphQLError {
 
   constructor(code: ErrorCode, message: string, details?: Record<string, unknown>) {
     const status = ERROR_STATUS[code];
-    super(message, { extensions: { code, ...details, http: { status } } });
+    super(message, { extensions: { code, ...details } });
     this.code = code;
     this.status = status;
     this.name = 'GatewayError';
@@ -46,27 +48,30 @@ export const GENERIC_ERROR_MESSAGE = 'Internal server error';
  * the original.
  */
 export function maskError(error: unknown): GraphQLError {
-  const original = error instanceof GraphQLError && error.originalError ? error.originalError : error;
+  // Duck-typed on purpose: graphql-js wraps what a resolver throws in a GraphQLError whose
+  // `originalError` is the thrown error, and that wrapper's class may come from another
+  // copy of graphql (its ESM and CommonJS builds) than the one this file imports.
+  const located =
+    error instanceof Error && 'extensions' in error ? (error as GraphQLError) : undefined;
+  const original: unknown = located?.originalError ?? error;
+  const where = { nodes: located?.nodes, path: located?.path };
   if (original instanceof GatewayError) {
-    if (error instanceof GraphQLError && error !== original) {
-      return new GraphQLError(original.message, {
-        nodes: error.nodes,
-        path: error.path,
-        extensions: original.extensions,
-      });
-    }
-    return original;
+    return new GraphQLError(original.message, { ...where, extensions: original.extensions });
   }
-  if (error instanceof GraphQLError && !error.originalError) return error;
-  const path = error instanceof GraphQLError ? error.path : undefined;
+  if (original instanceof PothosValidationError) {
+    // Pothos's own input checks (a malformed global ID, for one) are the client's mistake.
+    return new GraphQLError(original.message, { ...where, extensions: { code: 'BAD_USER_INPUT' } });
+  }
+  // graphql's own parse and validation errors carry no original error and no secrets.
+  if (located && !located.originalError) return located;
   if (original instanceof MongoServerSelectionError || original instanceof MongoNetworkError) {
     return new GraphQLError('The database is unavailable; try again shortly', {
-      path,
+      path: where.path,
       extensions: { code: 'DATABASE_UNAVAILABLE', http: { status: 503 } },
     });
   }
   return new GraphQLError(GENERIC_ERROR_MESSAGE, {
-    path,
+    path: where.path,
     extensions: { code: 'INTERNAL_SERVER_ERROR', http: { status: 500 } },
   });
 }

@@ -54,7 +54,11 @@ export function createLoaders(c: Collections, workspaceId: string, now: Date) {
     batchBy(
       (k) => k.dataset,
       async (keys) => {
-        const found = await factsByIds(c, tenant(keys[0]!.dataset), keys.map((k) => k.factId));
+        const found = await factsByIds(
+          c,
+          tenant(keys[0]!.dataset),
+          keys.map((k) => k.factId),
+        );
         return (k) => found.get(normalizeUuid(k.factId)) ?? null;
       },
     ),
@@ -65,7 +69,11 @@ export function createLoaders(c: Collections, workspaceId: string, now: Date) {
     batchBy(
       (k) => k.dataset,
       async (keys) => {
-        const found = await entitiesByNames(c, tenant(keys[0]!.dataset), keys.map((k) => k.name));
+        const found = await entitiesByNames(
+          c,
+          tenant(keys[0]!.dataset),
+          keys.map((k) => k.name),
+        );
         return (k) => found.get(entityKey(k.name)) ?? null;
       },
     ),
@@ -76,7 +84,11 @@ export function createLoaders(c: Collections, workspaceId: string, now: Date) {
     batchBy(
       (k) => k.dataset,
       async (keys) => {
-        const found = await episodesByIds(c, tenant(keys[0]!.dataset), keys.map((k) => k.episodeId));
+        const found = await episodesByIds(
+          c,
+          tenant(keys[0]!.dataset),
+          keys.map((k) => k.episodeId),
+        );
         return (k) => found.get(normalizeUuid(k.episodeId)) ?? null;
       },
     ),
@@ -94,10 +106,18 @@ export function createLoaders(c: Collections, workspaceId: string, now: Date) {
       async (keys) => {
         const first = keys[0]!;
         const selection: TemporalSelection = resolveTemporalSelection(
-          { asOf: first.asOf ? new Date(first.asOf) : null, includeInvalidated: first.includeInvalidated },
+          {
+            asOf: first.asOf ? new Date(first.asOf) : null,
+            includeInvalidated: first.includeInvalidated,
+          },
           now,
         );
-        const found = await factsOfEntities(c, tenant(first.dataset), keys.map((k) => k.name), selection);
+        const found = await factsOfEntities(
+          c,
+          tenant(first.dataset),
+          keys.map((k) => k.name),
+          selection,
+        );
         return (k) => found.get(entityKey(k.name)) ?? [];
       },
     ),
@@ -109,7 +129,11 @@ export function createLoaders(c: Collections, workspaceId: string, now: Date) {
     batchBy(
       (k) => k.dataset,
       async (keys) => {
-        const found = await factsOfEpisodes(c, tenant(keys[0]!.dataset), keys.map((k) => k.episodeId));
+        const found = await factsOfEpisodes(
+          c,
+          tenant(keys[0]!.dataset),
+          keys.map((k) => k.episodeId),
+        );
         return (k) => found.get(normalizeUuid(k.episodeId)) ?? [];
       },
     ),

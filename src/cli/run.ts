@@ -23,7 +23,9 @@ export async function runCommand(body: (store: OpenedStore) => Promise<void>): P
     const config = loadConfig();
     store = await openStore(config, 'cli', (line) => process.stderr.write(`${line}\n`));
     await body(store);
-  } catch (error) {
+  } catch (caught) {
+    // A bad option or a missing option value (node:util parseArgs) is a usage problem too.
+    const error = isParseArgsError(caught) ? new UsageError(caught.message) : caught;
     if (
       error instanceof UsageError ||
       error instanceof ConfigError ||
@@ -37,4 +39,9 @@ export async function runCommand(body: (store: OpenedStore) => Promise<void>): P
   } finally {
     await store?.close();
   }
+}
+
+function isParseArgsError(error: unknown): error is Error {
+  const code = (error as { code?: unknown } | null)?.code;
+  return error instanceof Error && typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_');
 }

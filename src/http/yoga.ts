@@ -19,11 +19,9 @@ function isIntrospectionOnly(document: DocumentNode, operationName?: string | nu
   const operation = operationName
     ? operations.find((o) => o.name?.value === operationName)
     : operations[0];
-  return (
-    operation !== undefined &&
-    operation.selectionSet.selections.every(
-      (s) => s.kind === Kind.FIELD && INTROSPECTION_FIELDS.has(s.name.value),
-    )
+  if (!operation) return false;
+  return operation.selectionSet.selections.every(
+    (s) => s.kind === Kind.FIELD && INTROSPECTION_FIELDS.has(s.name.value),
   );
 }
 
@@ -35,7 +33,9 @@ const requireKey: Plugin<RequestContext> = {
   onExecute({ args }) {
     const ctx = args.contextValue;
     if (!ctx.auth && !isIntrospectionOnly(args.document, args.operationName)) {
-      throw unauthenticated(ctx.authProblem);
+      const error = unauthenticated(ctx.authProblem);
+      error.extensions.http = { status: 401 };
+      throw error;
     }
   },
 };
@@ -54,7 +54,9 @@ export function createGraphqlYoga(options: YogaOptions = {}) {
     renderGraphiQL,
     graphiql: {
       title: 'Memory gateway GraphiQL',
-      headers: options.graphiqlHeaders ? JSON.stringify(options.graphiqlHeaders, null, 2) : undefined,
+      headers: options.graphiqlHeaders
+        ? JSON.stringify(options.graphiqlHeaders, null, 2)
+        : undefined,
       defaultQuery: DEFAULT_QUERY,
     },
   });

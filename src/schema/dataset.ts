@@ -1,6 +1,6 @@
 import { requireAuth } from '../context.js';
-import type { DatasetDoc } from '../store/documents.js';
 import { countDatasets, listDatasets } from '../store/datasets.js';
+import type { DatasetDoc } from '../store/documents.js';
 import { datasetNameSchema } from './args.js';
 import { builder } from './builder.js';
 import {
@@ -19,7 +19,11 @@ builder.node(DatasetRef, {
     'A named collection of facts, entities, episodes and memories inside the workspace (e.g. user_42).',
   id: { resolve: (d) => d.name },
   isTypeOf: (value) =>
-    typeof value === 'object' && value !== null && 'name' in value && 'createdAt' in value && !('type' in value),
+    typeof value === 'object' &&
+    value !== null &&
+    'name' in value &&
+    'createdAt' in value &&
+    !('type' in value),
   loadOne: (name, ctx) => {
     requireAuth(ctx, 'read');
     return ctx.loaders.datasetByName.load(name);
@@ -35,7 +39,9 @@ const DatasetConnection = builder.connectionObject(
   { name: 'DatasetEdge' },
 );
 builder.objectField(DatasetConnection, 'totalCount', (t) =>
-  t.int({ resolve: (parent) => (parent as unknown as { totalCount: () => Promise<number> }).totalCount() }),
+  t.int({
+    resolve: (parent) => (parent as unknown as { totalCount: () => Promise<number> }).totalCount(),
+  }),
 );
 
 builder.queryFields((t) => ({

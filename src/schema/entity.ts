@@ -29,7 +29,9 @@ builder.node(EntityRef, {
   loadOne: (key, ctx) => {
     requireAuth(ctx, 'read');
     const parsed = parseNodeKey(key);
-    return parsed ? ctx.loaders.entityByName.load({ dataset: parsed.dataset, name: parsed.id }) : null;
+    return parsed
+      ? ctx.loaders.entityByName.load({ dataset: parsed.dataset, name: parsed.id })
+      : null;
   },
   fields: (t) => ({
     entityId: t.exposeID('entityId'),
@@ -64,7 +66,9 @@ const EntityConnection = builder.connectionObject(
   { name: 'EntityEdge' },
 );
 builder.objectField(EntityConnection, 'totalCount', (t) =>
-  t.int({ resolve: (parent) => (parent as unknown as { totalCount: () => Promise<number> }).totalCount() }),
+  t.int({
+    resolve: (parent) => (parent as unknown as { totalCount: () => Promise<number> }).totalCount(),
+  }),
 );
 
 builder.objectFields(DatasetRef, (t) => ({
@@ -83,7 +87,9 @@ builder.objectFields(DatasetRef, (t) => ({
       const page = await listEntities(ctx.store, tenant, {
         type: args.type ?? null,
         first: args.first ?? DEFAULT_PAGE_SIZE,
-        after: after ? { updatedAt: new Date(after[0] as number), entityId: String(after[1]) } : null,
+        after: after
+          ? { updatedAt: new Date(after[0] as number), entityId: String(after[1]) }
+          : null,
       });
       return connection(
         page.entities,
@@ -98,6 +104,7 @@ builder.objectFields(DatasetRef, (t) => ({
     nullable: true,
     description: 'One entity by name: lower-cased, otherwise exact (a lookup, not a search).',
     args: { name: t.arg.string({ required: true, validate: entityNameSchema }) },
-    resolve: (ds, args, ctx) => ctx.loaders.entityByName.load({ dataset: ds.name, name: args.name }),
+    resolve: (ds, args, ctx) =>
+      ctx.loaders.entityByName.load({ dataset: ds.name, name: args.name }),
   }),
 }));

@@ -50,7 +50,9 @@ const EpisodeConnection = builder.connectionObject(
   { name: 'EpisodeEdge' },
 );
 builder.objectField(EpisodeConnection, 'totalCount', (t) =>
-  t.int({ resolve: (parent) => (parent as unknown as { totalCount: () => Promise<number> }).totalCount() }),
+  t.int({
+    resolve: (parent) => (parent as unknown as { totalCount: () => Promise<number> }).totalCount(),
+  }),
 );
 
 builder.objectFields(DatasetRef, (t) => ({
@@ -83,6 +85,7 @@ builder.objectFields(DatasetRef, (t) => ({
     type: EpisodeRef,
     nullable: true,
     args: { id: t.arg.id({ required: true, validate: uuidSchema, description: 'The episodeId.' }) },
-    resolve: (ds, args, ctx) => ctx.loaders.episodeById.load({ dataset: ds.name, episodeId: args.id }),
+    resolve: (ds, args, ctx) =>
+      ctx.loaders.episodeById.load({ dataset: ds.name, episodeId: args.id }),
   }),
 }));

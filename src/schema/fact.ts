@@ -1,6 +1,6 @@
+import { requireAuth } from '../context.js';
 import { FACT_STATES, factStateAt, resolveTemporalSelection } from '../domain/factState.js';
 import { normalizeUuid } from '../domain/ids.js';
-import { requireAuth } from '../context.js';
 import { GatewayError } from '../errors.js';
 import type { FactDoc } from '../store/documents.js';
 import { countFacts, type FactQuery, invalidateFact, listFacts } from '../store/facts.js';
@@ -43,7 +43,9 @@ builder.node(FactRef, {
   isTypeOf: (value) => typeof value === 'object' && value !== null && 'factId' in value,
   loadOne: (key, ctx) => {
     const parsed = parseNodeKey(key);
-    return parsed ? ctx.loaders.factById.load({ dataset: parsed.dataset, factId: parsed.id }) : null;
+    return parsed
+      ? ctx.loaders.factById.load({ dataset: parsed.dataset, factId: parsed.id })
+      : null;
   },
   fields: (t) => ({
     factId: t.exposeID('factId'),
@@ -70,28 +72,35 @@ builder.node(FactRef, {
       type: EntityRef,
       nullable: true,
       description: 'The entity named by the subject, if there is one.',
-      resolve: (f, _args, ctx) => ctx.loaders.entityByName.load({ dataset: f.dataset, name: f.subject }),
+      resolve: (f, _args, ctx) =>
+        ctx.loaders.entityByName.load({ dataset: f.dataset, name: f.subject }),
     }),
     objectEntity: t.field({
       type: EntityRef,
       nullable: true,
       description: 'The entity named by the object, if the object is an entity and it exists.',
       resolve: (f, _args, ctx) =>
-        f.objectIsEntity ? ctx.loaders.entityByName.load({ dataset: f.dataset, name: f.object }) : null,
+        f.objectIsEntity
+          ? ctx.loaders.entityByName.load({ dataset: f.dataset, name: f.object })
+          : null,
     }),
     episode: t.field({
       type: EpisodeRef,
       nullable: true,
       description: 'The episode the fact was extracted from.',
       resolve: (f, _args, ctx) =>
-        f.episodeId ? ctx.loaders.episodeById.load({ dataset: f.dataset, episodeId: f.episodeId }) : null,
+        f.episodeId
+          ? ctx.loaders.episodeById.load({ dataset: f.dataset, episodeId: f.episodeId })
+          : null,
     }),
     supersededBy: t.field({
       type: FactRef,
       nullable: true,
       description: 'The fact that superseded this one.',
       resolve: (f, _args, ctx) =>
-        f.supersededBy ? ctx.loaders.factById.load({ dataset: f.dataset, factId: f.supersededBy }) : null,
+        f.supersededBy
+          ? ctx.loaders.factById.load({ dataset: f.dataset, factId: f.supersededBy })
+          : null,
     }),
     history: t.field({
       type: [FactRef],
@@ -161,7 +170,8 @@ builder.objectField(DatasetRef, 'facts', (t) =>
           validAt: args.validAt,
           knownAt: args.knownAt,
           episodeId: args.episodeId,
-          includeInvalidated: args.includeInvalidated || (!hasTime && (args.states?.length ?? 0) > 0),
+          includeInvalidated:
+            args.includeInvalidated || (!hasTime && (args.states?.length ?? 0) > 0),
         },
         ctx.now,
       );
@@ -218,7 +228,7 @@ builder.mutationField('deleteFact', (t) =>
         ctx.store,
         { workspaceId: auth.workspaceId, dataset: args.dataset },
         args.id,
-        { reason: 'deleted', at: new Date() },
+        { reason: 'deleted', at: ctx.now },
       );
       if (!result.ok) throw new GatewayError('NOT_FOUND', 'Fact not found');
       return { factId: result.fact.factId, fact: result.fact };

@@ -1,5 +1,5 @@
-import { requireAuth } from '../context.js';
 import type { RequestContext } from '../context.js';
+import { requireAuth } from '../context.js';
 import type { MemoryDoc } from '../store/documents.js';
 import { countMemories, listMemories, type MemoryQuery } from '../store/memories.js';
 import { builder } from './builder.js';
@@ -63,16 +63,23 @@ const MemoryConnection = builder.connectionObject(
   { name: 'MemoryEdge' },
 );
 builder.objectField(MemoryConnection, 'totalCount', (t) =>
-  t.int({ resolve: (parent) => (parent as unknown as { totalCount: () => Promise<number> }).totalCount() }),
+  t.int({
+    resolve: (parent) => (parent as unknown as { totalCount: () => Promise<number> }).totalCount(),
+  }),
 );
 
 const MEMORIES_DESCRIPTION =
-  'Memories, newest (createdAt) first. Default: the live view (validUntil null or in the future, not archived). `includeArchived` adds archived ones; `asOf` reconstructs validity membership at that instant (validFrom <= asOf < validUntil) with today\'s metadata.';
+  "Memories, newest (createdAt) first. Default: the live view (validUntil null or in the future, not archived). `includeArchived` adds archived ones; `asOf` reconstructs validity membership at that instant (validFrom <= asOf < validUntil) with today's metadata.";
 
 function resolveMemories(
   ctx: RequestContext,
   dataset: string | null,
-  args: { includeArchived?: boolean | null; asOf?: Date | null; first?: number | null; after?: string | null },
+  args: {
+    includeArchived?: boolean | null;
+    asOf?: Date | null;
+    first?: number | null;
+    after?: string | null;
+  },
 ) {
   const auth = requireAuth(ctx, 'read');
   const query: MemoryQuery = {

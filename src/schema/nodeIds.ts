@@ -10,7 +10,11 @@ export function nodeKey(dataset: string, id: string): string {
 export function parseNodeKey(key: string): { dataset: string; id: string } | null {
   try {
     const parsed = JSON.parse(key) as unknown;
-    if (Array.isArray(parsed) && parsed.length === 2 && parsed.every((p) => typeof p === 'string')) {
+    if (
+      Array.isArray(parsed) &&
+      parsed.length === 2 &&
+      parsed.every((p) => typeof p === 'string')
+    ) {
       return { dataset: parsed[0] as string, id: parsed[1] as string };
     }
   } catch {

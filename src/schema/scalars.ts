@@ -6,7 +6,8 @@ const PROBLEM =
   'expected an ISO 8601 date (2026-06-01, meaning 00:00:00Z) or date-time with a zone (2026-06-01T12:00:00Z)';
 
 function parse(value: unknown): Date {
-  if (typeof value !== 'string') throw badInput(`DateTime: ${PROBLEM}; got ${JSON.stringify(value)}`);
+  if (typeof value !== 'string')
+    throw badInput(`DateTime: ${PROBLEM}; got ${JSON.stringify(value)}`);
   const date = parseInstant(value);
   if (!date) throw badInput(`DateTime: ${PROBLEM}; got "${value.slice(0, 100)}"`);
   return date;

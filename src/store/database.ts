@@ -121,6 +121,13 @@ export async function openDatabase(
   return { client, db, collections: c, close: () => client.close() };
 }
 
+/**
+ * First-batch size for the unpaged, batched reads (DataLoader), so one round trip answers
+ * them however many facts come back (up to the 16 MB reply limit) instead of the
+ * driver's default 101 documents followed by getMore calls.
+ */
+export const UNPAGED_BATCH_SIZE = 10_000;
+
 /** MongoDB's duplicate-key error, the one atomic "someone else got there first" signal. */
 export function isDuplicateKey(error: unknown): boolean {
   return (

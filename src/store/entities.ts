@@ -1,7 +1,7 @@
 import type { Filter } from 'mongodb';
 import { documentId } from '../domain/ids.js';
 import { type EntityType, entityKey } from '../domain/names.js';
-import type { Collections } from './database.js';
+import { type Collections, UNPAGED_BATCH_SIZE } from './database.js';
 import type { EntityDoc } from './documents.js';
 import type { Tenant } from './tenant.js';
 
@@ -37,7 +37,10 @@ export async function listEntities(
   options: { type?: EntityType | null; first?: number; after?: EntityCursor | null } = {},
 ): Promise<{ entities: EntityDoc[]; hasNextPage: boolean }> {
   let cursor = c.entities.find(entityFilter(tenant, options)).sort(ENTITY_ORDER);
-  if (options.first !== undefined) cursor = cursor.limit(options.first + 1);
+  cursor =
+    options.first !== undefined
+      ? cursor.limit(options.first + 1)
+      : cursor.batchSize(UNPAGED_BATCH_SIZE);
   const docs = await cursor.toArray();
   if (options.first === undefined) return { entities: docs, hasNextPage: false };
   return { entities: docs.slice(0, options.first), hasNextPage: docs.length > options.first };

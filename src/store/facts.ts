@@ -3,7 +3,7 @@ import type { FactState, TemporalSelection } from '../domain/factState.js';
 import { documentId, normalizeUuid } from '../domain/ids.js';
 import { entityKey } from '../domain/names.js';
 import type { Collections } from './database.js';
-import { isDuplicateKey } from './database.js';
+import { isDuplicateKey, UNPAGED_BATCH_SIZE } from './database.js';
 import type { FactDoc, InvalidationClaimDoc, InvalidReason } from './documents.js';
 import {
   afterCursorFilter,
@@ -132,6 +132,7 @@ export async function factsOfEntities(
       ]),
     )
     .sort(FACT_ORDER)
+    .batchSize(UNPAGED_BATCH_SIZE)
     .toArray();
   for (const doc of docs) {
     byName.get(doc.subjectKey)?.push(doc);
@@ -233,6 +234,7 @@ export async function factsOfEpisodes(
   const docs = await c.facts
     .find({ workspaceId: tenant.workspaceId, dataset: tenant.dataset, episodeId: { $in: ids } })
     .sort(FACT_ORDER)
+    .batchSize(UNPAGED_BATCH_SIZE)
     .toArray();
   for (const doc of docs) byEpisode.get(doc.episodeId!)?.push(doc);
   return byEpisode;

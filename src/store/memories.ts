@@ -1,6 +1,6 @@
 import type { Filter } from 'mongodb';
 import { documentId, normalizeUuid } from '../domain/ids.js';
-import type { Collections } from './database.js';
+import { type Collections, UNPAGED_BATCH_SIZE } from './database.js';
 import type { MemoryDoc } from './documents.js';
 
 export function memoryDocumentId(workspaceId: string, dataset: string, memoryId: string): string {
@@ -63,7 +63,8 @@ export async function listMemories(
       }
     : base;
   let cursor = c.memories.find(filter).sort(MEMORY_ORDER);
-  if (page.first !== undefined) cursor = cursor.limit(page.first + 1);
+  cursor =
+    page.first !== undefined ? cursor.limit(page.first + 1) : cursor.batchSize(UNPAGED_BATCH_SIZE);
   const docs = await cursor.toArray();
   if (page.first === undefined) return { memories: docs, hasNextPage: false };
   return { memories: docs.slice(0, page.first), hasNextPage: docs.length > page.first };

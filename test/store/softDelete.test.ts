@@ -1,11 +1,17 @@
 import { MongoClient } from 'mongodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { TemporalSelection } from '../../src/domain/factState.js';
-import { collections } from '../../src/store/database.js';
-import { findFact, invalidateFact, listFacts, repairInvalidationClaims, invalidationClaimId } from '../../src/store/facts.js';
 import type { Database } from '../../src/store/database.js';
-import { importJsonl } from '../../src/transfer/importJsonl.js';
+import { collections } from '../../src/store/database.js';
+import {
+  findFact,
+  invalidateFact,
+  invalidationClaimId,
+  listFacts,
+  repairInvalidationClaims,
+} from '../../src/store/facts.js';
 import { workspaceIdFor } from '../../src/store/workspaces.js';
+import { importJsonl } from '../../src/transfer/importJsonl.js';
 import { openTestDatabase, testServerUri } from '../helpers/database.js';
 
 const FACT = '3a91c6e8-0f2d-4b57-a8e3-5d1c9b7f2a40';
@@ -23,7 +29,11 @@ const line = (factId: string, dataset = 'd1') =>
 
 let database: Database;
 const tenant = { workspaceId: workspaceIdFor('w1'), dataset: 'd1' };
-const liveNow = (): TemporalSelection => ({ kind: 'point', validAt: new Date(), knownAt: new Date() });
+const liveNow = (): TemporalSelection => ({
+  kind: 'point',
+  validAt: new Date(),
+  knownAt: new Date(),
+});
 
 beforeAll(async () => {
   database = await openTestDatabase();
@@ -53,7 +63,12 @@ describe('soft delete (claim by insert)', () => {
       const stored = await findFact(database.collections, tenant, FACT);
       expect(stored?.invalidReason).toBe('deleted');
       expect(stored?.invalidAt?.getTime()).toBe(winner.ok ? winner.fact.invalidAt!.getTime() : -1);
-      const live = await listFacts(database.collections, tenant, { selection: liveNow() }, { first: 10 });
+      const live = await listFacts(
+        database.collections,
+        tenant,
+        { selection: liveNow() },
+        { first: 10 },
+      );
       expect(live.facts.map((f) => f.factId)).not.toContain(FACT);
     } finally {
       await Promise.all(clients.map((c) => c.close()));
@@ -61,12 +76,20 @@ describe('soft delete (claim by insert)', () => {
   });
 
   it('a second delete is not found, and so is an unknown id or another dataset', async () => {
-    const again = await invalidateFact(database.collections, tenant, FACT, { reason: 'deleted', at: new Date() });
-    expect(again).toEqual({ ok: false, reason: 'already_invalidated' });
-    const unknown = await invalidateFact(database.collections, tenant, '22222222-2222-4222-8222-222222222222', {
+    const again = await invalidateFact(database.collections, tenant, FACT, {
       reason: 'deleted',
       at: new Date(),
     });
+    expect(again).toEqual({ ok: false, reason: 'already_invalidated' });
+    const unknown = await invalidateFact(
+      database.collections,
+      tenant,
+      '22222222-2222-4222-8222-222222222222',
+      {
+        reason: 'deleted',
+        at: new Date(),
+      },
+    );
     expect(unknown).toEqual({ ok: false, reason: 'not_found' });
     const otherDataset = await invalidateFact(
       database.collections,

@@ -1,0 +1,172 @@
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseApiKey } from '../../src/domain/apiKey.js';
+import { type Database, openDatabase } from '../../src/store/database.js';
+import { authenticateApiKey, workspaceIdFor } from '../../src/store/workspaces.js';
+import { testServerUri } from '../helpers/database.js';
+
+/**
+ * `npm run keys` as a user runs it: a child process (tsx) against the test server, with
+ * MONGODB_URI and this file's own MONGODB_DB. Results are checked in that same database.
+ */
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const TSX = join(ROOT, 'node_modules/tsx/dist/cli.mjs');
+const DB_NAME = `test_cli_keys_${randomBytes(6).toString('hex')}`;
+
+interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+let dataDir: string;
+let database: Database;
+
+function keys(...args: string[]): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      [TSX, 'src/cli/keys.ts', ...args],
+      {
+        cwd: ROOT,
+        encoding: 'utf8',
+        timeout: 60_000,
+        env: {
+          ...process.env,
+          MONGODB_URI: testServerUri(),
+          MONGODB_DB: DB_NAME,
+          DATA_DIR: dataDir,
+          PORT: '',
+          HOST: '',
+          LOG_LEVEL: '',
+        },
+      },
+      (error, stdout, stderr) => {
+        if (error && typeof error.code !== 'number') reject(error);
+        else resolve({ code: error ? (error.code as number) : 0, stdout, stderr });
+      },
+    );
+  });
+}
+
+/** An expected failure: one message (no stack trace), nothing on stdout. */
+function expectOneMessage(result: CliResult, code: number, message: string | RegExp): void {
+  expect(result.code, result.stderr).toBe(code);
+  expect(result.stdout).toBe('');
+  if (typeof message === 'string') expect(result.stderr).toContain(message);
+  else expect(result.stderr).toMatch(message);
+  expect(result.stderr).not.toMatch(/^\s+at /m);
+  expect(result.stderr).not.toMatch(/Error[:\s[]/);
+}
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), 'keys-cli-test-'));
+  database = await openDatabase(testServerUri(), DB_NAME);
+});
+
+afterAll(async () => {
+  await database?.db.dropDatabase().catch(() => {});
+  await database?.close();
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('npm run keys', () => {
+  let created: { workspaceId: string; workspace: string; key: string; scopes: string[] };
+
+  it('create --json prints exactly one JSON object, and the key authenticates', async () => {
+    const result = await keys(
+      'create',
+      '--workspace',
+      'team ü/1',
+      '--scopes',
+      'read, write,read',
+      '--json',
+    );
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toBe('');
+    expect(result.stdout.endsWith('\n')).toBe(true);
+    expect(result.stdout.trimEnd().split('\n')).toHaveLength(1);
+    created = JSON.parse(result.stdout);
+    expect(Object.keys(created)).toEqual(['workspaceId', 'workspace', 'key', 'scopes']);
+    expect(created).toEqual({
+      workspaceId: workspaceIdFor('team ü/1'),
+      workspace: 'team ü/1',
+      key: expect.stringMatching(/^mk_[0-9a-f]{24}_[A-Za-z0-9_-]{43}$/),
+      scopes: ['read', 'write'],
+    });
+
+    const c = database.collections;
+    expect(await authenticateApiKey(c, created.key)).toEqual({
+      keyId: parseApiKey(created.key)!.keyId,
+      workspaceId: created.workspaceId,
+      workspace: 'team ü/1',
+      scopes: ['read', 'write'],
+    });
+    expect(await c.workspaces.countDocuments({})).toBe(1);
+    const stored = JSON.stringify(await c.apiKeys.find({}).toArray());
+    expect(stored).not.toContain(parseApiKey(created.key)!.secret);
+  });
+
+  it('list --json shows the key without its secret', async () => {
+    const { keyId, secret } = parseApiKey(created.key)!;
+    const result = await keys('list', '--workspace', 'team ü/1', '--json');
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout.trimEnd().split('\n')).toHaveLength(1);
+    const listed = JSON.parse(result.stdout) as Record<string, unknown>[];
+    expect(listed).toHaveLength(1);
+    expect(listed[0]).toEqual({
+      keyId,
+      workspace: 'team ü/1',
+      workspaceId: created.workspaceId,
+      scopes: ['read', 'write'],
+      createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      revokedAt: null,
+    });
+    expect(result.stdout).not.toContain(secret);
+    expect(result.stdout).not.toContain(created.key);
+    expect(result.stdout).not.toMatch(/secret|hash/i);
+  });
+
+  it('revoke KEY_ID revokes the key; revoking it again fails with one message', async () => {
+    const { keyId } = parseApiKey(created.key)!;
+    const result = await keys('revoke', keyId);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toBe(`Revoked ${keyId}.\n`);
+    expect(await authenticateApiKey(database.collections, created.key)).toBeNull();
+    const stored = await database.collections.apiKeys.findOne({ _id: keyId });
+    expect(stored?.revokedAt).toBeInstanceOf(Date);
+
+    expectOneMessage(await keys('revoke', keyId), 2, `No active key with id ${keyId}.`);
+    expect((await database.collections.apiKeys.findOne({ _id: keyId }))?.revokedAt).toEqual(
+      stored!.revokedAt,
+    );
+  });
+
+  it('bad input exits non-zero with one clear message and writes nothing', async () => {
+    const before = {
+      workspaces: await database.collections.workspaces.countDocuments({}),
+      apiKeys: await database.collections.apiKeys.countDocuments({}),
+    };
+    const [badScope, noWorkspace, noValue] = await Promise.all([
+      keys('create', '--workspace', 'other', '--scopes', 'read,fly', '--json'),
+      keys('create', '--scopes', 'read', '--json'),
+      keys('create', '--scopes', 'read', '--workspace'),
+    ]);
+    expectOneMessage(badScope!, 2, '--scopes: unknown scope fly (known: read, write, admin).');
+    expectOneMessage(noWorkspace!, 2, '--workspace is required.');
+    expect(noWorkspace!.stderr).toContain('Usage:');
+    expect(noWorkspace!.stderr).toContain('create --workspace NAME --scopes read,write[,admin]');
+    // A flag without its value is a usage problem too, not a stack trace.
+    expectOneMessage(noValue!, 2, "Option '--workspace <value>' argument missing");
+
+    expect(await database.collections.workspaces.countDocuments({})).toBe(before.workspaces);
+    expect(await database.collections.apiKeys.countDocuments({})).toBe(before.apiKeys);
+    expect(await database.collections.workspaces.findOne({ name: 'other' })).toBeNull();
+  });
+});

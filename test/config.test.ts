@@ -1,0 +1,99 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.js';
+
+function configError(env: NodeJS.ProcessEnv): ConfigError {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return error as ConfigError;
+  }
+  throw new Error(`expected a ConfigError for ${JSON.stringify(env)}`);
+}
+
+describe('loadConfig', () => {
+  it('gives the defaults for an empty environment', () => {
+    const config = loadConfig({});
+    expect(config).toEqual({
+      PORT: 3004,
+      HOST: '127.0.0.1',
+      MONGODB_DB: 'memory_gateway',
+      DATA_DIR: './data',
+      LOG_LEVEL: 'info',
+    });
+    expect(config.MONGODB_URI).toBeUndefined();
+  });
+
+  it('reads every variable when set', () => {
+    expect(
+      loadConfig({
+        PORT: '8080',
+        HOST: '0.0.0.0',
+        MONGODB_URI: 'mongodb+srv://user:pw@cluster.example.net/',
+        MONGODB_DB: 'gateway_prod',
+        DATA_DIR: '/var/lib/gateway',
+        LOG_LEVEL: 'debug',
+      }),
+    ).toEqual({
+      PORT: 8080,
+      HOST: '0.0.0.0',
+      MONGODB_URI: 'mongodb+srv://user:pw@cluster.example.net/',
+      MONGODB_DB: 'gateway_prod',
+      DATA_DIR: '/var/lib/gateway',
+      LOG_LEVEL: 'debug',
+    });
+    expect(loadConfig({ MONGODB_URI: 'mongodb://127.0.0.1:27017' }).MONGODB_URI).toBe(
+      'mongodb://127.0.0.1:27017',
+    );
+    expect(loadConfig({ PORT: '0' }).PORT).toBe(0);
+    expect(loadConfig({ PORT: '65535' }).PORT).toBe(65535);
+  });
+
+  it('ignores variables it does not know', () => {
+    expect(loadConfig({ PATH: '/usr/bin', UNRELATED: 'x' }).PORT).toBe(3004);
+  });
+
+  it('treats empty strings as unset', () => {
+    expect(
+      loadConfig({
+        PORT: '',
+        HOST: '',
+        MONGODB_URI: '',
+        MONGODB_DB: '',
+        DATA_DIR: '',
+        LOG_LEVEL: '',
+      }),
+    ).toEqual(loadConfig({}));
+  });
+
+  it.each([
+    { name: 'PORT', value: 'abc', reason: 'must be a number' },
+    { name: 'PORT', value: '70000', reason: 'must be between 0 and 65535' },
+    { name: 'PORT', value: '-1', reason: 'must be between 0 and 65535' },
+    { name: 'PORT', value: '80.5', reason: 'must be a whole number' },
+    // Number(' ') is 0 and Number('0x10') is 16: neither may silently pick a port.
+    { name: 'PORT', value: ' ', reason: 'must be a number' },
+    { name: 'PORT', value: '0x10', reason: 'must be a number' },
+    {
+      name: 'MONGODB_URI',
+      value: 'http://x',
+      reason: 'must start with mongodb:// or mongodb+srv://',
+    },
+    { name: 'LOG_LEVEL', value: 'loud', reason: 'info' },
+    { name: 'MONGODB_DB', value: 'a/b', reason: 'must be a MongoDB database name' },
+    { name: 'MONGODB_DB', value: 'x'.repeat(64), reason: 'must be a MongoDB database name' },
+  ])('rejects $name=$value naming the variable and the reason', ({ name, value, reason }) => {
+    const error = configError({ [name]: value });
+    expect(error.name).toBe('ConfigError');
+    expect(error.message).toContain(`${name}=${JSON.stringify(value)}`);
+    expect(error.message).toContain(reason);
+    // One message, no stack-like noise from the validator.
+    expect(error.message.split('\n')).toHaveLength(1);
+  });
+
+  it('names the bad variable even when others are fine', () => {
+    const error = configError({ PORT: '3005', LOG_LEVEL: 'loud', DATA_DIR: '/tmp/x' });
+    expect(error.message).toMatch(/^Invalid configuration: LOG_LEVEL="loud" /);
+    expect(error.message).not.toContain('PORT');
+  });
+});

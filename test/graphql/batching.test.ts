@@ -1,0 +1,96 @@
+import type { CommandStartedEvent } from 'mongodb';
+import { beforeAll, describe, expect, it } from 'vitest';
+import {
+  EntitiesWithFactsAndSubjectsDocument,
+  FactsDocument,
+} from '../../src/generated/operations.js';
+import { importJsonl } from '../../src/transfer/importJsonl.js';
+import { openTestGateway, type TestGateway } from '../helpers/gateway.js';
+
+const uuid = (n: number) => `00000000-0000-4000-8000-${n.toString(16).padStart(12, '0')}`;
+
+let t: TestGateway;
+let key: string;
+const commands: CommandStartedEvent[] = [];
+
+beforeAll(async () => {
+  t = await openTestGateway({ demoWorkspaces: [], clientOptions: { monitorCommands: true } });
+  key = await t.key('acme', ['read']);
+  // 60 entities; entity i is the subject of two facts about entity i+1.
+  const lines: string[] = [];
+  for (let i = 0; i < 60; i++) {
+    lines.push(
+      JSON.stringify({
+        type: 'entity',
+        dataset: 'many',
+        name: `Entity ${i}`,
+        entityType: 'THING',
+        updatedAt: new Date(Date.UTC(2026, 0, 1, 0, i)).toISOString(),
+      }),
+    );
+    for (const n of [0, 1]) {
+      lines.push(
+        JSON.stringify({
+          type: 'fact',
+          dataset: 'many',
+          factId: uuid(i * 2 + n + 1),
+          subject: `entity ${i}`,
+          predicate: `relates ${n} to`,
+          object: `entity ${i + 1}`,
+          objectIsEntity: true,
+          confidence: 1,
+          validAt: '2026-01-01',
+        }),
+      );
+    }
+  }
+  const outcome = await importJsonl(t.database.collections, {
+    workspace: 'acme',
+    content: lines.join('\n'),
+  });
+  expect(outcome.ok).toBe(true);
+  t.database.client.on('commandStarted', (event) => commands.push(event));
+});
+
+async function commandsFor(run: () => Promise<unknown>): Promise<string[]> {
+  commands.length = 0;
+  await run();
+  return commands.map((c) => `${c.commandName}:${String(c.command[c.commandName])}`);
+}
+
+describe('DataLoader batching', () => {
+  it("entities with their facts and each fact's subject entity cost the same commands for 5 and 50", async () => {
+    const run = (first: number) => async () => {
+      const { body } = await t.graphql(
+        EntitiesWithFactsAndSubjectsDocument,
+        { dataset: 'many', first },
+        key,
+      );
+      expect(body.errors).toBeUndefined();
+      const entities = body.data!.dataset!.entities.edges;
+      expect(entities).toHaveLength(first);
+      // Every entity but the first (newest) has facts as object and subject.
+      expect(entities.flatMap((e) => e.node.facts).length).toBeGreaterThanOrEqual(first * 2);
+      expect(entities[1]!.node.facts[0]!.subjectEntity?.name).toBeTruthy();
+    };
+    const five = await commandsFor(run(5));
+    const fifty = await commandsFor(run(50));
+    expect(fifty).toEqual(five);
+    // Key, dataset, entities, their facts, the facts' subject entities.
+    expect(five.length).toBeLessThanOrEqual(6);
+  });
+
+  it('bad input never reaches the database', async () => {
+    const sent = await commandsFor(async () => {
+      const { body } = await t.graphql(
+        FactsDocument,
+        { dataset: 'many', q: 'x'.repeat(1001) },
+        key,
+      );
+      expect(body.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    });
+    expect(
+      sent.filter((c) => c.startsWith('find:facts') || c.startsWith('aggregate:facts')),
+    ).toEqual([]);
+  });
+});

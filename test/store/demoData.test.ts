@@ -1,0 +1,97 @@
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEMO_DATASET, DEMO_WORKSPACE, ensureDevelopmentData } from '../../src/demo/seed.js';
+import type { Database } from '../../src/store/database.js';
+import { authenticateApiKey, workspaceIdFor } from '../../src/store/workspaces.js';
+import { openTestDatabase } from '../helpers/database.js';
+
+let database: Database;
+let dataDir: string;
+
+beforeAll(async () => {
+  database = await openTestDatabase();
+  dataDir = mkdtempSync(join(tmpdir(), 'demo-data-test-'));
+});
+
+afterAll(() => {
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+});
+
+/** Every document of every collection, in `_id` order. */
+async function snapshot(): Promise<Record<string, unknown[]>> {
+  const names = (await database.db.listCollections().toArray()).map((c) => c.name).sort();
+  const out: Record<string, unknown[]> = {};
+  for (const name of names) {
+    out[name] = await database.db.collection(name).find({}).sort({ _id: 1 }).toArray();
+  }
+  return out;
+}
+
+describe('ensureDevelopmentData', () => {
+  let key: string;
+
+  it('on an empty store creates the workspace, an all-scope key and the demo dataset', async () => {
+    const c = database.collections;
+    const keyFile = join(dataDir, 'development-key.txt');
+    // A stale, world-readable key file from earlier is replaced and locked down.
+    writeFileSync(keyFile, 'stale\n', { mode: 0o644 });
+
+    const returned = await ensureDevelopmentData(c, dataDir);
+    expect(returned).toMatch(/^mk_[0-9a-f]{24}_[A-Za-z0-9_-]{43}$/);
+    key = returned!;
+
+    const workspaceId = workspaceIdFor(DEMO_WORKSPACE);
+    expect(DEMO_WORKSPACE).toBe('development');
+    expect(await c.workspaces.find({}).toArray()).toEqual([
+      { _id: workspaceId, name: 'development', createdAt: expect.any(Date) },
+    ]);
+    const auth = await authenticateApiKey(c, key);
+    expect(auth).toMatchObject({ workspaceId, workspace: 'development' });
+    expect([...auth!.scopes].sort()).toEqual(['admin', 'read', 'write']);
+    expect(await c.apiKeys.countDocuments({})).toBe(1);
+
+    expect(DEMO_DATASET).toBe('user_42');
+    const tenant = { workspaceId, dataset: 'user_42' };
+    expect(await c.facts.countDocuments(tenant)).toBe(7);
+    expect(await c.entities.countDocuments(tenant)).toBe(5);
+    expect(await c.episodes.countDocuments(tenant)).toBe(3);
+    expect(await c.memories.countDocuments(tenant)).toBe(4);
+    expect(await c.datasets.find({}).toArray()).toMatchObject([{ workspaceId, name: 'user_42' }]);
+    // Nothing outside the demo dataset.
+    expect(await c.facts.countDocuments({})).toBe(7);
+    expect(await c.memories.countDocuments({})).toBe(4);
+    // The history the demo promises: superseded, soft-deleted, expired and future facts.
+    const facts = await c.facts.find(tenant).toArray();
+    expect(facts.filter((f) => f.invalidReason === 'superseded')).toHaveLength(1);
+    expect(facts.filter((f) => f.invalidReason === 'deleted')).toHaveLength(1);
+    expect(facts.filter((f) => f.validUntil !== null)).toHaveLength(1);
+    expect(facts.filter((f) => f.validAt > new Date('2026-12-31T00:00:00Z'))).toHaveLength(1);
+    const memories = await c.memories.find(tenant).toArray();
+    expect(memories.filter((m) => m.archivedAt !== null)).toHaveLength(1);
+    expect(memories.filter((m) => m.supersededBy !== null)).toHaveLength(1);
+
+    expect(await readFile(keyFile, 'utf8')).toBe(`${key}\n`);
+    expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+  });
+
+  it('a second call returns the same key and creates nothing', async () => {
+    const before = await snapshot();
+    expect(await ensureDevelopmentData(database.collections, dataDir)).toBe(key);
+    expect(await snapshot()).toEqual(before);
+    expect(statSync(join(dataDir, 'development-key.txt')).mode & 0o777).toBe(0o600);
+  });
+
+  it('on a store that already holds data, without a key file, returns null and creates nothing', async () => {
+    const otherDir = mkdtempSync(join(tmpdir(), 'demo-data-test-'));
+    try {
+      const before = await snapshot();
+      expect(await ensureDevelopmentData(database.collections, otherDir)).toBeNull();
+      expect(await snapshot()).toEqual(before);
+    } finally {
+      rmSync(otherDir, { recursive: true, force: true });
+    }
+  });
+});
