@@ -24,7 +24,8 @@ import { testServerUri } from '../helpers/database.js';
  */
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const TSX = join(ROOT, 'node_modules/tsx/dist/cli.mjs');
+// As the npm scripts run them: one Node process with tsx's loader.
+const TSX = ['--import', 'tsx'];
 const PREFIX = `test_cli_transfer_${randomBytes(5).toString('hex')}`;
 const MAIN_DB = `${PREFIX}_main`;
 const RESTORE_DB = `${PREFIX}_restore`;
@@ -49,7 +50,7 @@ function cli(script: 'import' | 'export', dbName: string, ...args: string[]): Pr
   return new Promise((resolve, reject) => {
     execFile(
       process.execPath,
-      [TSX, `src/cli/${script}.ts`, ...args],
+      [...TSX, `src/cli/${script}.ts`, ...args],
       {
         cwd: ROOT,
         encoding: 'utf8',

@@ -16,7 +16,8 @@ import { testServerUri } from '../helpers/database.js';
  */
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const TSX = join(ROOT, 'node_modules/tsx/dist/cli.mjs');
+// As the npm scripts run them: one Node process with tsx's loader.
+const TSX = ['--import', 'tsx'];
 const DB_NAME = `test_cli_keys_${randomBytes(6).toString('hex')}`;
 
 interface CliResult {
@@ -32,7 +33,7 @@ function keys(...args: string[]): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     execFile(
       process.execPath,
-      [TSX, 'src/cli/keys.ts', ...args],
+      [...TSX, 'src/cli/keys.ts', ...args],
       {
         cwd: ROOT,
         encoding: 'utf8',

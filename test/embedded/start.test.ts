@@ -1,0 +1,139 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+
+/**
+ * The newcomer's path: `npm start` with no MONGODB_URI runs the embedded FerretDB under
+ * DATA_DIR, loads the demo, prints the key and URLs, serves GraphQL, and on SIGTERM stops
+ * the database too (no orphan). A CLI command run meanwhile shares that database.
+ */
+const ROOT = new URL('../../', import.meta.url);
+// As `npm start` runs it: one Node process with tsx's loader, so signals reach the server.
+const TSX = ['--import', 'tsx'];
+const dataDir = mkdtempSync(join(tmpdir(), 'memory-gateway-start-'));
+const children: ChildProcess[] = [];
+
+afterAll(() => {
+  for (const child of children) child.kill('SIGKILL');
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+function env(): NodeJS.ProcessEnv {
+  const { MONGODB_URI: _uri, ...rest } = process.env;
+  return { ...rest, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', MONGODB_DB: 'start_test' };
+}
+
+function startServer(): { child: ChildProcess; output: () => string; ready: Promise<string> } {
+  const child = spawn(process.execPath, [...TSX, 'src/main.ts'], { cwd: ROOT, env: env() });
+  children.push(child);
+  let out = '';
+  const ready = new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 120_000);
+    const onData = (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = /listening on (http:\/\/\S+)/.exec(out);
+      if (match && out.includes('Development key')) {
+        clearTimeout(timer);
+        // The key line follows the heading.
+        setTimeout(() => resolve(match[1]!), 100);
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`server exited ${code}:\n${out}`)));
+  });
+  return { child, output: () => out, ready };
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function runCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [...TSX, ...args], { cwd: ROOT, env: env() });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.once('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe('npm start on the embedded database', () => {
+  it('serves the demo with a printed key, shares its database with the CLI, and leaves no orphan', async () => {
+    const server = startServer();
+    const base = await server.ready;
+    const key = /\n\s+(mk_[0-9a-f]{24}_[A-Za-z0-9_-]{43})\n/.exec(server.output())?.[1];
+    expect(key, server.output()).toBeDefined();
+    expect(server.output()).toContain(`${base}/graphql`);
+    expect(readFileSync(join(dataDir, 'development-key.txt'), 'utf8').trim()).toBe(key);
+
+    const response = await fetch(`${base}/graphql`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ dataset(name: "user_42") { facts { totalCount } } }' }),
+    });
+    expect(await response.json()).toEqual({ data: { dataset: { facts: { totalCount: 3 } } } });
+
+    // The record says which FerretDB serves DATA_DIR; the CLI connects to that one.
+    const record = JSON.parse(readFileSync(join(dataDir, 'embedded-db.json'), 'utf8'));
+    expect(record).toMatchObject({ ownerPid: server.child.pid, role: 'server' });
+    expect(isAlive(record.pid)).toBe(true);
+    const created = await runCli([
+      'src/cli/keys.ts',
+      'create',
+      '--workspace',
+      'development',
+      '--scopes',
+      'read',
+      '--json',
+    ]);
+    expect(created.code, created.stderr).toBe(0);
+    const cliKey = JSON.parse(created.stdout).key as string;
+    const viaCli = await fetch(`${base}/graphql`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${cliKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ viewer { workspace } }' }),
+    });
+    expect(await viaCli.json()).toEqual({ data: { viewer: { workspace: 'development' } } });
+    expect(isAlive(record.pid)).toBe(true);
+
+    // SIGTERM: the server stops, and so does the database it started.
+    const exited = new Promise<number | null>((r) => server.child.once('exit', (code) => r(code)));
+    server.child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    for (let i = 0; i < 50 && isAlive(record.pid); i++)
+      await new Promise((r) => setTimeout(r, 100));
+    expect(isAlive(record.pid)).toBe(false);
+    expect(() => readFileSync(join(dataDir, 'embedded-db.json'))).toThrow();
+  });
+
+  it('a second start reuses the data and prints the same key; a killed server leaves no orphan and a stale record is replaced', async () => {
+    const firstKey = readFileSync(join(dataDir, 'development-key.txt'), 'utf8').trim();
+    const server = startServer();
+    await server.ready;
+    expect(server.output()).toContain(firstKey);
+    const record = JSON.parse(readFileSync(join(dataDir, 'embedded-db.json'), 'utf8'));
+
+    // SIGKILL gives the server no chance to clean up: FerretDB sees its pipe close and exits.
+    server.child.kill('SIGKILL');
+    for (let i = 0; i < 100 && isAlive(record.pid); i++)
+      await new Promise((r) => setTimeout(r, 100));
+    expect(isAlive(record.pid)).toBe(false);
+
+    // The record left behind is stale; a CLI command replaces it and works.
+    const listed = await runCli(['src/cli/keys.ts', 'list', '--json']);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(JSON.parse(listed.stdout).length).toBe(2);
+    // The CLI stopped the database it started and removed its record.
+    expect(() => readFileSync(join(dataDir, 'embedded-db.json'))).toThrow();
+  });
+});
