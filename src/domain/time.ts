@@ -55,7 +55,9 @@ export function parseRfc3339(value: string): Date | null {
 
 function checkedUtc(y: number, m: number, d: number, h: number, mi: number, s: number): boolean {
   if (m < 1 || m > 12 || d < 1 || h > 23 || mi > 59 || s > 59) return false;
-  const probe = new Date(Date.UTC(y, m - 1, d));
+  // setUTCFullYear, not Date.UTC: the latter maps years 0-99 to 1900-1999.
+  const probe = new Date(0);
+  probe.setUTCFullYear(y, m - 1, d);
   return probe.getUTCMonth() === m - 1 && probe.getUTCDate() === d;
 }
 

@@ -1,0 +1,5 @@
+import { ensureFerretDbBinary } from '../src/embedded/ferretdb.js';
+
+/** `npm run build:db`: builds (or finds in the cache) the embedded FerretDB binary. */
+const path = ensureFerretDbBinary((line) => process.stderr.write(`${line}\n`));
+process.stdout.write(`Embedded database binary: ${path}\n`);
