@@ -99,6 +99,19 @@ builder.objectFields(DatasetRef, (t) => ({
       );
     },
   }),
+  allEntities: t.field({
+    type: [EntityRef],
+    description:
+      "Every entity of the dataset, most recently mentioned first, unpaginated (what Memory Soda's GET entities returns). Prefer `entities` for large datasets.",
+    resolve: async (ds, _args, ctx) => {
+      const auth = requireAuth(ctx, 'read');
+      const { entities } = await listEntities(ctx.store, {
+        workspaceId: auth.workspaceId,
+        dataset: ds.name,
+      });
+      return entities;
+    },
+  }),
   entity: t.field({
     type: EntityRef,
     nullable: true,

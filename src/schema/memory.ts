@@ -130,3 +130,24 @@ builder.queryField('memories', (t) =>
     resolve: (_root, args, ctx) => resolveMemories(ctx, null, args),
   }),
 );
+
+builder.queryField('allMemories', (t) =>
+  t.field({
+    type: [MemoryRef],
+    description: `Every memory of the workspace, unpaginated (what SupaCloud's GET /api/memories returns). ${MEMORIES_DESCRIPTION}`,
+    args: {
+      includeArchived: t.arg.boolean({ defaultValue: false }),
+      asOf: t.arg({ type: 'DateTime' }),
+    },
+    resolve: async (_root, args, ctx) => {
+      const auth = requireAuth(ctx, 'read');
+      const { memories } = await listMemories(ctx.store, {
+        workspaceId: auth.workspaceId,
+        includeArchived: args.includeArchived ?? false,
+        asOf: args.asOf ?? null,
+        now: ctx.now,
+      });
+      return memories;
+    },
+  }),
+);

@@ -1,0 +1,284 @@
+import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
+import {
+  MemorySodaDeleteFactDocument,
+  MemorySodaEntityFactsDocument,
+  type MemorySodaFactFragment,
+  MemorySodaListEntitiesDocument,
+  MemorySodaListFactsDocument,
+} from '../generated/operations.js';
+import type { GatewayEnv } from '../http/env.js';
+import { errorResponse, errorResponseFor } from './errorBodies.js';
+import {
+  asOfParam,
+  booleanParam,
+  datasetParam,
+  describeIssues,
+  limitParam,
+  qParam,
+  uuidParam,
+} from './params.js';
+import { runOperation } from './runOperation.js';
+
+/**
+ * Memory Soda's semantic API (seeds/memory-soda-semantic-api.txt), to the letter: thin
+ * adapters that validate path and query, run a named GraphQL operation in-process with
+ * the request's context, and reshape the answer. Errors are `{ "error": message }`.
+ * Where the document is silent: an unknown dataset (or another workspace's) reads as
+ * empty (`{ "facts": [], "total": 0 }`, `{ "entities": [] }`), as a new user's would.
+ */
+export const MEMORY_SODA_BASE = '/v1/memory/semantic';
+
+const FactSchema = z
+  .object({
+    factId: z.string().openapi({ example: '3a91c6e8-0f2d-4b57-a8e3-5d1c9b7f2a40' }),
+    subject: z.string().openapi({ example: 'user' }),
+    predicate: z.string().openapi({ example: 'is interested in' }),
+    object: z.string().openapi({ example: 'toyota corolla hybrid' }),
+    objectIsEntity: z.boolean(),
+    confidence: z.number().openapi({ example: 0.9 }),
+    sourceQuote: z.string().nullable(),
+    validAt: z.string().openapi({ format: 'date-time', example: '2026-08-16T09:14:02.000Z' }),
+    validUntil: z.string().nullable().openapi({ format: 'date-time' }),
+    invalidAt: z.string().nullable().openapi({ format: 'date-time' }),
+    episodeId: z.string().nullable(),
+  })
+  .openapi('MemorySodaFact');
+
+const ErrorSchema = z.object({ error: z.string() }).openapi('MemorySodaError');
+
+const errorResponses = {
+  400: {
+    description: 'Bad input: the message names the parameter and the reason',
+    content: { 'application/json': { schema: ErrorSchema } },
+  },
+  401: {
+    description: 'Missing or bad API key',
+    content: { 'application/json': { schema: ErrorSchema } },
+  },
+  403: {
+    description: 'The key lacks the needed scope',
+    content: { 'application/json': { schema: ErrorSchema } },
+  },
+} as const;
+
+const datasetPath = z.object({ dataset: datasetParam });
+const security = [{ Bearer: [] }];
+
+const listFacts = createRoute({
+  method: 'get',
+  path: `${MEMORY_SODA_BASE}/datasets/{dataset}/facts`,
+  summary: 'List facts (unranked, chronological)',
+  description:
+    'Ordered by validAt descending (ties: factId descending). `total` counts every match, ignoring `limit`. Default: live facts. `includeInvalidated`: full history. `asOf`: what was believed on both time axes at that instant (overrides includeInvalidated; a date means 00:00:00Z). `episodeId`: everything that episode produced, whatever its state, unless `asOf` is given.',
+  security,
+  request: {
+    params: datasetPath,
+    query: z.object({
+      q: qParam.optional().openapi({
+        description:
+          'Full-text filter over subject + predicate + object: every word must occur. Max 1000 chars.',
+      }),
+      limit: limitParam
+        .optional()
+        .openapi({ type: 'integer', minimum: 1, maximum: 100, default: 50 }),
+      includeInvalidated: booleanParam.optional().openapi({ type: 'boolean', default: false }),
+      asOf: asOfParam.optional().openapi({
+        type: 'string',
+        format: 'date',
+        description: 'Point-in-time. Overrides includeInvalidated.',
+      }),
+      episodeId: uuidParam
+        .optional()
+        .openapi({ format: 'uuid', description: 'Only facts extracted from this episode' }),
+    }),
+  },
+  responses: {
+    200: {
+      description: 'The matching facts and their total',
+      content: {
+        'application/json': {
+          schema: z.object({ facts: z.array(FactSchema), total: z.number().int() }),
+        },
+      },
+    },
+    ...errorResponses,
+  },
+});
+
+const deleteFact = createRoute({
+  method: 'delete',
+  path: `${MEMORY_SODA_BASE}/datasets/{dataset}/facts/{factId}`,
+  summary: 'Soft delete a fact (stamps invalidAt)',
+  description:
+    'The fact leaves retrieval immediately but stays queryable via includeInvalidated=true and asOf. Succeeds once. Needs the write scope.',
+  security,
+  request: {
+    params: z.object({ dataset: datasetParam, factId: uuidParam.openapi({ format: 'uuid' }) }),
+  },
+  responses: {
+    200: {
+      description: 'Deleted',
+      content: {
+        'application/json': { schema: z.object({ factId: z.string(), deleted: z.literal(true) }) },
+      },
+    },
+    404: {
+      description:
+        'Unknown id, wrong dataset, or already invalidated: { "error": "Fact not found" }',
+      content: { 'application/json': { schema: ErrorSchema } },
+    },
+    ...errorResponses,
+  },
+});
+
+const listEntities = createRoute({
+  method: 'get',
+  path: `${MEMORY_SODA_BASE}/datasets/{dataset}/entities`,
+  summary: 'List every entity (unpaginated)',
+  description: 'Ordered by updatedAt descending, most recently mentioned first.',
+  security,
+  request: { params: datasetPath },
+  responses: {
+    200: {
+      description: 'Every entity of the dataset',
+      content: {
+        'application/json': {
+          schema: z.object({
+            entities: z.array(
+              z.object({
+                entityId: z.string(),
+                name: z.string(),
+                type: z.enum([
+                  'PERSON',
+                  'ORG',
+                  'PLACE',
+                  'PRODUCT',
+                  'SKILL',
+                  'TOPIC',
+                  'EVENT',
+                  'FOOD',
+                  'ROLE',
+                  'CONCEPT',
+                  'THING',
+                  'DATE',
+                ]),
+              }),
+            ),
+          }),
+        },
+      },
+    },
+    ...errorResponses,
+  },
+});
+
+const entityFacts = createRoute({
+  method: 'get',
+  path: `${MEMORY_SODA_BASE}/datasets/{dataset}/entities/{name}/facts`,
+  summary: 'Every live fact touching a named entity',
+  description:
+    'As subject or object. The name is lower-cased server-side, otherwise exact (a lookup, not a search). An unknown entity returns { "facts": [] }.',
+  security,
+  request: {
+    params: z.object({
+      dataset: datasetParam,
+      name: z
+        .string()
+        .min(1, 'must not be empty')
+        .max(500, 'must be at most 500 characters')
+        .openapi({ example: 'honda civic' }),
+    }),
+  },
+  responses: {
+    200: {
+      description: 'The live facts',
+      content: { 'application/json': { schema: z.object({ facts: z.array(FactSchema) }) } },
+    },
+    ...errorResponses,
+  },
+});
+
+/** The documented fact object: exactly these fields, in this order. */
+function toMemorySodaFact(f: MemorySodaFactFragment) {
+  return {
+    factId: f.factId,
+    subject: f.subject,
+    predicate: f.predicate,
+    object: f.object,
+    objectIsEntity: f.objectIsEntity,
+    confidence: f.confidence,
+    sourceQuote: f.sourceQuote,
+    validAt: f.validAt,
+    validUntil: f.validUntil,
+    invalidAt: f.invalidAt,
+    episodeId: f.episodeId,
+  };
+}
+
+export function memorySodaRoutes() {
+  const app = new OpenAPIHono<GatewayEnv>({
+    defaultHook: (result, c) => {
+      if (!result.success)
+        return errorResponse(c, 'memorySoda', 'BAD_USER_INPUT', describeIssues(result.error));
+    },
+  });
+  app.onError((error, c) => errorResponseFor(c, 'memorySoda', error));
+
+  app.openapi(listFacts, async (c) => {
+    const { dataset } = c.req.valid('param');
+    const query = c.req.valid('query');
+    const data = await runOperation(c.get('requestContext'), MemorySodaListFactsDocument, {
+      dataset,
+      q: query.q ?? null,
+      first: query.limit ?? 50,
+      includeInvalidated: query.includeInvalidated ?? false,
+      asOf: query.asOf?.toISOString() ?? null,
+      episodeId: query.episodeId ?? null,
+    });
+    const facts = data.dataset?.facts;
+    return c.json(
+      {
+        facts: (facts?.edges ?? []).map((e) => toMemorySodaFact(e.node)),
+        total: facts?.totalCount ?? 0,
+      },
+      200,
+    );
+  });
+
+  app.openapi(deleteFact, async (c) => {
+    const { dataset, factId } = c.req.valid('param');
+    const data = await runOperation(c.get('requestContext'), MemorySodaDeleteFactDocument, {
+      dataset,
+      factId,
+    });
+    return c.json({ factId: data.deleteFact.factId, deleted: true as const }, 200);
+  });
+
+  app.openapi(listEntities, async (c) => {
+    const { dataset } = c.req.valid('param');
+    const data = await runOperation(c.get('requestContext'), MemorySodaListEntitiesDocument, {
+      dataset,
+    });
+    return c.json(
+      {
+        entities: (data.dataset?.allEntities ?? []).map((e) => ({
+          entityId: e.entityId,
+          name: e.name,
+          type: e.type,
+        })),
+      },
+      200,
+    );
+  });
+
+  app.openapi(entityFacts, async (c) => {
+    const { dataset, name } = c.req.valid('param');
+    const data = await runOperation(c.get('requestContext'), MemorySodaEntityFactsDocument, {
+      dataset,
+      name,
+    });
+    return c.json({ facts: (data.dataset?.entity?.facts ?? []).map(toMemorySodaFact) }, 200);
+  });
+
+  return app;
+}

@@ -1,0 +1,145 @@
+import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
+import { SupaCloudListMemoriesDocument } from '../generated/operations.js';
+import type { GatewayEnv } from '../http/env.js';
+import { errorResponse, errorResponseFor } from './errorBodies.js';
+import { booleanParam, describeIssues, rfc3339Param } from './params.js';
+import { runOperation } from './runOperation.js';
+
+/**
+ * SupaCloud's memories API (seeds/supacloud-memories-api.txt): GET /api/memories lists
+ * the key's workspace's memories (every dataset) as snake_case objects with every listed
+ * field (`null` where empty), newest first. Errors are `{ "code", "error", "details" }`.
+ */
+const ERROR_CODES = [
+  'not_found',
+  'unauthorized',
+  'forbidden',
+  'license_required',
+  'license_expired',
+  'bad_request',
+  'unprocessable',
+  'precondition_failed',
+  'conflict',
+  'method_not_allowed',
+  'rate_limited',
+  'too_many_requests',
+  'quota_exceeded',
+  'database_error',
+  'docker_error',
+  'vault_error',
+  'internal_error',
+] as const;
+
+const ApiErrorBody = z
+  .object({
+    code: z.enum(ERROR_CODES).openapi({ description: 'Machine-readable, stable error code.' }),
+    details: z.null(),
+    error: z
+      .string()
+      .openapi({ description: "Human-readable message (the server's English text)." }),
+  })
+  .openapi('ApiErrorBody');
+
+const dateTime = z.string().openapi({ format: 'date-time' });
+const uuid = z.string().openapi({ format: 'uuid' });
+
+const Memory = z
+  .object({
+    archived_at: dateTime.nullable(),
+    created_at: dateTime,
+    id: uuid,
+    importance: z.number().openapi({ format: 'double' }),
+    last_used_at: dateTime.nullable(),
+    memory_kind: z.string(),
+    pinned: z.boolean(),
+    project_id: uuid.nullable(),
+    salience: z.number().openapi({ format: 'double' }),
+    scope: z.string(),
+    source_id: uuid.nullable(),
+    source_type: z.string(),
+    superseded_by: uuid.nullable(),
+    text: z.string(),
+    updated_at: dateTime,
+    user_id: uuid.nullable(),
+    valid_from: dateTime,
+    valid_until: dateTime.nullable(),
+    version: z.number().int().openapi({ format: 'int32' }),
+    workspace_id: uuid,
+  })
+  .openapi('Memory');
+
+const errorContent = { 'application/json': { schema: ApiErrorBody } };
+
+const listMemories = createRoute({
+  method: 'get',
+  path: '/api/memories',
+  summary: "List the workspace's memories",
+  description:
+    "Optionally including archived ones and optionally as of an instant on the validity axis. Absent `as_of`: the live view (valid_until null or in the future, not archived). `as_of`: validity membership at that instant (valid_from <= as_of < valid_until) with today's metadata. Newest (created_at) first.",
+  security: [{ Bearer: [] }],
+  request: {
+    query: z.object({
+      include_archived: booleanParam.optional().openapi({ type: 'boolean' }),
+      as_of: rfc3339Param.optional().openapi({
+        type: 'string',
+        format: 'date-time',
+        description: 'An RFC3339 (UTC) instant. An invalid value is a 400.',
+      }),
+    }),
+  },
+  responses: {
+    200: {
+      description: 'List of workspace memories',
+      content: { 'application/json': { schema: z.array(Memory) } },
+    },
+    400: { description: 'Structured client error', content: errorContent },
+    401: { description: 'Authentication required', content: errorContent },
+    403: { description: 'Permission denied', content: errorContent },
+    500: { description: 'Structured server error', content: errorContent },
+  },
+});
+
+export function supaCloudRoutes() {
+  const app = new OpenAPIHono<GatewayEnv>({
+    defaultHook: (result, c) => {
+      if (!result.success)
+        return errorResponse(c, 'supaCloud', 'BAD_USER_INPUT', describeIssues(result.error));
+    },
+  });
+  app.onError((error, c) => errorResponseFor(c, 'supaCloud', error));
+
+  app.openapi(listMemories, async (c) => {
+    const query = c.req.valid('query');
+    const data = await runOperation(c.get('requestContext'), SupaCloudListMemoriesDocument, {
+      includeArchived: query.include_archived ?? false,
+      asOf: query.as_of?.toISOString() ?? null,
+    });
+    return c.json(
+      data.allMemories.map((m) => ({
+        archived_at: m.archivedAt,
+        created_at: m.createdAt,
+        id: m.memoryId,
+        importance: m.importance,
+        last_used_at: m.lastUsedAt,
+        memory_kind: m.memoryKind,
+        pinned: m.pinned,
+        project_id: m.projectId,
+        salience: m.salience,
+        scope: m.scope,
+        source_id: m.sourceId,
+        source_type: m.sourceType,
+        superseded_by: m.supersededBy,
+        text: m.text,
+        updated_at: m.updatedAt,
+        user_id: m.userId,
+        valid_from: m.validFrom,
+        valid_until: m.validUntil,
+        version: m.version,
+        workspace_id: m.workspaceId,
+      })),
+      200,
+    );
+  });
+
+  return app;
+}

@@ -1,0 +1,428 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import {
+  EntitiesDocument,
+  EntityWithFactsDocument,
+  FactsDocument,
+} from '../../src/generated/operations.js';
+import { openTestGateway, type TestGateway } from '../helpers/gateway.js';
+
+const BASE = '/v1/memory/semantic';
+const TOYOTA = '3a91c6e8-0f2d-4b57-a8e3-5d1c9b7f2a40';
+const FAMILY_CAR = '6c1a8e3d-5f27-4b90-8d46-e2b7c9a5d138';
+const EPISODE_TOYOTA = '8b21f0c4-5d2e-4a7b-9c31-2f6e8d4a1b07';
+const FACT_FIELDS = [
+  'factId',
+  'subject',
+  'predicate',
+  'object',
+  'objectIsEntity',
+  'confidence',
+  'sourceQuote',
+  'validAt',
+  'validUntil',
+  'invalidAt',
+  'episodeId',
+];
+
+let t: TestGateway;
+let key: string;
+let reader: string;
+let stranger: string;
+
+beforeAll(async () => {
+  t = await openTestGateway({ demoWorkspaces: ['development', 'other'] });
+  key = await t.key('development', ['read', 'write']);
+  reader = await t.key('development', ['read']);
+  stranger = await t.key('other', ['read', 'write']);
+});
+
+async function get(path: string, k: string | null = key) {
+  const response = await t.request(path, { key: k });
+  return { status: response.status, body: await response.json(), headers: response.headers };
+}
+
+describe("the document's curl examples, as written, against the demo", () => {
+  it('current facts', async () => {
+    const { status, body } = await get(`${BASE}/datasets/user_42/facts`);
+    expect(status).toBe(200);
+    expect(body.total).toBe(3);
+    expect(body.facts.map((f: { factId: string }) => f.factId)).toEqual([
+      TOYOTA,
+      FAMILY_CAR,
+      '2f7c4e9a-8b13-4d65-9c2e-a5d8b1f63e70',
+    ]);
+    expect(body.facts[0]).toEqual({
+      factId: TOYOTA,
+      subject: 'user',
+      predicate: 'is interested in',
+      object: 'toyota corolla hybrid',
+      objectIsEntity: true,
+      confidence: 0.9,
+      sourceQuote: 'yeah the corola hybrid looks great',
+      validAt: '2026-08-16T09:14:02.000Z',
+      validUntil: null,
+      invalidAt: null,
+      episodeId: EPISODE_TOYOTA,
+    });
+    for (const fact of body.facts) expect(Object.keys(fact)).toEqual(FACT_FIELDS);
+  });
+
+  it('keyword filter: q=car&limit=20', async () => {
+    const { body } = await get(`${BASE}/datasets/user_42/facts?q=car&limit=20`);
+    expect(body).toMatchObject({
+      total: 1,
+      facts: [{ factId: FAMILY_CAR, object: 'a family car' }],
+    });
+  });
+
+  it('full history: includeInvalidated=true', async () => {
+    const { body } = await get(`${BASE}/datasets/user_42/facts?includeInvalidated=true`);
+    expect(body.total).toBe(7);
+    expect(
+      body.facts.filter((f: { invalidAt: string | null }) => f.invalidAt !== null),
+    ).toHaveLength(2);
+  });
+
+  it('what did we believe on 1 June: asOf=2026-06-01', async () => {
+    const { body } = await get(`${BASE}/datasets/user_42/facts?asOf=2026-06-01`);
+    expect(body.total).toBe(5);
+    expect(body.facts.map((f: { object: string }) => f.object)).toEqual([
+      '20000 euros',
+      'a family car',
+      'honda civic',
+      'honda',
+      'berlin',
+    ]);
+  });
+
+  it('provenance: everything one episode produced, whatever its state', async () => {
+    const { body } = await get(`${BASE}/datasets/user_42/facts?episodeId=${EPISODE_TOYOTA}`);
+    expect(body.total).toBe(2);
+    expect(body.facts.map((f: { predicate: string }) => f.predicate)).toEqual([
+      'will test drive',
+      'is interested in',
+    ]);
+    const asOf = await get(
+      `${BASE}/datasets/user_42/facts?episodeId=${EPISODE_TOYOTA}&asOf=2026-09-01`,
+    );
+    expect(asOf.body.total).toBe(1);
+  });
+
+  it('entities, most recently mentioned first, every one', async () => {
+    const { status, body } = await get(`${BASE}/datasets/user_42/entities`);
+    expect(status).toBe(200);
+    expect(body.entities).toEqual([
+      { entityId: 'e9b3c7d2-1a48-4e6f-b925-3c8d7a1e6f04', name: 'user', type: 'PERSON' },
+      {
+        entityId: 'c1f2a9e4-3b7d-4e21-8f60-d5c4b3a29e18',
+        name: 'toyota corolla hybrid',
+        type: 'PRODUCT',
+      },
+      { entityId: 'd4a7e2b1-9c35-4f8d-a6e0-7b2c1d9f4e53', name: 'honda civic', type: 'PRODUCT' },
+      { entityId: 'b6e4a2c9-8d17-4f53-9a08-1c7e5d3b9f26', name: 'honda', type: 'ORG' },
+      { entityId: 'f2c8d1e7-4b93-4a0e-8d26-9e5a3c7b1f82', name: 'berlin', type: 'PLACE' },
+    ]);
+  });
+
+  it('entity facts: "Honda Civic", "honda civic" and "toyota%20corolla%20hybrid"', async () => {
+    const civic = await get(`${BASE}/datasets/user_42/entities/honda%20civic/facts`);
+    expect(civic.body.facts.map((f: { predicate: string }) => f.predicate)).toEqual(['is made by']);
+    expect((await get(`${BASE}/datasets/user_42/entities/Honda%20Civic/facts`)).body).toEqual(
+      civic.body,
+    );
+    const toyota = await get(`${BASE}/datasets/user_42/entities/toyota%20corolla%20hybrid/facts`);
+    // Live only: the future test drive is left out.
+    expect(toyota.body.facts.map((f: { factId: string }) => f.factId)).toEqual([TOYOTA]);
+    expect(Object.keys(toyota.body.facts[0])).toEqual(FACT_FIELDS);
+  });
+
+  it('an unknown entity is 200 { "facts": [] }, not 404; so is a partial name', async () => {
+    expect(await get(`${BASE}/datasets/user_42/entities/tesla/facts`)).toMatchObject({
+      status: 200,
+      body: { facts: [] },
+    });
+    expect((await get(`${BASE}/datasets/user_42/entities/honda%20civ/facts`)).body).toEqual({
+      facts: [],
+    });
+  });
+
+  it('soft delete: 200 once, then 404 "Fact not found"; the fact stays in the history', async () => {
+    const del = () =>
+      t.request(`${BASE}/datasets/user_42/facts/${FAMILY_CAR}`, { method: 'DELETE', key });
+    const first = await del();
+    expect(first.status).toBe(200);
+    expect(await first.json()).toEqual({ factId: FAMILY_CAR, deleted: true });
+    const second = await del();
+    expect(second.status).toBe(404);
+    expect(await second.json()).toEqual({ error: 'Fact not found' });
+    const live = await get(`${BASE}/datasets/user_42/facts`);
+    expect(live.body.facts.map((f: { factId: string }) => f.factId)).not.toContain(FAMILY_CAR);
+    const history = await get(`${BASE}/datasets/user_42/facts?includeInvalidated=true`);
+    expect(
+      history.body.facts.find((f: { factId: string }) => f.factId === FAMILY_CAR).invalidAt,
+    ).toMatch(/Z$/);
+  });
+});
+
+describe('DELETE errors', () => {
+  it('unknown id and a fact of another dataset: 404', async () => {
+    const unknown = await t.request(
+      `${BASE}/datasets/user_42/facts/00000000-0000-4000-8000-000000000000`,
+      {
+        method: 'DELETE',
+        key,
+      },
+    );
+    expect([unknown.status, await unknown.json()]).toEqual([404, { error: 'Fact not found' }]);
+    const wrongDataset = await t.request(`${BASE}/datasets/user_43/facts/${TOYOTA}`, {
+      method: 'DELETE',
+      key,
+    });
+    expect([wrongDataset.status, await wrongDataset.json()]).toEqual([
+      404,
+      { error: 'Fact not found' },
+    ]);
+  });
+
+  it('needs the write scope: 403', async () => {
+    const response = await t.request(`${BASE}/datasets/user_42/facts/${TOYOTA}`, {
+      method: 'DELETE',
+      key: reader,
+    });
+    expect(response.status).toBe(403);
+    expect(await response.json()).toEqual({ error: 'This operation needs the "write" scope' });
+  });
+
+  it("another workspace's key cannot delete this workspace's fact", async () => {
+    const response = await t.request(`${BASE}/datasets/user_42/facts/${TOYOTA}`, {
+      method: 'DELETE',
+      key: stranger,
+    });
+    // The stranger's own workspace has the same demo ids: their copy is what they delete.
+    expect(response.status).toBe(200);
+    const mine = await get(`${BASE}/datasets/user_42/facts`);
+    expect(mine.body.facts.map((f: { factId: string }) => f.factId)).toContain(TOYOTA);
+  });
+});
+
+describe('bad input: 400 { "error" } naming the parameter; nothing reaches the store', () => {
+  it.each([
+    ['limit=0', /limit: must be between 1 and 100/],
+    ['limit=101', /limit: must be between 1 and 100/],
+    ['limit=abc', /limit: must be a whole number/],
+    ['limit=1.5', /limit/],
+    ['includeInvalidated=yes', /includeInvalidated: must be true or false/],
+    ['asOf=garbage', /asOf: must be an ISO 8601 date/],
+    ['asOf=2026-06-01T00:00:00', /asOf/],
+    [`q=${'a'.repeat(1001)}`, /q: must be at most 1000 characters/],
+    ['episodeId=8b21…', /episodeId: must be a UUID/],
+    ['q[$ne]=x', null],
+  ])('%s', async (query, message) => {
+    const { status, body } = await get(`${BASE}/datasets/user_42/facts?${query}`);
+    if (message === null) {
+      // An operator-looking parameter name is just an unknown parameter, ignored.
+      expect(status).toBe(200);
+      expect(body.total).toBeGreaterThan(0);
+      return;
+    }
+    expect(status).toBe(400);
+    expect(Object.keys(body)).toEqual(['error']);
+    expect(body.error).toMatch(message);
+  });
+
+  it('q of exactly 1000 characters is fine', async () => {
+    expect(await get(`${BASE}/datasets/user_42/facts?q=${'a'.repeat(1000)}`)).toMatchObject({
+      status: 200,
+      body: { total: 0 },
+    });
+  });
+
+  it('a factId that is not a UUID', async () => {
+    const response = await t.request(`${BASE}/datasets/user_42/facts/3a91…`, {
+      method: 'DELETE',
+      key,
+    });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({ error: 'factId: must be a UUID' });
+  });
+
+  it('broken percent-encoding in a path segment names the parameter', async () => {
+    expect(await get(`${BASE}/datasets/user%E0%A4%A/facts`)).toMatchObject({
+      status: 400,
+      body: { error: expect.stringMatching(/^dataset: malformed percent-encoding/) },
+    });
+    expect(await get(`${BASE}/datasets/user_42/entities/bad%2/facts`)).toMatchObject({
+      status: 400,
+      body: { error: expect.stringMatching(/^name: malformed percent-encoding/) },
+    });
+  });
+});
+
+describe('auth, routes and methods', () => {
+  it('missing or bad key: 401 { "error" }', async () => {
+    expect(await get(`${BASE}/datasets/user_42/facts`, null)).toEqual({
+      status: 401,
+      body: { error: 'Missing API key: send Authorization: Bearer <key>' },
+      headers: expect.anything(),
+    });
+    const bad = await get(`${BASE}/datasets/user_42/facts`, 'mk_nope');
+    expect([bad.status, Object.keys(bad.body)]).toEqual([401, ['error']]);
+  });
+
+  it('unknown route: 404 { "error" }; wrong method: 405 with Allow', async () => {
+    expect(await get(`${BASE}/datasets/user_42/nothing`)).toMatchObject({
+      status: 404,
+      body: { error: expect.any(String) },
+    });
+    const post = await t.request(`${BASE}/datasets/user_42/facts`, { method: 'POST', key });
+    expect(post.status).toBe(405);
+    expect(post.headers.get('allow')).toBe('GET');
+    expect(Object.keys(await post.json())).toEqual(['error']);
+    const put = await t.request(`${BASE}/datasets/user_42/facts/${TOYOTA}`, { method: 'PUT', key });
+    expect([put.status, put.headers.get('allow')]).toEqual([405, 'DELETE']);
+  });
+
+  it("another workspace's key sees nothing of this one", async () => {
+    await t.request('/v1/memory/semantic/datasets/private-notes/facts', { key });
+    const lines = [
+      {
+        type: 'fact',
+        dataset: 'private-notes',
+        factId: '99999999-9999-4999-8999-999999999999',
+        subject: 'ceo',
+        predicate: 'plans',
+        object: 'merger',
+        confidence: 1,
+        validAt: '2026-01-01',
+      },
+      { type: 'entity', dataset: 'private-notes', name: 'merger', entityType: 'EVENT' },
+    ];
+    const { importJsonl } = await import('../../src/transfer/importJsonl.js');
+    await importJsonl(t.database.collections, {
+      workspace: 'development',
+      content: lines.map((l) => JSON.stringify(l)).join('\n'),
+    });
+    expect((await get(`${BASE}/datasets/private-notes/facts`)).body.total).toBe(1);
+    expect((await get(`${BASE}/datasets/private-notes/facts`, stranger)).body).toEqual({
+      facts: [],
+      total: 0,
+    });
+    expect(
+      (await get(`${BASE}/datasets/private-notes/facts?includeInvalidated=true`, stranger)).body
+        .total,
+    ).toBe(0);
+    expect((await get(`${BASE}/datasets/private-notes/entities`, stranger)).body).toEqual({
+      entities: [],
+    });
+    expect(
+      (await get(`${BASE}/datasets/private-notes/entities/merger/facts`, stranger)).body,
+    ).toEqual({ facts: [] });
+    const del = await t.request(
+      `${BASE}/datasets/private-notes/facts/99999999-9999-4999-8999-999999999999`,
+      {
+        method: 'DELETE',
+        key: stranger,
+      },
+    );
+    expect(del.status).toBe(404);
+    expect((await get(`${BASE}/datasets/private-notes/facts`)).body.total).toBe(1);
+  });
+});
+
+describe('awkward dataset and entity names', () => {
+  const names = [
+    'a/b',
+    'what?',
+    'hash#tag',
+    '100%',
+    'two words',
+    'Zürich ünïcödé',
+    '東京',
+    'a/b?c#d%e f',
+  ];
+
+  beforeAll(async () => {
+    const { importJsonl } = await import('../../src/transfer/importJsonl.js');
+    const lines = names.flatMap((dataset, i) => [
+      { type: 'entity', dataset, name: `Thing ${dataset}`, entityType: 'THING' },
+      {
+        type: 'fact',
+        dataset,
+        factId: `00000000-0000-4000-8000-${(i + 1).toString().padStart(12, '0')}`,
+        subject: `thing ${dataset}`,
+        predicate: 'is in',
+        object: dataset,
+        confidence: 1,
+        validAt: '2026-01-01',
+      },
+    ]);
+    await importJsonl(t.database.collections, {
+      workspace: 'development',
+      content: lines.map((l) => JSON.stringify(l)).join('\n'),
+    });
+  });
+
+  it.each(names)(
+    '%s: one percent-encoded segment reaches exactly that dataset and entity',
+    async (name) => {
+      const dataset = encodeURIComponent(name);
+      const facts = await get(`${BASE}/datasets/${dataset}/facts`);
+      expect(facts.status).toBe(200);
+      expect(facts.body.facts.map((f: { object: string }) => f.object)).toEqual([name]);
+      const entities = await get(`${BASE}/datasets/${dataset}/entities`);
+      expect(entities.body.entities.map((e: { name: string }) => e.name)).toEqual([
+        `thing ${name.toLowerCase()}`,
+      ]);
+      const entityFacts = await get(
+        `${BASE}/datasets/${dataset}/entities/${encodeURIComponent(`Thing ${name}`)}/facts`,
+      );
+      expect(entityFacts.body.facts).toHaveLength(1);
+    },
+  );
+});
+
+describe('parity: the REST body is the GraphQL answer reshaped', () => {
+  const pick = (f: Record<string, unknown>) =>
+    Object.fromEntries(FACT_FIELDS.map((k) => [k, f[k]]));
+
+  it.each([
+    ['', {}],
+    ['?includeInvalidated=true', { includeInvalidated: true }],
+    ['?asOf=2026-06-01', { asOf: '2026-06-01' }],
+    ['?q=user&limit=2', { q: 'user', first: 2 }],
+    [`?episodeId=${EPISODE_TOYOTA}`, { episodeId: EPISODE_TOYOTA }],
+  ])('facts%s', async (query, variables) => {
+    const rest = await get(`${BASE}/datasets/user_42/facts${query}`);
+    const gql = await t.graphql(
+      FactsDocument,
+      { dataset: 'user_42', first: 50, ...variables },
+      key,
+    );
+    const facts = gql.body.data!.dataset!.facts;
+    expect(rest.body).toEqual({
+      facts: facts.edges.map((e) => pick(e.node)),
+      total: facts.totalCount,
+    });
+  });
+
+  it('entities and entity facts', async () => {
+    const rest = await get(`${BASE}/datasets/user_42/entities`);
+    const gql = await t.graphql(EntitiesDocument, { dataset: 'user_42', first: 100 }, key);
+    expect(rest.body.entities).toEqual(
+      gql.body.data!.dataset!.entities.edges.map(({ node }) => ({
+        entityId: node.entityId,
+        name: node.name,
+        type: node.type,
+      })),
+    );
+    const restFacts = await get(`${BASE}/datasets/user_42/entities/user/facts`);
+    const gqlFacts = await t.graphql(
+      EntityWithFactsDocument,
+      { dataset: 'user_42', name: 'user' },
+      key,
+    );
+    expect(restFacts.body.facts.map((f: { factId: string }) => f.factId)).toEqual(
+      gqlFacts.body.data!.dataset!.entity!.facts.map((f) => f.factId),
+    );
+  });
+});

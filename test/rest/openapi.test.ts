@@ -1,0 +1,90 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { openTestGateway, type TestGateway } from '../helpers/gateway.js';
+
+let t: TestGateway;
+let doc: {
+  openapi: string;
+  paths: Record<
+    string,
+    Record<
+      string,
+      { parameters?: { name: string; in: string }[]; responses: Record<string, unknown> }
+    >
+  >;
+};
+
+beforeAll(async () => {
+  t = await openTestGateway({ demoWorkspaces: [] });
+  const response = await t.request('/openapi.json');
+  expect(response.status).toBe(200);
+  doc = await response.json();
+});
+
+describe('/openapi.json', () => {
+  it('is OpenAPI 3.1 and describes exactly the REST routes, with their methods', () => {
+    expect(doc.openapi).toBe('3.1.0');
+    const routes = Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`),
+    );
+    expect(routes.sort()).toEqual([
+      'DELETE /v1/memory/semantic/datasets/{dataset}/facts/{factId}',
+      'GET /api/memories',
+      'GET /v1/memory/semantic/datasets/{dataset}/entities',
+      'GET /v1/memory/semantic/datasets/{dataset}/entities/{name}/facts',
+      'GET /v1/memory/semantic/datasets/{dataset}/facts',
+    ]);
+  });
+
+  it('names every parameter the routes accept, where they accept it', () => {
+    const params = (path: string, method = 'get') =>
+      (doc.paths[path]![method]!.parameters ?? []).map((p) => `${p.in}:${p.name}`).sort();
+    expect(params('/v1/memory/semantic/datasets/{dataset}/facts')).toEqual(
+      [
+        'path:dataset',
+        'query:asOf',
+        'query:episodeId',
+        'query:includeInvalidated',
+        'query:limit',
+        'query:q',
+      ].sort(),
+    );
+    expect(params('/v1/memory/semantic/datasets/{dataset}/facts/{factId}', 'delete')).toEqual([
+      'path:dataset',
+      'path:factId',
+    ]);
+    expect(params('/v1/memory/semantic/datasets/{dataset}/entities/{name}/facts')).toEqual([
+      'path:dataset',
+      'path:name',
+    ]);
+    expect(params('/api/memories')).toEqual(['query:as_of', 'query:include_archived']);
+  });
+
+  it("documents the error responses in each surface's shape", () => {
+    const text = JSON.stringify(doc);
+    expect(text).toContain('MemorySodaError');
+    expect(text).toContain('ApiErrorBody');
+    expect(
+      Object.keys(
+        doc.paths['/v1/memory/semantic/datasets/{dataset}/facts/{factId}']!.delete!.responses,
+      ),
+    ).toContain('404');
+  });
+});
+
+describe('/docs', () => {
+  it('is an interactive page whose assets the gateway serves itself (no CDN)', async () => {
+    const page = await t.request('/docs');
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    const sources = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!);
+    expect(sources.length).toBeGreaterThanOrEqual(2);
+    for (const source of sources) {
+      expect(source.startsWith('/')).toBe(true);
+      const asset = await t.request(source);
+      expect(asset.status, source).toBe(200);
+      expect((await asset.text()).length).toBeGreaterThan(1000);
+    }
+    expect(html).not.toMatch(/https?:\/\//);
+    expect(html).toContain("url: '/openapi.json'");
+  });
+});
