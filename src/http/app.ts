@@ -1,7 +1,8 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { createRequestContext, unauthenticated } from '../context.js';
-import { errorResponse, type Surface } from '../rest/errorBodies.js';
+import { maskError } from '../errors.js';
+import { errorResponse, errorResponseFor, type Surface } from '../rest/errorBodies.js';
 import { MEMORY_SODA_BASE, memorySodaRoutes } from '../rest/memorySoda.js';
 import { supaCloudRoutes } from '../rest/supaCloud.js';
 import type { Database } from '../store/database.js';
@@ -105,6 +106,19 @@ export function createGateway(options: GatewayOptions) {
   app.on(['GET', 'POST', 'OPTIONS'], '/graphql', (c) =>
     yoga.fetch(c.req.raw, c.get('requestContext')),
   );
+
+  // Failures outside a route's own handler (building the context reads the key from the
+  // database) are answered in the shape of the surface they hit.
+  app.onError((error, c) => {
+    const surface = surfaceOf(c.req.path);
+    if (surface) return errorResponseFor(c, surface, error);
+    const masked = maskError(error);
+    const status = masked.extensions.code === 'DATABASE_UNAVAILABLE' ? 503 : 500;
+    return c.json(
+      { errors: [{ message: masked.message, extensions: { code: masked.extensions.code } }] },
+      status,
+    );
+  });
 
   app.notFound((c) => {
     const surface = surfaceOf(c.req.path);

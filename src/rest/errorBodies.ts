@@ -1,6 +1,12 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { ERROR_STATUS, type ErrorCode, GatewayError, GENERIC_ERROR_MESSAGE } from '../errors.js';
+import {
+  ERROR_STATUS,
+  type ErrorCode,
+  GatewayError,
+  GENERIC_ERROR_MESSAGE,
+  maskError,
+} from '../errors.js';
 
 /**
  * Each REST surface's error body. Memory Soda answers `{ "error": message }`; SupaCloud
@@ -45,8 +51,15 @@ export function errorResponse(
   );
 }
 
-/** Any error thrown by an adapter: a GatewayError keeps its code; anything else is masked. */
+/**
+ * Any error thrown on a REST route: a GatewayError keeps its code; anything else goes
+ * through the one masking function (a lost database is 503, the rest a generic 500).
+ */
 export function errorResponseFor(c: Context, surface: Surface, error: unknown): Response {
   if (error instanceof GatewayError) return errorResponse(c, surface, error.code, error.message);
-  return errorResponse(c, surface, 'INTERNAL_SERVER_ERROR', GENERIC_ERROR_MESSAGE);
+  const masked = maskError(error);
+  const code = masked.extensions.code as ErrorCode;
+  return code in ERROR_STATUS
+    ? errorResponse(c, surface, code, masked.message)
+    : errorResponse(c, surface, 'INTERNAL_SERVER_ERROR', GENERIC_ERROR_MESSAGE);
 }

@@ -1,0 +1,201 @@
+import { existsSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { type ServerType, serve } from '@hono/node-server';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadDemoDataset } from '../../src/demo/seed.js';
+import { createGateway } from '../../src/http/app.js';
+import { createApiKey } from '../../src/store/workspaces.js';
+import { openTestDatabase } from '../helpers/database.js';
+
+/**
+ * GraphiQL end to end, in a real headless Chromium (Debian's /usr/bin/chromium, see
+ * .ci/install-chromium.sh) against a real listener on loopback. Every request that is not
+ * for the test server is aborted and recorded, and the browser cannot resolve any host
+ * name, so a passing run proves the page works with no internet access: its JS, CSS and
+ * Monaco workers are all served inline by the gateway itself.
+ *
+ * Deliberately no skip: without Chromium this file fails.
+ */
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const PAGE_TIMEOUT = 60_000;
+
+// Pinned in time so the count does not depend on the clock: at this instant three demo
+// facts are live (the budget expired on 2026-09-01, the test drive starts in 2027, two
+// others were invalidated earlier in 2026).
+const QUERY = `{
+  dataset(name: "user_42") {
+    facts(asOf: "2026-10-01T00:00:00Z") {
+      totalCount
+      edges { node { subject predicate object } }
+    }
+  }
+}`;
+
+let server: ServerType | null = null;
+/** Launched inside the test, not in a hook, so a missing Chromium fails the test itself. */
+let browser: Browser | null = null;
+let origin = '';
+let key = '';
+
+/** Requests the page tried to make to anything but the test server (all aborted). */
+const foreignRequests: string[] = [];
+/** Every request the browser context made, as seen by Playwright. */
+const allRequests: string[] = [];
+const pageErrors: string[] = [];
+
+function isLocal(url: string): boolean {
+  const u = new URL(url);
+  if (u.protocol === 'data:' || u.protocol === 'blob:') return true;
+  return u.origin === origin;
+}
+
+/**
+ * The text of a Monaco editor's rendered lines, non-breaking spaces made plain. Lines are
+ * concatenated (no newlines), so only match text within one line.
+ */
+async function editorText(page: Page, selector: string): Promise<string> {
+  const text = await page.locator(`${selector} .view-lines`).first().textContent();
+  return (text ?? '').replace(/\u00a0/g, ' ');
+}
+
+async function launchChromium(): Promise<Browser> {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`Chromium not found at ${CHROMIUM}; run .ci/install-chromium.sh`);
+  }
+
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    timeout: PAGE_TIMEOUT,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--disable-dev-shm-usage',
+      // Belt and braces: even a request Playwright's routing did not see cannot leave.
+      '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1',
+    ],
+  });
+}
+
+beforeAll(async () => {
+  const database = await openTestDatabase();
+  await loadDemoDataset(database.collections, 'acme');
+  key = (await createApiKey(database.collections, 'acme', ['read'])).key;
+  const gateway = createGateway({
+    database,
+    graphiqlHeaders: { Authorization: `Bearer ${key}` },
+  });
+
+  const port = await new Promise<number>((resolve, reject) => {
+    const s = serve({ fetch: gateway.fetch, port: 0, hostname: '127.0.0.1' }, (info) =>
+      resolve(info.port),
+    );
+    s.once('error', reject);
+    server = s;
+  });
+  const address = server!.address() as AddressInfo;
+  expect(address.port).toBe(port);
+  origin = `http://127.0.0.1:${port}`;
+});
+
+afterAll(async () => {
+  await browser?.close();
+  const s = server;
+  if (s) {
+    if ('closeAllConnections' in s) s.closeAllConnections();
+    await new Promise<void>((resolve) => s.close(() => resolve()));
+  }
+});
+
+describe('GraphiQL in a browser, offline', () => {
+  it('loads from the gateway alone and runs a query with the prefilled key', async () => {
+    browser = await launchChromium();
+    const context = await browser.newContext({ viewport: { width: 1600, height: 1200 } });
+    try {
+      context.on('request', (request) => {
+        allRequests.push(`${request.method()} ${request.url()}`);
+      });
+      const page = await context.newPage();
+      page.setDefaultTimeout(PAGE_TIMEOUT);
+      page.on('pageerror', (error) => pageErrors.push(error.message));
+      await page.route('**/*', (route) => {
+        const url = route.request().url();
+        if (isLocal(url)) return route.continue();
+        foreignRequests.push(url);
+        return route.abort('internetdisconnected');
+      });
+
+      // A normal navigation (Accept: text/html); GraphiQL reads ?query= on load.
+      const response = await page.goto(`${origin}/graphql?query=${encodeURIComponent(QUERY)}`, {
+        waitUntil: 'load',
+        timeout: PAGE_TIMEOUT,
+      });
+      expect(response?.status()).toBe(200);
+      expect(response?.headers()['content-type']).toMatch(/text\/html/);
+      await expect
+        .poll(() => page.title(), { timeout: PAGE_TIMEOUT })
+        .toBe('Memory gateway GraphiQL');
+
+      // The query editor has rendered, with the query from the URL.
+      const queryEditor = '.graphiql-query-editor';
+      await page.locator(`${queryEditor} .view-lines`).first().waitFor({ state: 'visible' });
+      await expect
+        .poll(() => editorText(page, queryEditor), { timeout: PAGE_TIMEOUT })
+        .toContain('dataset(name: "user_42")');
+
+      // The headers editor is prefilled with the key.
+      await page.getByRole('button', { name: 'Headers' }).click();
+      // The tool pane holds both editors; the variables one is hidden.
+      const headersEditor = '.graphiql-editor-tool .graphiql-editor:not(.hidden)';
+      await expect
+        .poll(() => editorText(page, headersEditor), { timeout: PAGE_TIMEOUT })
+        .toContain(`"Authorization": "Bearer ${key}"`);
+
+      // Run it with the execute button and wait for the gateway's answer.
+      const answer = page.waitForResponse(
+        (r) =>
+          r.url().startsWith(`${origin}/graphql`) &&
+          r.request().method() === 'POST' &&
+          (r.request().postData() ?? '').includes('user_42'),
+        { timeout: PAGE_TIMEOUT },
+      );
+      await page.locator('.graphiql-execute-button').click();
+      const result = await answer;
+      expect(result.status()).toBe(200);
+      const body = (await result.json()) as {
+        data?: { dataset: { facts: { totalCount: number } } };
+        errors?: unknown[];
+      };
+      expect(body.errors).toBeUndefined();
+      expect(body.data?.dataset.facts.totalCount).toBe(3);
+
+      // The response pane shows the data.
+      const responsePane = '.graphiql-response';
+      await expect
+        .poll(() => editorText(page, responsePane), { timeout: PAGE_TIMEOUT })
+        .toContain('toyota corolla hybrid');
+      const shown = await editorText(page, responsePane);
+      expect(shown).toContain('"totalCount": 3');
+      expect(shown).not.toContain('"errors"');
+
+      if (process.env.GRAPHIQL_SCREENSHOT) {
+        await page.screenshot({ path: process.env.GRAPHIQL_SCREENSHOT, fullPage: true });
+      }
+
+      // Offline: nothing but the test server was ever asked for.
+      expect(foreignRequests).toEqual([]);
+      const foreign = allRequests.filter((r) => !isLocal(r.slice(r.indexOf(' ') + 1)));
+      expect(foreign).toEqual([]);
+      expect(allRequests.length).toBeGreaterThan(0);
+      expect(pageErrors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  }, 180_000);
+});
