@@ -3,6 +3,7 @@ import type { Config } from './config.js';
 import { acquireEmbeddedDb, type RunningFerretDb } from './embedded/ferretdb.js';
 import { type Database, openDatabase } from './store/database.js';
 import { repairInvalidationClaims } from './store/facts.js';
+import { repairEpisodeRecords } from './store/recordEpisode.js';
 
 export interface OpenedStore {
   database: Database;
@@ -14,8 +15,9 @@ export interface OpenedStore {
 
 /**
  * Opens the configured database: MONGODB_URI when set, else the embedded FerretDB under
- * DATA_DIR (shared with any other process using that folder). Finishes any invalidation
- * whose follow-up was cut short by a crash before serving.
+ * DATA_DIR (shared with any other process using that folder). Before serving, finishes
+ * any invalidation or episode recording whose follow-up a crash cut short (both are
+ * idempotent, so a replica doing the same at the same time does no harm).
  */
 export async function openStore(
   config: Config,
@@ -33,6 +35,7 @@ export async function openStore(
     throw error;
   }
   await repairInvalidationClaims(database.collections);
+  await repairEpisodeRecords(database.collections);
   return {
     database,
     embedded,

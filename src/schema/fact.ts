@@ -3,7 +3,13 @@ import { FACT_STATES, factStateAt, resolveTemporalSelection } from '../domain/fa
 import { normalizeUuid } from '../domain/ids.js';
 import { GatewayError } from '../errors.js';
 import type { FactDoc } from '../store/documents.js';
-import { countFacts, type FactQuery, invalidateFact, listFacts } from '../store/facts.js';
+import {
+  countFacts,
+  type FactQuery,
+  invalidateFact,
+  listFacts,
+  restoreFact,
+} from '../store/facts.js';
 import { datasetNameSchema, querySchema, uuidSchema } from './args.js';
 import { builder } from './builder.js';
 import { DatasetRef } from './dataset.js';
@@ -232,6 +238,30 @@ builder.mutationField('deleteFact', (t) =>
       );
       if (!result.ok) throw new GatewayError('NOT_FOUND', 'Fact not found');
       return { factId: result.fact.factId, fact: result.fact };
+    },
+  }),
+);
+
+builder.mutationField('restoreFact', (t) =>
+  t.field({
+    type: FactRef,
+    description:
+      'Undoes a soft delete: the fact is live again (and can be deleted again). Only a deleted fact can be restored; anything else is NOT_FOUND. Needs the admin scope.',
+    args: {
+      dataset: t.arg.string({ required: true, validate: datasetNameSchema }),
+      id: t.arg.id({ required: true, validate: uuidSchema, description: 'The factId.' }),
+    },
+    resolve: async (_root, args, ctx) => {
+      const auth = requireAuth(ctx, 'admin');
+      const result = await restoreFact(
+        ctx.store,
+        { workspaceId: auth.workspaceId, dataset: args.dataset },
+        args.id,
+        'deleted',
+        new Date(),
+      );
+      if (!result.ok) throw new GatewayError('NOT_FOUND', 'No deleted fact with that id');
+      return result.fact;
     },
   }),
 );

@@ -6,6 +6,9 @@ import './episode.js';
 import './fact.js';
 import './memory.js';
 import './viewer.js';
+import './recordEpisode.js';
+import './erasure.js';
+import './memoryCuration.js';
 
 /** The executable schema: every domain file above adds its types and root fields. */
 export const schema = builder.toSchema();

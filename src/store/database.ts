@@ -1,12 +1,16 @@
 import { type Collection, type Db, MongoClient, type MongoClientOptions } from 'mongodb';
 import type {
   ApiKeyDoc,
+  AuditDoc,
   DatasetDoc,
   EntityDoc,
   EpisodeDoc,
+  EpisodeRecordDoc,
   FactDoc,
   InvalidationClaimDoc,
   MemoryDoc,
+  MemoryVersionDoc,
+  RestorationDoc,
   WorkspaceDoc,
 } from './documents.js';
 
@@ -20,6 +24,10 @@ export interface Collections {
   facts: Collection<FactDoc>;
   memories: Collection<MemoryDoc>;
   claims: Collection<InvalidationClaimDoc>;
+  episodeRecords: Collection<EpisodeRecordDoc>;
+  memoryVersions: Collection<MemoryVersionDoc>;
+  restorations: Collection<RestorationDoc>;
+  audit: Collection<AuditDoc>;
 }
 
 export function collections(db: Db): Collections {
@@ -32,6 +40,10 @@ export function collections(db: Db): Collections {
     facts: db.collection('facts'),
     memories: db.collection('memories'),
     claims: db.collection('claims'),
+    episodeRecords: db.collection('episodeRecords'),
+    memoryVersions: db.collection('memoryVersions'),
+    restorations: db.collection('restorations'),
+    audit: db.collection('audit'),
   };
 }
 
@@ -87,7 +99,14 @@ export const INDEXES: {
       name: 'tenant_created',
     },
   ],
-  claims: [{ key: { applied: 1 }, name: 'applied' }],
+  claims: [
+    { key: { applied: 1 }, name: 'applied' },
+    { key: { workspaceId: 1, dataset: 1, factId: 1 }, name: 'tenant_fact' },
+  ],
+  episodeRecords: [{ key: { completedAt: 1 }, name: 'completed' }],
+  memoryVersions: [{ key: { workspaceId: 1, dataset: 1, memoryId: 1 }, name: 'tenant_memory' }],
+  restorations: [{ key: { workspaceId: 1, dataset: 1, factId: 1 }, name: 'tenant_fact' }],
+  audit: [{ key: { workspaceId: 1, at: -1 }, name: 'workspace_at' }],
 };
 
 export async function ensureIndexes(c: Collections): Promise<void> {

@@ -83,6 +83,12 @@ export interface FactDoc {
   subjectKey: string;
   objectKey: string;
   predicateKey: string;
+  /**
+   * How many times a soft delete (or a supersession, by erasing the episode that caused
+   * it) was undone. Part of the invalidation claim's key, so a restored fact can be
+   * invalidated again; absent means 0.
+   */
+  restorations?: number;
 }
 
 export interface MemoryDoc {
@@ -127,4 +133,57 @@ export interface InvalidationClaimDoc {
   supersededBy: string | null;
   /** Set once the fact carries the claim's values. */
   applied: boolean;
+}
+
+/**
+ * The claim of recording one episode (`_id` = the episode's document id). It fixes the
+ * transaction time and carries the validated input, so a retry, a concurrent duplicate or
+ * the start-up repair pass completes the same work (store/recordEpisode.ts).
+ */
+export interface EpisodeRecordDoc {
+  _id: string;
+  workspaceId: string;
+  dataset: string;
+  episodeId: string;
+  recordedAt: Date;
+  /** SHA-256 of the canonical input: the same id with other content is a conflict. */
+  inputHash: string;
+  /** The canonical input, as JSON. */
+  input: string;
+  completedAt: Date | null;
+}
+
+/** The claim of the n-th version of a memory (`<memory _id>:v<n>`), with what it sets. */
+export interface MemoryVersionDoc {
+  _id: string;
+  workspaceId: string;
+  dataset: string;
+  memoryId: string;
+  version: number;
+  /** The fields the version sets on the memory (always including version and updatedAt). */
+  set: Partial<MemoryDoc>;
+  /** A memory this version creates (the successor of a supersede). */
+  create: MemoryDoc | null;
+  at: Date;
+}
+
+/** The claim of undoing one invalidation (`restore:<fact _id>:<restorations>`). */
+export interface RestorationDoc {
+  _id: string;
+  workspaceId: string;
+  dataset: string;
+  factId: string;
+  at: Date;
+}
+
+/** Who erased what, when, and how much; never the erased content. */
+export interface AuditDoc {
+  _id: string;
+  workspaceId: string;
+  keyId: string;
+  action: 'eraseDataset' | 'eraseEpisode';
+  dataset: string;
+  episodeId: string | null;
+  at: Date;
+  counts: Record<string, number>;
 }

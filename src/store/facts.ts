@@ -141,8 +141,25 @@ export async function factsOfEntities(
   return byName;
 }
 
-export function invalidationClaimId(factDocId: string): string {
-  return `invalidate:${factDocId}`;
+/**
+ * The invalidation claim's key. A fact is invalidated at most once per restoration
+ * generation: `invalidate:<fact _id>` at first, `invalidate:<fact _id>:<n>` after its n-th
+ * restoration (a restored fact can be deleted again, once).
+ */
+export function invalidationClaimId(factDocId: string, restorations = 0): string {
+  return restorations === 0 ? `invalidate:${factDocId}` : `invalidate:${factDocId}:${restorations}`;
+}
+
+function parseInvalidationClaimId(id: string): { factDocId: string; restorations: number } {
+  const [, factDocId, generation] = id.split(':');
+  return { factDocId: factDocId!, restorations: generation ? Number(generation) : 0 };
+}
+
+/** Matches a fact still in the given restoration generation (absent counts as 0). */
+function inGeneration(restorations: number): Filter<FactDoc> {
+  return restorations === 0
+    ? ({ restorations: { $in: [null, 0] } } as Filter<FactDoc>)
+    : { restorations };
 }
 
 export type InvalidateResult =
@@ -150,15 +167,16 @@ export type InvalidateResult =
   | { ok: false; reason: 'not_found' | 'already_invalidated' };
 
 /**
- * Invalidates a live-in-transaction-time fact at most once (soft delete or supersede),
- * following DESIGN.md's claim-by-insert rule, in this order:
+ * Invalidates a fact at most once (soft delete or supersede), following DESIGN.md's
+ * claim-by-insert rule, in this order:
  *   1. read the fact in this tenant; absent, or `invalidAt` already set: not found;
- *   2. insert the claim `invalidate:<fact _id>` carrying the values to stamp; a duplicate
- *      key means another caller won: finish its follow-up (step 3 with *its* values) and
- *      answer "already invalidated";
+ *   2. insert the claim `invalidate:<fact _id>[:<generation>]` carrying the values to
+ *      stamp; a duplicate key means another caller won: finish its follow-up (step 3 with
+ *      *its* values) and answer "already invalidated";
  *   3. stamp the fact with the claim's values, then mark the claim applied.
- * Step 3 sets values fixed by the claim, so repeating it (a retry, a racing loser, or
- * `repairInvalidationClaims` after a crash) gives the same document.
+ * Step 3 sets values fixed by the claim (and only within the claim's generation), so
+ * repeating it (a retry, a racing loser, or `repairInvalidationClaims` after a crash)
+ * gives the same document.
  */
 export async function invalidateFact(
   c: Collections,
@@ -171,7 +189,7 @@ export async function invalidateFact(
   if (fact.invalidAt !== null) return { ok: false, reason: 'already_invalidated' };
 
   const claim: InvalidationClaimDoc = {
-    _id: invalidationClaimId(fact._id),
+    _id: invalidationClaimId(fact._id, fact.restorations ?? 0),
     workspaceId: tenant.workspaceId,
     dataset: tenant.dataset,
     factId: fact.factId,
@@ -201,9 +219,14 @@ export async function invalidateFact(
 }
 
 async function applyInvalidationClaim(c: Collections, claim: InvalidationClaimDoc): Promise<void> {
-  const factDocId = claim._id.slice('invalidate:'.length);
+  const { factDocId, restorations } = parseInvalidationClaimId(claim._id);
   await c.facts.updateOne(
-    { _id: factDocId, workspaceId: claim.workspaceId, dataset: claim.dataset },
+    {
+      _id: factDocId,
+      workspaceId: claim.workspaceId,
+      dataset: claim.dataset,
+      ...inGeneration(restorations),
+    },
     {
       $set: {
         invalidAt: claim.invalidAt,
@@ -220,6 +243,74 @@ export async function repairInvalidationClaims(c: Collections): Promise<number> 
   const pending = await c.claims.find({ applied: false }).toArray();
   for (const claim of pending) await applyInvalidationClaim(c, claim);
   return pending.length;
+}
+
+export type RestoreResult =
+  | { ok: true; fact: FactDoc }
+  | { ok: false; reason: 'not_found' | 'not_invalidated' | 'wrong_reason' };
+
+/**
+ * Undoes an invalidation (a soft delete, or a supersession whose cause was erased): the
+ * fact is live again and may be invalidated once more. At most once per invalidation:
+ *   1. read the fact; it must be invalidated for `reason`;
+ *   2. insert the claim `restore:<fact _id>:<generation>`; a duplicate means it is being or
+ *      was restored: finish that (step 3) and answer "not invalidated";
+ *   3. clear invalidAt / invalidReason / supersededBy and move to the next generation,
+ *      only if the fact is still in the claimed generation (so a repeat changes nothing).
+ */
+export async function restoreFact(
+  c: Collections,
+  tenant: Tenant,
+  factId: string,
+  reason: InvalidReason,
+  now: Date,
+): Promise<RestoreResult> {
+  const fact = await findFact(c, tenant, factId);
+  if (!fact) return { ok: false, reason: 'not_found' };
+  if (fact.invalidAt === null) return { ok: false, reason: 'not_invalidated' };
+  if (fact.invalidReason !== reason) return { ok: false, reason: 'wrong_reason' };
+  const generation = fact.restorations ?? 0;
+  const apply = () =>
+    c.facts.updateOne(
+      {
+        _id: fact._id,
+        workspaceId: tenant.workspaceId,
+        dataset: tenant.dataset,
+        ...inGeneration(generation),
+      },
+      {
+        $set: {
+          invalidAt: null,
+          invalidReason: null,
+          supersededBy: null,
+          restorations: generation + 1,
+        },
+      },
+    );
+  try {
+    await c.restorations.insertOne({
+      _id: `restore:${fact._id}:${generation}`,
+      workspaceId: tenant.workspaceId,
+      dataset: tenant.dataset,
+      factId: fact.factId,
+      at: now,
+    });
+  } catch (error) {
+    if (!isDuplicateKey(error)) throw error;
+    await apply();
+    return { ok: false, reason: 'not_invalidated' };
+  }
+  await apply();
+  return {
+    ok: true,
+    fact: {
+      ...fact,
+      invalidAt: null,
+      invalidReason: null,
+      supersededBy: null,
+      restorations: generation + 1,
+    },
+  };
 }
 
 /** Every fact of several episodes, in one query; each episode's in the standard order. */

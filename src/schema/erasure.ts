@@ -1,0 +1,35 @@
+import { requireAuth } from '../context.js';
+import { type ErasureCounts, eraseDataset } from '../store/erasure.js';
+import { datasetNameSchema } from './args.js';
+import { builder } from './builder.js';
+
+export const ErasureCountsRef = builder.objectRef<ErasureCounts>('ErasureCounts').implement({
+  description: 'What an erasure removed (zeros when there was nothing left to remove).',
+  fields: (t) => ({
+    facts: t.exposeInt('facts'),
+    entities: t.exposeInt('entities'),
+    episodes: t.exposeInt('episodes'),
+    memories: t.exposeInt('memories'),
+    restoredFacts: t.exposeInt('restoredFacts', {
+      description: 'Facts the erased episode had superseded, live again.',
+    }),
+  }),
+});
+
+builder.mutationField('eraseDataset', (t) =>
+  t.field({
+    type: ErasureCountsRef,
+    description:
+      'Physically removes every document of the dataset in every collection (a privacy request). Idempotent; audited (who, when, what, counts; never the content). Needs the admin scope.',
+    args: { name: t.arg.string({ required: true, validate: datasetNameSchema }) },
+    resolve: (_root, args, ctx) => {
+      const auth = requireAuth(ctx, 'admin');
+      return eraseDataset(
+        ctx.store,
+        { workspaceId: auth.workspaceId, dataset: args.name },
+        auth,
+        new Date(),
+      );
+    },
+  }),
+);

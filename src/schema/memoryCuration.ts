@@ -1,0 +1,271 @@
+import { z } from 'zod';
+import type { RequestContext } from '../context.js';
+import { requireAuth } from '../context.js';
+import type { MemoryDoc } from '../store/documents.js';
+import {
+  changeMemory,
+  createMemory,
+  findMemory,
+  type MemoryChange,
+  type NewMemory,
+  supersedeMemory,
+} from '../store/memoryWrites.js';
+import { datasetNameSchema, uuidSchema } from './args.js';
+import { builder } from './builder.js';
+import { MemoryRef } from './memory.js';
+import { storeWrite } from './storeErrors.js';
+
+/**
+ * Memory curation on SupaCloud's model (write scope). Every change to a memory bumps its
+ * `version`; pass `expectedVersion` for optimistic concurrency: a memory at another
+ * version is a CONFLICT and nothing changes. The store's version claims make each version
+ * happen at most once (store/memoryWrites.ts).
+ */
+
+const text = z
+  .string()
+  .trim()
+  .min(1, 'must not be empty')
+  .max(100_000, 'must be at most 100000 characters');
+const label = z
+  .string()
+  .trim()
+  .min(1, 'must not be empty')
+  .max(200, 'must be at most 200 characters');
+const score = z.number().min(0, 'must be between 0 and 1').max(1, 'must be between 0 and 1');
+
+/** The inputs' rules as whole-object schemas, so every problem is reported at once. */
+const memoryInputSchema = z.object({
+  memoryId: uuidSchema.nullish(),
+  text,
+  memoryKind: label,
+  scope: label,
+  sourceType: label,
+  sourceId: uuidSchema.nullish(),
+  projectId: uuidSchema.nullish(),
+  userId: uuidSchema.nullish(),
+  importance: score.nullish(),
+  salience: score.nullish(),
+  pinned: z.boolean().nullish(),
+  validFrom: z.date().nullish(),
+});
+
+const memoryPatchSchema = z.object({
+  text: text.nullish(),
+  memoryKind: label.nullish(),
+  scope: label.nullish(),
+  sourceType: label.nullish(),
+  importance: score.nullish(),
+  salience: score.nullish(),
+});
+
+const MemoryInputRef = builder.inputType('MemoryInput', {
+  description:
+    'text up to 100000 characters; memoryKind, scope, sourceType 1-200; importance and salience 0-1.',
+  fields: (t) => ({
+    memoryId: t.id({
+      description:
+        'Give one (a UUID) so a retried create is idempotent; ignored by supersedeMemory.',
+    }),
+    text: t.string({ required: true }),
+    memoryKind: t.string({ required: true }),
+    scope: t.string({ required: true }),
+    sourceType: t.string({ required: true }),
+    sourceId: t.id(),
+    projectId: t.id(),
+    userId: t.id(),
+    importance: t.float({ defaultValue: 0.5 }),
+    salience: t.float({ defaultValue: 0.5 }),
+    pinned: t.boolean({ defaultValue: false }),
+    validFrom: t.field({ type: 'DateTime', description: 'Default: now.' }),
+  }),
+});
+
+const MemoryPatchRef = builder.inputType('MemoryPatch', {
+  description: 'Fields to change; the ones left out keep their value.',
+  fields: (t) => ({
+    text: t.string(),
+    memoryKind: t.string(),
+    scope: t.string(),
+    sourceType: t.string(),
+    importance: t.float(),
+    salience: t.float(),
+  }),
+});
+
+type MemoryInputShape = {
+  memoryId?: string | null;
+  text: string;
+  memoryKind: string;
+  scope: string;
+  sourceType: string;
+  sourceId?: string | null;
+  projectId?: string | null;
+  userId?: string | null;
+  importance?: number | null;
+  salience?: number | null;
+  pinned?: boolean | null;
+  validFrom?: Date | null;
+};
+
+function toNewMemory(input: MemoryInputShape): NewMemory {
+  return {
+    memoryId: input.memoryId ?? null,
+    text: input.text.trim(),
+    memoryKind: input.memoryKind.trim(),
+    scope: input.scope.trim(),
+    sourceType: input.sourceType.trim(),
+    sourceId: input.sourceId?.toLowerCase() ?? null,
+    projectId: input.projectId?.toLowerCase() ?? null,
+    userId: input.userId?.toLowerCase() ?? null,
+    importance: input.importance ?? 0.5,
+    salience: input.salience ?? 0.5,
+    pinned: input.pinned ?? false,
+    validFrom: input.validFrom ?? null,
+  };
+}
+
+const tenantOf = (ctx: RequestContext, dataset: string) => ({
+  workspaceId: requireAuth(ctx, 'write').workspaceId,
+  dataset,
+});
+
+builder.mutationField('createMemory', (t) =>
+  t.field({
+    type: MemoryRef,
+    description:
+      'Creates a memory (version 1, valid from validFrom or now). Needs the write scope.',
+    args: {
+      dataset: t.arg.string({ required: true, validate: datasetNameSchema }),
+      input: t.arg({ type: MemoryInputRef, required: true }).validate(memoryInputSchema),
+    },
+    resolve: async (_root, args, ctx) => {
+      const tenant = tenantOf(ctx, args.dataset);
+      const { memory } = await storeWrite(() =>
+        createMemory(ctx.store, tenant, toNewMemory(args.input), new Date()),
+      );
+      return memory;
+    },
+  }),
+);
+
+/** A mutation that changes one memory as its next version. */
+function versionedMutation(name: string, description: string, change: (now: Date) => MemoryChange) {
+  builder.mutationField(name, (t) =>
+    t.field({
+      type: MemoryRef,
+      description: `${description} Bumps version; with expectedVersion, a memory at another version is a CONFLICT and nothing changes. Needs the write scope.`,
+      args: {
+        dataset: t.arg.string({ required: true, validate: datasetNameSchema }),
+        memoryId: t.arg.id({ required: true, validate: uuidSchema }),
+        expectedVersion: t.arg.int({ validate: z.number().int().min(1, 'must be at least 1') }),
+      },
+      resolve: (_root, args, ctx) => {
+        const now = new Date();
+        return storeWrite(() =>
+          changeMemory(
+            ctx.store,
+            tenantOf(ctx, args.dataset),
+            args.memoryId,
+            args.expectedVersion ?? null,
+            change(now),
+            now,
+          ),
+        );
+      },
+    }),
+  );
+}
+
+const setIf =
+  (test: (m: MemoryDoc) => boolean, set: Partial<MemoryDoc>): MemoryChange =>
+  (m) =>
+    test(m) ? { set } : 'unchanged';
+
+versionedMutation(
+  'archiveMemory',
+  'Archives a memory (sets archivedAt); archived memories leave the live view.',
+  (now) => setIf((m) => m.archivedAt === null, { archivedAt: now }),
+);
+versionedMutation('unarchiveMemory', 'Clears archivedAt.', () =>
+  setIf((m) => m.archivedAt !== null, { archivedAt: null }),
+);
+versionedMutation('pinMemory', 'Pins a memory.', () => setIf((m) => !m.pinned, { pinned: true }));
+versionedMutation('unpinMemory', 'Unpins a memory.', () =>
+  setIf((m) => m.pinned, { pinned: false }),
+);
+
+builder.mutationField('updateMemory', (t) =>
+  t.field({
+    type: MemoryRef,
+    description:
+      "Changes a memory's fields as its next version. With expectedVersion, a memory at another version is a CONFLICT and nothing changes. Needs the write scope.",
+    args: {
+      dataset: t.arg.string({ required: true, validate: datasetNameSchema }),
+      memoryId: t.arg.id({ required: true, validate: uuidSchema }),
+      expectedVersion: t.arg.int({ validate: z.number().int().min(1, 'must be at least 1') }),
+      patch: t.arg({ type: MemoryPatchRef, required: true }).validate(memoryPatchSchema),
+    },
+    resolve: (_root, args, ctx) => {
+      const set = Object.fromEntries(
+        Object.entries(args.patch)
+          .filter(([, v]) => v !== null && v !== undefined)
+          .map(([k, v]) => [k, typeof v === 'string' ? v.trim() : v]),
+      ) as Partial<MemoryDoc>;
+      const now = new Date();
+      return storeWrite(() =>
+        changeMemory(
+          ctx.store,
+          tenantOf(ctx, args.dataset),
+          args.memoryId,
+          args.expectedVersion ?? null,
+          () => ({ set }),
+          now,
+        ),
+      );
+    },
+  }),
+);
+
+const SupersedeMemoryPayload = builder
+  .objectRef<{ previous: MemoryDoc; memory: MemoryDoc }>('SupersedeMemoryPayload')
+  .implement({
+    fields: (t) => ({
+      previous: t.field({
+        type: MemoryRef,
+        description: 'The superseded memory, validUntil and supersededBy stamped.',
+        resolve: (p) => p.previous,
+      }),
+      memory: t.field({ type: MemoryRef, description: 'Its successor.', resolve: (p) => p.memory }),
+    }),
+  });
+
+builder.mutationField('supersedeMemory', (t) =>
+  t.field({
+    type: SupersedeMemoryPayload,
+    description:
+      'Replaces a memory: stamps validUntil and supersededBy on it (it stays readable with asOf) and creates its successor, valid from now. A memory is superseded at most once (a second attempt is a CONFLICT). Needs the write scope.',
+    args: {
+      dataset: t.arg.string({ required: true, validate: datasetNameSchema }),
+      memoryId: t.arg.id({ required: true, validate: uuidSchema }),
+      expectedVersion: t.arg.int({ validate: z.number().int().min(1, 'must be at least 1') }),
+      input: t.arg({ type: MemoryInputRef, required: true }).validate(memoryInputSchema),
+    },
+    resolve: async (_root, args, ctx) => {
+      const tenant = tenantOf(ctx, args.dataset);
+      const now = new Date();
+      const previous = await storeWrite(() =>
+        supersedeMemory(
+          ctx.store,
+          tenant,
+          args.memoryId,
+          args.expectedVersion ?? null,
+          toNewMemory(args.input),
+          now,
+        ),
+      );
+      const memory = await findMemory(ctx.store, tenant, previous.supersededBy!);
+      return { previous, memory: memory! };
+    },
+  }),
+);

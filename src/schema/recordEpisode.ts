@@ -1,0 +1,221 @@
+import { z } from 'zod';
+import { requireAuth } from '../context.js';
+import { newId, normalizeUuid } from '../domain/ids.js';
+import { ENTITY_TYPES } from '../domain/names.js';
+import type { EpisodeDoc, FactDoc } from '../store/documents.js';
+import { eraseEpisode } from '../store/erasure.js';
+import { recordEpisode, type EpisodeInput as StoreEpisodeInput } from '../store/recordEpisode.js';
+import { datasetNameSchema, uuidSchema } from './args.js';
+import { builder } from './builder.js';
+import { EntityTypeEnum } from './entity.js';
+import { EpisodeRef } from './episode.js';
+import { ErasureCountsRef } from './erasure.js';
+import { FactRef } from './fact.js';
+import { storeWrite } from './storeErrors.js';
+
+/**
+ * The extraction pipeline's write path: `recordEpisode` (write scope) and `eraseEpisode`
+ * (admin). The invariants (idempotent by episodeId, safe without transactions) live in
+ * store/recordEpisode.ts; this file validates the input with zod before anything is
+ * written and shapes the answer.
+ */
+
+const MAX_ITEMS = 1000;
+const text = (max: number) =>
+  z.string().trim().min(1, 'must not be empty').max(max, `must be at most ${max} characters`);
+const uuid = uuidSchema.transform(normalizeUuid);
+
+/**
+ * The whole input's rules in one zod schema, so every problem is reported at once with
+ * its path (input.facts.2.confidence: ...), and the resolver gets the normalised input.
+ */
+const recordEpisodeSchema = z
+  .object({
+    episode: z.object({
+      episodeId: uuid.nullish(),
+      occurredAt: z.date(),
+      source: z.string().max(200, 'must be at most 200 characters'),
+      content: z.string().max(100_000, 'must be at most 100000 characters'),
+    }),
+    entities: z
+      .array(z.object({ name: text(500), type: z.enum(ENTITY_TYPES) }))
+      .max(MAX_ITEMS, `must list at most ${MAX_ITEMS} entities`)
+      .nullish(),
+    facts: z
+      .array(
+        z.object({
+          subject: text(1000),
+          predicate: text(1000),
+          object: text(1000),
+          objectIsEntity: z.boolean().nullish(),
+          confidence: z
+            .number()
+            .min(0, 'must be between 0 and 1')
+            .max(1, 'must be between 0 and 1'),
+          sourceQuote: z.string().max(10_000, 'must be at most 10000 characters').nullish(),
+          validAt: z.date().nullish(),
+          validUntil: z.date().nullish(),
+          supersedes: z
+            .array(uuid)
+            .max(MAX_ITEMS, `must list at most ${MAX_ITEMS} facts`)
+            .nullish(),
+          replaceExisting: z.boolean().nullish(),
+        }),
+      )
+      .max(MAX_ITEMS, `must list at most ${MAX_ITEMS} facts`)
+      .nullish(),
+  })
+  .superRefine((input, ctx) => {
+    // A fact is valid from validAt (default: when the episode occurred) until validUntil.
+    for (const [i, f] of (input.facts ?? []).entries()) {
+      const from = f.validAt ?? input.episode.occurredAt;
+      if (f.validUntil && f.validUntil <= from) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['facts', i, 'validUntil'],
+          message: `must be after validAt (${from.toISOString()})`,
+        });
+      }
+    }
+  })
+  .transform((input): Omit<StoreEpisodeInput, 'episodeId'> & { episodeId: string | null } => ({
+    episodeId: input.episode.episodeId ?? null,
+    occurredAt: input.episode.occurredAt,
+    source: input.episode.source,
+    content: input.episode.content,
+    entities: input.entities ?? [],
+    facts: (input.facts ?? []).map((f) => ({
+      subject: f.subject,
+      predicate: f.predicate,
+      object: f.object,
+      objectIsEntity: f.objectIsEntity ?? false,
+      confidence: f.confidence,
+      sourceQuote: f.sourceQuote ?? null,
+      validAt: f.validAt ?? input.episode.occurredAt,
+      validUntil: f.validUntil ?? null,
+      supersedes: f.supersedes ?? [],
+      replaceExisting: f.replaceExisting ?? false,
+    })),
+  }));
+
+const EpisodeInputRef = builder.inputType('EpisodeInput', {
+  fields: (t) => ({
+    episodeId: t.id({
+      description:
+        'Give one (a UUID) so retries are idempotent; without it each call records a new episode.',
+    }),
+    occurredAt: t.field({ type: 'DateTime', required: true }),
+    source: t.string({
+      required: true,
+      description: 'Where the episode came from (e.g. chat); at most 200 characters.',
+    }),
+    content: t.string({ required: true, description: 'The text; at most 100000 characters.' }),
+  }),
+});
+
+const EntityInputRef = builder.inputType('EntityInput', {
+  fields: (t) => ({
+    name: t.string({ required: true, description: 'Stored lower-cased; 1-500 characters.' }),
+    type: t.field({ type: EntityTypeEnum, required: true }),
+  }),
+});
+
+const FactInputRef = builder.inputType('FactInput', {
+  fields: (t) => ({
+    subject: t.string({ required: true }),
+    predicate: t.string({ required: true }),
+    object: t.string({ required: true }),
+    objectIsEntity: t.boolean({ defaultValue: false }),
+    confidence: t.float({ required: true, description: 'Between 0 and 1.' }),
+    sourceQuote: t.string(),
+    validAt: t.field({ type: 'DateTime', description: "Defaults to the episode's occurredAt." }),
+    validUntil: t.field({ type: 'DateTime', description: 'After validAt; null: open-ended.' }),
+    supersedes: t.idList({
+      defaultValue: [],
+      description: 'Facts (factIds of this dataset) this fact replaces.',
+    }),
+    replaceExisting: t.boolean({
+      defaultValue: false,
+      description: 'Also supersede every live fact with the same subject and predicate.',
+    }),
+  }),
+});
+
+const RecordEpisodeInputRef = builder.inputType('RecordEpisodeInput', {
+  description: `At most ${MAX_ITEMS} entities and ${MAX_ITEMS} facts.`,
+  fields: (t) => ({
+    episode: t.field({ type: EpisodeInputRef, required: true }),
+    entities: t.field({ type: [EntityInputRef], defaultValue: [] }),
+    facts: t.field({ type: [FactInputRef], defaultValue: [] }),
+  }),
+});
+
+const RecordEpisodePayload = builder
+  .objectRef<{ episode: EpisodeDoc; facts: FactDoc[]; superseded: FactDoc[]; created: boolean }>(
+    'RecordEpisodePayload',
+  )
+  .implement({
+    fields: (t) => ({
+      episode: t.field({ type: EpisodeRef, resolve: (p) => p.episode }),
+      facts: t.field({
+        type: [FactRef],
+        description: 'The stored facts, in input order.',
+        resolve: (p) => p.facts,
+      }),
+      superseded: t.field({
+        type: [FactRef],
+        description: "The facts this episode's facts superseded.",
+        resolve: (p) => p.superseded,
+      }),
+      supersededIds: t.idList({ resolve: (p) => p.superseded.map((f) => f.factId) }),
+      alreadyRecorded: t.boolean({
+        description: 'True when the episode had been recorded before (a retry): nothing changed.',
+        resolve: (p) => !p.created,
+      }),
+    }),
+  });
+
+builder.mutationField('recordEpisode', (t) =>
+  t.field({
+    type: RecordEpisodePayload,
+    description:
+      'Records an episode with the entities it mentions and the facts extracted from it, superseding the facts they replace. Idempotent by episode.episodeId: a retry returns the same result and changes nothing. Needs the write scope.',
+    args: {
+      dataset: t.arg.string({ required: true, validate: datasetNameSchema }),
+      input: t.arg({ type: RecordEpisodeInputRef, required: true }).validate(recordEpisodeSchema),
+    },
+    resolve: (_root, { dataset, input }, ctx) => {
+      const auth = requireAuth(ctx, 'write');
+      return storeWrite(() =>
+        recordEpisode(
+          ctx.store,
+          { workspaceId: auth.workspaceId, dataset },
+          { ...input, episodeId: input.episodeId ?? newId() },
+          new Date(),
+        ),
+      );
+    },
+  }),
+);
+
+builder.mutationField('eraseEpisode', (t) =>
+  t.field({
+    type: ErasureCountsRef,
+    description:
+      'Physically removes an episode and what only it produced (its facts, entities nothing else mentions), restoring facts it superseded to live. Idempotent; audited. Needs the admin scope.',
+    args: {
+      dataset: t.arg.string({ required: true, validate: datasetNameSchema }),
+      id: t.arg.id({ required: true, validate: uuidSchema, description: 'The episodeId.' }),
+    },
+    resolve: (_root, args, ctx) => {
+      const auth = requireAuth(ctx, 'admin');
+      return eraseEpisode(
+        ctx.store,
+        { workspaceId: auth.workspaceId, dataset: args.dataset },
+        args.id,
+        auth,
+        new Date(),
+      );
+    },
+  }),
+);

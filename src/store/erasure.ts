@@ -1,0 +1,157 @@
+import { newId, normalizeUuid } from '../domain/ids.js';
+import type { Collections } from './database.js';
+import { datasetDocumentId } from './datasets.js';
+import type { AuditDoc } from './documents.js';
+import { entityDocumentId } from './entities.js';
+import { episodeDocumentId } from './episodes.js';
+import { restoreFact } from './facts.js';
+import type { Tenant } from './tenant.js';
+
+/**
+ * Erasure for privacy requests: the one place documents are physically removed. Both
+ * operations are idempotent (a repeat removes nothing more and reports zeros) and each
+ * call is recorded in the audit collection: who (key id), when, what (dataset, episode)
+ * and the counts, never the erased content.
+ */
+
+export interface ErasureCounts {
+  facts: number;
+  entities: number;
+  episodes: number;
+  memories: number;
+  /** Facts the erased episode had superseded, live again. */
+  restoredFacts: number;
+}
+
+async function audit(c: Collections, entry: Omit<AuditDoc, '_id'>): Promise<void> {
+  await c.audit.insertOne({ _id: newId(), ...entry });
+}
+
+/** Removes every document of the dataset, in every collection. */
+export async function eraseDataset(
+  c: Collections,
+  tenant: Tenant,
+  who: { keyId: string },
+  now: Date,
+): Promise<ErasureCounts> {
+  const filter = { workspaceId: tenant.workspaceId, dataset: tenant.dataset };
+  const [facts, entities, episodes, memories] = await Promise.all([
+    c.facts.deleteMany(filter),
+    c.entities.deleteMany(filter),
+    c.episodes.deleteMany(filter),
+    c.memories.deleteMany(filter),
+  ]);
+  await Promise.all([
+    c.claims.deleteMany(filter),
+    c.episodeRecords.deleteMany(filter),
+    c.memoryVersions.deleteMany(filter),
+    c.restorations.deleteMany(filter),
+  ]);
+  await c.datasets.deleteOne({
+    _id: datasetDocumentId(tenant.workspaceId, tenant.dataset),
+    workspaceId: tenant.workspaceId,
+  });
+  const counts: ErasureCounts = {
+    facts: facts.deletedCount,
+    entities: entities.deletedCount,
+    episodes: episodes.deletedCount,
+    memories: memories.deletedCount,
+    restoredFacts: 0,
+  };
+  await audit(c, {
+    workspaceId: tenant.workspaceId,
+    keyId: who.keyId,
+    action: 'eraseDataset',
+    dataset: tenant.dataset,
+    episodeId: null,
+    at: now,
+    counts: { ...counts },
+  });
+  return counts;
+}
+
+/**
+ * Removes an episode and what only it produced: its facts, and the entities no remaining
+ * fact mentions among those its facts or its record named. Facts its facts had superseded
+ * are restored to live first, so no fact is ever left superseded by one that is gone.
+ */
+export async function eraseEpisode(
+  c: Collections,
+  tenant: Tenant,
+  episodeId: string,
+  who: { keyId: string },
+  now: Date,
+): Promise<ErasureCounts> {
+  const id = normalizeUuid(episodeId);
+  const scope = { workspaceId: tenant.workspaceId, dataset: tenant.dataset };
+  const produced = await c.facts.find({ ...scope, episodeId: id }).toArray();
+  const producedIds = produced.map((f) => f.factId);
+
+  // 1. Undo what its facts superseded.
+  let restoredFacts = 0;
+  if (producedIds.length > 0) {
+    const superseded = await c.facts
+      .find({ ...scope, supersededBy: { $in: producedIds }, invalidReason: 'superseded' })
+      .toArray();
+    for (const fact of superseded) {
+      if ((await restoreFact(c, tenant, fact.factId, 'superseded', now)).ok) restoredFacts++;
+    }
+  }
+
+  // 2. Its facts and their invalidation claims.
+  const record = await c.episodeRecords.findOne({ _id: episodeDocumentId(tenant, id), ...scope });
+  const facts = await c.facts.deleteMany({ ...scope, episodeId: id });
+  if (producedIds.length > 0) await c.claims.deleteMany({ ...scope, factId: { $in: producedIds } });
+
+  // 3. Entities only it mentioned.
+  const named = new Set(produced.flatMap((f) => [f.subjectKey, f.objectKey]));
+  if (record) {
+    const input = JSON.parse(record.input) as { entities: { name: string }[] };
+    for (const e of input.entities) named.add(e.name.toLowerCase());
+  }
+  let entities = 0;
+  const candidates = [...named];
+  if (candidates.length > 0) {
+    const stillMentioned = await c.facts
+      .find(
+        {
+          ...scope,
+          $or: [{ subjectKey: { $in: candidates } }, { objectKey: { $in: candidates } }],
+        },
+        { projection: { subjectKey: 1, objectKey: 1 } },
+      )
+      .toArray();
+    const keep = new Set(stillMentioned.flatMap((f) => [f.subjectKey, f.objectKey]));
+    const orphans = candidates.filter((n) => !keep.has(n));
+    if (orphans.length > 0) {
+      entities = (
+        await c.entities.deleteMany({
+          ...scope,
+          _id: { $in: orphans.map((n) => entityDocumentId(tenant, n)) },
+        })
+      ).deletedCount;
+    }
+  }
+
+  // 4. The episode and its record.
+  const episodes = await c.episodes.deleteOne({ _id: episodeDocumentId(tenant, id), ...scope });
+  await c.episodeRecords.deleteOne({ _id: episodeDocumentId(tenant, id), ...scope });
+
+  const counts: ErasureCounts = {
+    facts: facts.deletedCount,
+    entities,
+    episodes: episodes.deletedCount,
+    memories: 0,
+    restoredFacts,
+  };
+  await audit(c, {
+    workspaceId: tenant.workspaceId,
+    keyId: who.keyId,
+    action: 'eraseEpisode',
+    dataset: tenant.dataset,
+    episodeId: id,
+    at: now,
+    counts: { ...counts },
+  });
+  return counts;
+}

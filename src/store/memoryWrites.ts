@@ -1,0 +1,251 @@
+import { derivedUuid, newId, normalizeUuid } from '../domain/ids.js';
+import type { Collections } from './database.js';
+import { isDuplicateKey } from './database.js';
+import type { MemoryDoc, MemoryVersionDoc } from './documents.js';
+import { memoryDocumentId } from './memories.js';
+import type { Tenant } from './tenant.js';
+
+/**
+ * Curating memories on SupaCloud's model, with optimistic concurrency and no
+ * transactions. Every change to an existing memory is a new *version*, claimed by
+ * inserting `<memory _id>:v<n>` into memoryVersions (DESIGN.md: "the n-th version of a
+ * memory"): of two changes made from the same version, exactly one can insert its claim.
+ * The claim carries the fields it sets (and, for a supersede, the successor memory), and
+ * applying it writes exactly those values, only onto version n-1, so a retry or the next
+ * writer that finds an unapplied claim completes it without harm. All changes to a memory
+ * go through this one path, so no two code paths write different fields of one memory at
+ * once (FerretDB would lose one of them).
+ */
+
+export class MemoryNotFoundError extends Error {
+  override name = 'MemoryNotFoundError';
+}
+
+export class MemoryConflictError extends Error {
+  override name = 'MemoryConflictError';
+}
+
+export interface NewMemory {
+  memoryId?: string | null;
+  text: string;
+  memoryKind: string;
+  scope: string;
+  sourceType: string;
+  sourceId: string | null;
+  projectId: string | null;
+  userId: string | null;
+  importance: number;
+  salience: number;
+  pinned: boolean;
+  validFrom: Date | null;
+}
+
+function buildMemory(tenant: Tenant, memoryId: string, input: NewMemory, now: Date): MemoryDoc {
+  return {
+    _id: memoryDocumentId(tenant.workspaceId, tenant.dataset, memoryId),
+    workspaceId: tenant.workspaceId,
+    dataset: tenant.dataset,
+    memoryId,
+    text: input.text,
+    memoryKind: input.memoryKind,
+    scope: input.scope,
+    sourceType: input.sourceType,
+    sourceId: input.sourceId,
+    projectId: input.projectId,
+    userId: input.userId,
+    importance: input.importance,
+    salience: input.salience,
+    pinned: input.pinned,
+    version: 1,
+    archivedAt: null,
+    createdAt: now,
+    updatedAt: now,
+    lastUsedAt: null,
+    validFrom: input.validFrom ?? now,
+    validUntil: null,
+    supersededBy: null,
+  };
+}
+
+/** The content of a memory, for "is this retry the same create?". */
+const sameContent = (a: MemoryDoc, b: MemoryDoc) =>
+  (
+    [
+      'text',
+      'memoryKind',
+      'scope',
+      'sourceType',
+      'sourceId',
+      'projectId',
+      'userId',
+      'importance',
+      'salience',
+      'pinned',
+    ] as const
+  ).every((k) => a[k] === b[k]);
+
+/**
+ * Creates a memory. With a `memoryId`, creating it again with the same content returns
+ * the stored memory (a retry); with other content it is a conflict.
+ */
+export async function createMemory(
+  c: Collections,
+  tenant: Tenant,
+  input: NewMemory,
+  now: Date,
+): Promise<{ memory: MemoryDoc; created: boolean }> {
+  const memoryId = normalizeUuid(input.memoryId ?? newId());
+  const doc = buildMemory(tenant, memoryId, input, now);
+  try {
+    await c.memories.insertOne(doc);
+    return { memory: doc, created: true };
+  } catch (error) {
+    if (!isDuplicateKey(error)) throw error;
+    const existing = await c.memories.findOne({ _id: doc._id });
+    if (existing && sameContent(existing, doc)) return { memory: existing, created: false };
+    throw new MemoryConflictError(`Memory ${memoryId} already exists with other content`);
+  }
+}
+
+export async function findMemory(
+  c: Collections,
+  tenant: Tenant,
+  memoryId: string,
+): Promise<MemoryDoc | null> {
+  return c.memories.findOne({
+    _id: memoryDocumentId(tenant.workspaceId, tenant.dataset, memoryId),
+    workspaceId: tenant.workspaceId,
+    dataset: tenant.dataset,
+  });
+}
+
+/** What a change does to the current memory: fields to set, maybe a memory to create. */
+export type MemoryChange = (
+  current: MemoryDoc,
+  version: number,
+) => { set: Partial<MemoryDoc>; create?: MemoryDoc | null } | 'unchanged';
+
+const MAX_ATTEMPTS = 5;
+
+/**
+ * Applies a change as the next version. With `expectedVersion`, the memory must be at that
+ * version, else CONFLICT and nothing changes; without it, a lost race is retried on the
+ * new version (a few times).
+ */
+export async function changeMemory(
+  c: Collections,
+  tenant: Tenant,
+  memoryId: string,
+  expectedVersion: number | null,
+  change: MemoryChange,
+  now: Date,
+): Promise<MemoryDoc> {
+  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    const current = await findMemory(c, tenant, memoryId);
+    if (!current) throw new MemoryNotFoundError('Memory not found');
+    if (expectedVersion !== null && current.version !== expectedVersion) {
+      throw new MemoryConflictError(
+        `Memory is at version ${current.version}, not the expected ${expectedVersion}; reload it and try again`,
+      );
+    }
+    const version = current.version + 1;
+    const planned = change(current, version);
+    if (planned === 'unchanged') return current;
+    const claim: MemoryVersionDoc = {
+      _id: `${current._id}:v${version}`,
+      workspaceId: tenant.workspaceId,
+      dataset: tenant.dataset,
+      memoryId: current.memoryId,
+      version,
+      set: { ...planned.set, version, updatedAt: now },
+      create: planned.create ?? null,
+      at: now,
+    };
+    try {
+      await c.memoryVersions.insertOne(claim);
+    } catch (error) {
+      if (!isDuplicateKey(error)) throw error;
+      // Someone else made version n: complete it if it is not applied yet, then either
+      // report the conflict or retry on top of it.
+      const winner = await c.memoryVersions.findOne({ _id: claim._id });
+      if (winner) await applyMemoryVersion(c, winner);
+      if (expectedVersion !== null) {
+        throw new MemoryConflictError(
+          `Memory changed concurrently (version ${version} was taken); reload it and try again`,
+        );
+      }
+      continue;
+    }
+    await applyMemoryVersion(c, claim);
+    return { ...current, ...claim.set } as MemoryDoc;
+  }
+  throw new MemoryConflictError('Memory is changing too quickly; try again');
+}
+
+/** Writes a version's values onto version n-1 (and creates its successor first). */
+async function applyMemoryVersion(c: Collections, claim: MemoryVersionDoc): Promise<void> {
+  if (claim.create) {
+    try {
+      await c.memories.insertOne(claim.create);
+    } catch (error) {
+      if (!isDuplicateKey(error)) throw error;
+    }
+  }
+  const memoryDocId = claim._id.slice(0, claim._id.lastIndexOf(':v'));
+  await c.memories.updateOne(
+    {
+      _id: memoryDocId,
+      workspaceId: claim.workspaceId,
+      dataset: claim.dataset,
+      version: claim.version - 1,
+    },
+    { $set: claim.set },
+  );
+}
+
+/** The successor's id of a supersede: fixed by the old memory and the version. */
+export function successorId(tenant: Tenant, memoryId: string, version: number): string {
+  return derivedUuid(
+    'memory-successor',
+    tenant.workspaceId,
+    tenant.dataset,
+    normalizeUuid(memoryId),
+    String(version),
+  );
+}
+
+/**
+ * Supersedes a memory at most once: stamps `validUntil` and `supersededBy` on it and
+ * creates its successor (valid from now), in one version claim.
+ */
+export function supersedeMemory(
+  c: Collections,
+  tenant: Tenant,
+  memoryId: string,
+  expectedVersion: number | null,
+  input: NewMemory,
+  now: Date,
+): Promise<MemoryDoc> {
+  return changeMemory(
+    c,
+    tenant,
+    memoryId,
+    expectedVersion,
+    (current, version) => {
+      if (
+        current.supersededBy !== null ||
+        (current.validUntil !== null && current.validUntil <= now)
+      ) {
+        throw new MemoryConflictError('Memory is already superseded or no longer valid');
+      }
+      const successor = buildMemory(
+        tenant,
+        successorId(tenant, current.memoryId, version),
+        { ...input, validFrom: now },
+        now,
+      );
+      return { set: { validUntil: now, supersededBy: successor.memoryId }, create: successor };
+    },
+    now,
+  );
+}

@@ -1,0 +1,379 @@
+import { createHash } from 'node:crypto';
+import type { AnyBulkWriteOperation } from 'mongodb';
+import { derivedUuid, normalizeUuid } from '../domain/ids.js';
+import { type EntityType, entityKey } from '../domain/names.js';
+import { factSearchTerms } from '../domain/searchTerms.js';
+import type { Collections } from './database.js';
+import { isDuplicateKey } from './database.js';
+import type { EntityDoc, EpisodeDoc, EpisodeRecordDoc, FactDoc } from './documents.js';
+import { entityDocumentId } from './entities.js';
+import { episodeDocumentId } from './episodes.js';
+import { factDocumentId, factsByIds, invalidateFact, listFacts } from './facts.js';
+import type { Tenant } from './tenant.js';
+
+/**
+ * Recording an episode: the write path of the extraction pipeline.
+ *
+ * Safe without transactions and idempotent by `episodeId`, following DESIGN.md's
+ * "Concurrency without transactions". The steps, in this order:
+ *
+ *   0. (before any write) check that every fact listed in `supersedes` exists in this
+ *      dataset; the input itself was validated at the edge.
+ *   1. CLAIM: insert the episode record (`_id` = the episode's document id) holding the
+ *      transaction time `recordedAt` and the canonical input. Only one insert can win; a
+ *      duplicate with the same input is a retry (or a concurrent duplicate) and goes on
+ *      with the *recorded* `recordedAt`; with other input it is a CONFLICT.
+ *   2. insert the episode document;
+ *   3. upsert the listed entities (lower-cased names), moving `updatedAt` forward to
+ *      `recordedAt`, and move `updatedAt` of existing entities the facts mention;
+ *   4. insert the facts, whose ids are derived from (episode, position), with
+ *      `recordedAt` from the claim;
+ *   5. supersede: the listed facts, and with `replaceExisting` every fact with the same
+ *      subject and predicate live at `recordedAt`, each through the per-fact invalidation
+ *      claim (store/facts.ts), so a fact is superseded once, by one fact;
+ *   6. mark the record complete.
+ *
+ * Every step after the claim writes values fixed by the claim and ignores "already there",
+ * so re-running the whole call (a retry after a timeout, the loser of a race, or
+ * `repairEpisodeRecords` at start-up) completes the work and changes nothing twice. A
+ * crash between steps leaves nothing a reader sees as broken: facts exist before anything
+ * names them in `supersededBy`, and the episode exists before its facts.
+ */
+
+export interface FactInput {
+  subject: string;
+  predicate: string;
+  object: string;
+  objectIsEntity: boolean;
+  confidence: number;
+  sourceQuote: string | null;
+  validAt: Date;
+  validUntil: Date | null;
+  supersedes: string[];
+  replaceExisting: boolean;
+}
+
+export interface EpisodeInput {
+  episodeId: string;
+  occurredAt: Date;
+  source: string;
+  content: string;
+  entities: { name: string; type: EntityType }[];
+  facts: FactInput[];
+}
+
+export interface RecordedEpisode {
+  episode: EpisodeDoc;
+  facts: FactDoc[];
+  /** Facts superseded by this episode's facts. */
+  superseded: FactDoc[];
+  /** False when this call found the episode already recorded (a retry or duplicate). */
+  created: boolean;
+}
+
+export class EpisodeConflictError extends Error {
+  override name = 'EpisodeConflictError';
+}
+
+export class UnknownFactsError extends Error {
+  override name = 'UnknownFactsError';
+  constructor(readonly unknown: { fact: number; position: number; factId: string }[]) {
+    super('supersedes names facts that do not exist in this dataset');
+  }
+}
+
+/** The canonical JSON of an input: dates as ISO strings, ids lower-cased. */
+export function canonicalInput(input: EpisodeInput): string {
+  return JSON.stringify({
+    episodeId: normalizeUuid(input.episodeId),
+    occurredAt: input.occurredAt.toISOString(),
+    source: input.source,
+    content: input.content,
+    entities: input.entities.map((e) => ({ name: e.name, type: e.type })),
+    facts: input.facts.map((f) => ({
+      subject: f.subject,
+      predicate: f.predicate,
+      object: f.object,
+      objectIsEntity: f.objectIsEntity,
+      confidence: f.confidence,
+      sourceQuote: f.sourceQuote,
+      validAt: f.validAt.toISOString(),
+      validUntil: f.validUntil?.toISOString() ?? null,
+      supersedes: f.supersedes.map(normalizeUuid),
+      replaceExisting: f.replaceExisting,
+    })),
+  });
+}
+
+function parseCanonicalInput(json: string): EpisodeInput {
+  const raw = JSON.parse(json) as Omit<EpisodeInput, 'occurredAt' | 'facts'> & {
+    occurredAt: string;
+    facts: (Omit<FactInput, 'validAt' | 'validUntil'> & {
+      validAt: string;
+      validUntil: string | null;
+    })[];
+  };
+  return {
+    ...raw,
+    occurredAt: new Date(raw.occurredAt),
+    facts: raw.facts.map((f) => ({
+      ...f,
+      validAt: new Date(f.validAt),
+      validUntil: f.validUntil ? new Date(f.validUntil) : null,
+    })),
+  };
+}
+
+/** The id of the n-th fact of an episode: the same on every retry. */
+export function episodeFactId(tenant: Tenant, episodeId: string, position: number): string {
+  return derivedUuid(
+    'episode-fact',
+    tenant.workspaceId,
+    tenant.dataset,
+    normalizeUuid(episodeId),
+    String(position),
+  );
+}
+
+export async function recordEpisode(
+  c: Collections,
+  tenant: Tenant,
+  input: EpisodeInput,
+  now: Date,
+): Promise<RecordedEpisode> {
+  const episodeId = normalizeUuid(input.episodeId);
+  const canonical = canonicalInput(input);
+
+  // 0. Every listed fact must exist in this dataset (own facts of a retry included).
+  const listed = input.facts.flatMap((f, fact) =>
+    f.supersedes.map((id, position) => ({ fact, position, factId: normalizeUuid(id) })),
+  );
+  if (listed.length > 0) {
+    const found = await factsByIds(
+      c,
+      tenant,
+      listed.map((l) => l.factId),
+    );
+    const unknown = listed.filter((l) => !found.has(l.factId));
+    if (unknown.length > 0) throw new UnknownFactsError(unknown);
+  }
+
+  // 1. Claim.
+  const record: EpisodeRecordDoc = {
+    _id: episodeDocumentId(tenant, episodeId),
+    workspaceId: tenant.workspaceId,
+    dataset: tenant.dataset,
+    episodeId,
+    recordedAt: now,
+    inputHash: createHash('sha256').update(canonical).digest('hex'),
+    input: canonical,
+    completedAt: null,
+  };
+  let created = true;
+  let claimed = record;
+  try {
+    await c.episodeRecords.insertOne(record);
+  } catch (error) {
+    if (!isDuplicateKey(error)) throw error;
+    created = false;
+    const existing = await c.episodeRecords.findOne({ _id: record._id });
+    if (!existing) throw error;
+    if (existing.inputHash !== record.inputHash) {
+      throw new EpisodeConflictError(
+        `Episode ${episodeId} was already recorded with different content; record a new episode instead`,
+      );
+    }
+    claimed = existing;
+  }
+
+  if (claimed.completedAt === null) await completeEpisodeRecord(c, claimed, now);
+  return { ...(await readRecordedEpisode(c, tenant, claimed)), created };
+}
+
+/** Steps 2-6 for a claimed record; every write is idempotent. */
+async function completeEpisodeRecord(
+  c: Collections,
+  record: EpisodeRecordDoc,
+  now: Date,
+): Promise<void> {
+  const tenant: Tenant = { workspaceId: record.workspaceId, dataset: record.dataset };
+  const input = parseCanonicalInput(record.input);
+  const { recordedAt, episodeId } = record;
+
+  // 2. The episode.
+  await insertIgnoringDuplicates(() =>
+    c.episodes.insertOne({
+      _id: record._id,
+      workspaceId: tenant.workspaceId,
+      dataset: tenant.dataset,
+      episodeId,
+      occurredAt: input.occurredAt,
+      source: input.source,
+      content: input.content,
+      recordedAt,
+    }),
+  );
+
+  // 3. Entities: listed ones upserted, mentioned existing ones touched.
+  const listedNames = new Map(input.entities.map((e) => [entityKey(e.name), e.type]));
+  const entityOps: AnyBulkWriteOperation<EntityDoc>[] = [...listedNames].map(([name, type]) => ({
+    updateOne: {
+      filter: { _id: entityDocumentId(tenant, name) },
+      update: {
+        $setOnInsert: {
+          workspaceId: tenant.workspaceId,
+          dataset: tenant.dataset,
+          entityId: entityDocumentId(tenant, name),
+          name,
+        },
+        $set: { type },
+        $max: { updatedAt: recordedAt },
+      },
+      upsert: true,
+    },
+  }));
+  const mentioned = [
+    ...new Set(
+      input.facts.flatMap((f) =>
+        (f.objectIsEntity ? [f.subject, f.object] : [f.subject]).map(entityKey),
+      ),
+    ),
+  ].filter((name) => !listedNames.has(name));
+  if (mentioned.length > 0) {
+    entityOps.push({
+      updateMany: {
+        filter: {
+          _id: { $in: mentioned.map((n) => entityDocumentId(tenant, n)) },
+          workspaceId: tenant.workspaceId,
+          dataset: tenant.dataset,
+        },
+        update: { $max: { updatedAt: recordedAt } },
+      },
+    });
+  }
+  if (entityOps.length > 0) {
+    // Two first upserts of one entity can race to insert it; the loser's retry updates.
+    await retryOnDuplicate(() => c.entities.bulkWrite(entityOps, { ordered: true }));
+  }
+
+  // 4. Facts.
+  const facts: FactDoc[] = input.facts.map((f, i) => {
+    const factId = episodeFactId(tenant, episodeId, i);
+    return {
+      _id: factDocumentId(tenant, factId),
+      workspaceId: tenant.workspaceId,
+      dataset: tenant.dataset,
+      factId,
+      subject: f.subject,
+      predicate: f.predicate,
+      object: f.object,
+      objectIsEntity: f.objectIsEntity,
+      confidence: f.confidence,
+      sourceQuote: f.sourceQuote,
+      episodeId,
+      validAt: f.validAt,
+      validUntil: f.validUntil,
+      recordedAt,
+      invalidAt: null,
+      invalidReason: null,
+      supersededBy: null,
+      terms: factSearchTerms(f),
+      subjectKey: entityKey(f.subject),
+      objectKey: entityKey(f.object),
+      predicateKey: f.predicate.toLowerCase(),
+    };
+  });
+  if (facts.length > 0) {
+    try {
+      await c.facts.insertMany(facts, { ordered: false });
+    } catch (error) {
+      const writeErrors = (error as { writeErrors?: { code?: number }[] | { code?: number } })
+        .writeErrors;
+      const list = Array.isArray(writeErrors) ? writeErrors : writeErrors ? [writeErrors] : [];
+      if (list.length === 0 || list.some((e) => e.code !== 11000)) throw error;
+    }
+  }
+
+  // 5. Supersessions, each fact's targets through the per-fact invalidation claim.
+  const ownIds = new Set(facts.map((f) => f.factId));
+  for (const [i, f] of input.facts.entries()) {
+    const factId = facts[i]!.factId;
+    const targets = new Set(f.supersedes.map(normalizeUuid));
+    if (f.replaceExisting) {
+      const { facts: live } = await listFacts(
+        c,
+        tenant,
+        {
+          selection: { kind: 'point', validAt: recordedAt, knownAt: recordedAt },
+          subjectPredicate: { subject: f.subject, predicate: f.predicate },
+        },
+        { first: 1000 },
+      );
+      for (const old of live) targets.add(old.factId);
+    }
+    for (const target of targets) {
+      if (ownIds.has(target)) continue;
+      await invalidateFact(c, tenant, target, {
+        reason: 'superseded',
+        at: recordedAt,
+        supersededBy: factId,
+      });
+    }
+  }
+
+  // 6. Done.
+  await c.episodeRecords.updateOne({ _id: record._id }, { $set: { completedAt: now } });
+}
+
+async function readRecordedEpisode(
+  c: Collections,
+  tenant: Tenant,
+  record: EpisodeRecordDoc,
+): Promise<Omit<RecordedEpisode, 'created'>> {
+  const input = parseCanonicalInput(record.input);
+  const ids = input.facts.map((_, i) => episodeFactId(tenant, record.episodeId, i));
+  const [episode, found, superseded] = await Promise.all([
+    c.episodes.findOne({
+      _id: record._id,
+      workspaceId: tenant.workspaceId,
+      dataset: tenant.dataset,
+    }),
+    factsByIds(c, tenant, ids),
+    ids.length > 0
+      ? c.facts
+          .find({
+            workspaceId: tenant.workspaceId,
+            dataset: tenant.dataset,
+            supersededBy: { $in: ids },
+          })
+          .sort({ validAt: -1, factId: -1 })
+          .toArray()
+      : Promise.resolve([]),
+  ]);
+  if (!episode) throw new Error(`episode ${record.episodeId} is claimed but not stored`);
+  return { episode, facts: ids.map((id) => found.get(id)!).filter(Boolean), superseded };
+}
+
+async function insertIgnoringDuplicates(insert: () => Promise<unknown>): Promise<void> {
+  try {
+    await insert();
+  } catch (error) {
+    if (!isDuplicateKey(error)) throw error;
+  }
+}
+
+async function retryOnDuplicate<T>(write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    if (!isDuplicateKey(error)) throw error;
+    return write();
+  }
+}
+
+/** Completes episode records a crash left unfinished (run at start-up). */
+export async function repairEpisodeRecords(c: Collections, now = new Date()): Promise<number> {
+  const pending = await c.episodeRecords.find({ completedAt: null }).toArray();
+  for (const record of pending) await completeEpisodeRecord(c, record, now);
+  return pending.length;
+}
