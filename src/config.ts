@@ -4,10 +4,10 @@ import { z } from 'zod';
  * Configuration from the environment, parsed once at start. A bad value stops start-up
  * with one message naming the variable and what is wrong.
  */
-const schema = z.object({
-  // A plain decimal number: a bare z.coerce.number() would read " " as 0 (a random port)
-  // and "0x10" as 16.
-  PORT: z
+// A plain decimal number: a bare z.coerce.number() would read " " as 0 (a random port)
+// and "0x10" as 16.
+const wholeNumber = (min: number, max: number) =>
+  z
     .string()
     .trim()
     .regex(/^[+-]?(\d+\.?\d*|\.\d+)$/, 'must be a number')
@@ -15,10 +15,17 @@ const schema = z.object({
       z.coerce
         .number<string>()
         .int('must be a whole number')
-        .min(0, 'must be between 0 and 65535')
-        .max(65535, 'must be between 0 and 65535'),
-    )
-    .default(3004),
+        .min(min, `must be between ${min} and ${max}`)
+        .max(max, `must be between ${min} and ${max}`),
+    );
+
+const flag = z
+  .enum(['true', 'false'], { error: 'must be true or false' })
+  .transform((v) => v === 'true');
+
+const schema = z.object({
+  PORT: wholeNumber(0, 65535).default(3004),
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   HOST: z.string().min(1, 'must not be empty').default('127.0.0.1'),
   MONGODB_URI: z
     .string()
@@ -33,9 +40,24 @@ const schema = z.object({
     .default('memory_gateway'),
   DATA_DIR: z.string().min(1, 'must not be empty').default('./data'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Schema introspection; default on, off when NODE_ENV=production. */
+  GRAPHQL_INTROSPECTION: flag.optional(),
+  /** GraphiQL on GET /graphql; default on, off when NODE_ENV=production. */
+  GRAPHIQL: flag.optional(),
+  /** Requests per minute per API key (or per client address without one); 0 turns it off. */
+  RATE_LIMIT_PER_MINUTE: wholeNumber(0, 1_000_000).default(1200),
+  /** Largest request body accepted, in bytes. */
+  BODY_LIMIT_BYTES: wholeNumber(1024, 100 * 1024 * 1024).default(1024 * 1024),
+  /** How long a request waits for an unreachable database before answering 503. */
+  DB_TIMEOUT_MS: wholeNumber(100, 120_000).default(2000),
+  /** How long shutdown waits for in-flight requests before closing connections. */
+  SHUTDOWN_TIMEOUT_MS: wholeNumber(0, 300_000).default(10_000),
 });
 
-export type Config = z.output<typeof schema>;
+export type Config = Omit<z.output<typeof schema>, 'GRAPHQL_INTROSPECTION' | 'GRAPHIQL'> & {
+  GRAPHQL_INTROSPECTION: boolean;
+  GRAPHIQL: boolean;
+};
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -54,5 +76,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       `Invalid configuration: ${variable}=${JSON.stringify(env[variable])} ${issue.message}.`,
     );
   }
-  return result.data;
+  const production = result.data.NODE_ENV === 'production';
+  return {
+    ...result.data,
+    GRAPHQL_INTROSPECTION: result.data.GRAPHQL_INTROSPECTION ?? !production,
+    GRAPHIQL: result.data.GRAPHIQL ?? !production,
+  };
 }

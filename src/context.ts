@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Scope } from './domain/apiKey.js';
 import { GatewayError } from './errors.js';
-import { createLoaders, type Loaders } from './loaders.js';
+import { type BatchObserver, createLoaders, type Loaders } from './loaders.js';
 import type { Collections } from './store/database.js';
 import { type AuthenticatedKey, authenticateApiKey } from './store/workspaces.js';
 
@@ -20,6 +20,8 @@ export interface RequestContext {
   authProblem: 'missing' | 'invalid' | null;
   /** DataLoaders for the key's workspace; created lazily, once, for this request. */
   readonly loaders: Loaders;
+  /** What the edge reports about this request once it is answered (logs, metrics). */
+  observed: { operation: string | null };
 }
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
@@ -27,7 +29,7 @@ const BEARER = /^Bearer\s+(\S+)\s*$/i;
 export async function createRequestContext(
   request: Request,
   store: Collections,
-  options: { requestId?: string; now?: Date } = {},
+  options: { requestId?: string; now?: Date; onBatch?: BatchObserver } = {},
 ): Promise<RequestContext> {
   const header = request.headers.get('authorization');
   const key = header ? BEARER.exec(header)?.[1] : undefined;
@@ -42,9 +44,10 @@ export async function createRequestContext(
     authProblem: auth ? null : header ? 'invalid' : 'missing',
     get loaders() {
       if (!auth) throw unauthenticated(header ? 'invalid' : 'missing');
-      loaders ??= createLoaders(store, auth.workspaceId, now);
+      loaders ??= createLoaders(store, auth.workspaceId, now, options.onBatch);
       return loaders;
     },
+    observed: { operation: null },
   };
 }
 

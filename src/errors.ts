@@ -1,6 +1,12 @@
 import { PothosValidationError } from '@pothos/core';
 import { GraphQLError } from 'graphql';
-import { MongoNetworkError, MongoServerSelectionError } from 'mongodb';
+import {
+  MongoNetworkError,
+  MongoOperationTimeoutError,
+  MongoServerClosedError,
+  MongoServerSelectionError,
+  MongoTopologyClosedError,
+} from 'mongodb';
 
 /**
  * The one error type the gateway raises on purpose. It carries a stable `code` and the
@@ -16,6 +22,7 @@ export const ERROR_STATUS = {
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
   CONFLICT: 409,
+  PAYLOAD_TOO_LARGE: 413,
   RATE_LIMITED: 429,
   INTERNAL_SERVER_ERROR: 500,
   DATABASE_UNAVAILABLE: 503,
@@ -41,6 +48,17 @@ export const badInput = (message: string, details?: Record<string, unknown>) =>
 
 export const GENERIC_ERROR_MESSAGE = 'Internal server error';
 
+/** The driver's ways of saying the database cannot be reached (in time). */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  return (
+    error instanceof MongoServerSelectionError ||
+    error instanceof MongoNetworkError ||
+    error instanceof MongoOperationTimeoutError ||
+    error instanceof MongoServerClosedError ||
+    error instanceof MongoTopologyClosedError
+  );
+}
+
 /**
  * The one place unknown errors are turned into client-safe ones: a GatewayError (or a
  * GraphQL validation/parse error) passes; a lost database becomes DATABASE_UNAVAILABLE;
@@ -64,7 +82,7 @@ export function maskError(error: unknown): GraphQLError {
   }
   // graphql's own parse and validation errors carry no original error and no secrets.
   if (located && !located.originalError) return located;
-  if (original instanceof MongoServerSelectionError || original instanceof MongoNetworkError) {
+  if (isDatabaseUnavailable(original)) {
     return new GraphQLError('The database is unavailable; try again shortly', {
       path: where.path,
       extensions: { code: 'DATABASE_UNAVAILABLE', http: { status: 503 } },

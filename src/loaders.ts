@@ -43,54 +43,79 @@ function batchBy<K, V>(
   };
 }
 
-export function createLoaders(c: Collections, workspaceId: string, now: Date) {
-  const tenant = (dataset: string): Tenant => ({ workspaceId, dataset });
+/** Called with each batch's loader name and size (the batch-size metric). */
+export type BatchObserver = (loader: string, size: number) => void;
 
-  const datasetByName = new DataLoader<string, DatasetDoc | null>(async (names) =>
-    Promise.all(names.map((name) => findDataset(c, workspaceId, name))),
+export function createLoaders(
+  c: Collections,
+  workspaceId: string,
+  now: Date,
+  onBatch?: BatchObserver,
+) {
+  const tenant = (dataset: string): Tenant => ({ workspaceId, dataset });
+  const observed =
+    <K, V>(name: string, batch: (keys: readonly K[]) => Promise<V[]>) =>
+    (keys: readonly K[]) => {
+      onBatch?.(name, keys.length);
+      return batch(keys);
+    };
+
+  const datasetByName = new DataLoader<string, DatasetDoc | null>(
+    observed('datasetByName', async (names) =>
+      Promise.all(names.map((name) => findDataset(c, workspaceId, name))),
+    ),
   );
 
   const factById = new DataLoader<DatasetKey & { factId: string }, FactDoc | null, string>(
-    batchBy(
-      (k) => k.dataset,
-      async (keys) => {
-        const found = await factsByIds(
-          c,
-          tenant(keys[0]!.dataset),
-          keys.map((k) => k.factId),
-        );
-        return (k) => found.get(normalizeUuid(k.factId)) ?? null;
-      },
+    observed(
+      'factById',
+      batchBy(
+        (k) => k.dataset,
+        async (keys) => {
+          const found = await factsByIds(
+            c,
+            tenant(keys[0]!.dataset),
+            keys.map((k) => k.factId),
+          );
+          return (k) => found.get(normalizeUuid(k.factId)) ?? null;
+        },
+      ),
     ),
     { cacheKeyFn: cacheKey },
   );
 
   const entityByName = new DataLoader<DatasetKey & { name: string }, EntityDoc | null, string>(
-    batchBy(
-      (k) => k.dataset,
-      async (keys) => {
-        const found = await entitiesByNames(
-          c,
-          tenant(keys[0]!.dataset),
-          keys.map((k) => k.name),
-        );
-        return (k) => found.get(entityKey(k.name)) ?? null;
-      },
+    observed(
+      'entityByName',
+      batchBy(
+        (k) => k.dataset,
+        async (keys) => {
+          const found = await entitiesByNames(
+            c,
+            tenant(keys[0]!.dataset),
+            keys.map((k) => k.name),
+          );
+          return (k) => found.get(entityKey(k.name)) ?? null;
+        },
+      ),
     ),
     { cacheKeyFn: cacheKey },
   );
 
   const episodeById = new DataLoader<DatasetKey & { episodeId: string }, EpisodeDoc | null, string>(
-    batchBy(
-      (k) => k.dataset,
-      async (keys) => {
-        const found = await episodesByIds(
-          c,
-          tenant(keys[0]!.dataset),
-          keys.map((k) => k.episodeId),
-        );
-        return (k) => found.get(normalizeUuid(k.episodeId)) ?? null;
-      },
+    observed(
+      'episodeById',
+      batchBy(
+        (k) => k.dataset,
+        async (keys) => {
+          const found = await episodesByIds(
+            c,
+            tenant(keys[0]!.dataset),
+            keys.map((k) => k.episodeId),
+          );
+          return (k) => found.get(normalizeUuid(k.episodeId)) ?? null;
+        },
+      ),
     ),
     { cacheKeyFn: cacheKey },
   );
@@ -101,41 +126,47 @@ export function createLoaders(c: Collections, workspaceId: string, now: Date) {
     FactDoc[],
     string
   >(
-    batchBy(
-      (k) => JSON.stringify([k.dataset, k.asOf, k.includeInvalidated]),
-      async (keys) => {
-        const first = keys[0]!;
-        const selection: TemporalSelection = resolveTemporalSelection(
-          {
-            asOf: first.asOf ? new Date(first.asOf) : null,
-            includeInvalidated: first.includeInvalidated,
-          },
-          now,
-        );
-        const found = await factsOfEntities(
-          c,
-          tenant(first.dataset),
-          keys.map((k) => k.name),
-          selection,
-        );
-        return (k) => found.get(entityKey(k.name)) ?? [];
-      },
+    observed(
+      'factsOfEntity',
+      batchBy(
+        (k) => JSON.stringify([k.dataset, k.asOf, k.includeInvalidated]),
+        async (keys) => {
+          const first = keys[0]!;
+          const selection: TemporalSelection = resolveTemporalSelection(
+            {
+              asOf: first.asOf ? new Date(first.asOf) : null,
+              includeInvalidated: first.includeInvalidated,
+            },
+            now,
+          );
+          const found = await factsOfEntities(
+            c,
+            tenant(first.dataset),
+            keys.map((k) => k.name),
+            selection,
+          );
+          return (k) => found.get(entityKey(k.name)) ?? [];
+        },
+      ),
     ),
     { cacheKeyFn: cacheKey },
   );
 
   /** Every fact an episode produced, whatever its state. */
   const factsOfEpisode = new DataLoader<DatasetKey & { episodeId: string }, FactDoc[], string>(
-    batchBy(
-      (k) => k.dataset,
-      async (keys) => {
-        const found = await factsOfEpisodes(
-          c,
-          tenant(keys[0]!.dataset),
-          keys.map((k) => k.episodeId),
-        );
-        return (k) => found.get(normalizeUuid(k.episodeId)) ?? [];
-      },
+    observed(
+      'factsOfEpisode',
+      batchBy(
+        (k) => k.dataset,
+        async (keys) => {
+          const found = await factsOfEpisodes(
+            c,
+            tenant(keys[0]!.dataset),
+            keys.map((k) => k.episodeId),
+          );
+          return (k) => found.get(normalizeUuid(k.episodeId)) ?? [];
+        },
+      ),
     ),
     { cacheKeyFn: cacheKey },
   );

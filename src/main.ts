@@ -3,24 +3,42 @@ import { ConfigError, loadConfig } from './config.js';
 import { DEMO_DATASET, ensureDevelopmentData } from './demo/seed.js';
 import { EmbeddedDbError } from './embedded/ferretdb.js';
 import { createGateway } from './http/app.js';
+import { createLogger, createMetrics, observeDatabase } from './http/observability.js';
 import { openStore } from './openStore.js';
 
 /**
  * `npm start`: loads the configuration, opens the store (MONGODB_URI, or the embedded
- * FerretDB under DATA_DIR with demo data on first start), serves the gateway, and shuts
- * everything down in order on SIGINT / SIGTERM.
+ * FerretDB under DATA_DIR with demo data on first start), serves the gateway, and on
+ * SIGINT / SIGTERM shuts down in order: stop accepting connections, let in-flight
+ * requests finish (bounded by SHUTDOWN_TIMEOUT_MS), close the database client, stop the
+ * embedded database.
  */
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const store = await openStore(config, 'server', (line) => process.stderr.write(`${line}\n`));
+  const logger = createLogger(config.LOG_LEVEL);
+  const metrics = createMetrics();
+  const store = await openStore(config, 'server', (line) => process.stderr.write(`${line}\n`), {
+    // Fail fast when the database is unreachable: requests get a 503 within this bound
+    // instead of hanging; the driver reconnects by itself when the database returns.
+    serverSelectionTimeoutMS: config.DB_TIMEOUT_MS,
+    connectTimeoutMS: config.DB_TIMEOUT_MS,
+    monitorCommands: true,
+  });
+  observeDatabase(store.database.client, metrics);
   const devKey = store.embedded
     ? await ensureDevelopmentData(store.database.collections, config.DATA_DIR)
     : null;
 
   const gateway = createGateway({
     database: store.database,
+    logger,
+    metrics,
+    graphiql: config.GRAPHIQL,
+    introspection: config.GRAPHQL_INTROSPECTION,
+    rateLimitPerMinute: config.RATE_LIMIT_PER_MINUTE,
+    bodyLimitBytes: config.BODY_LIMIT_BYTES,
     ...(devKey ? { graphiqlHeaders: { Authorization: `Bearer ${devKey}` } } : {}),
   });
   const server = serve(
@@ -28,8 +46,10 @@ async function main(): Promise<void> {
     (info) => {
       const base = `http://${info.family === 'IPv6' ? `[${info.address}]` : info.address}:${info.port}`;
       say(`Memory gateway listening on ${base}`);
-      say(`  GraphQL / GraphiQL: ${base}/graphql`);
-      say(`  Health:             ${base}/healthz  ${base}/readyz`);
+      say(`  GraphQL / GraphiQL: ${base}/graphql${config.GRAPHIQL ? '' : ' (GraphiQL off)'}`);
+      say(`  REST:               ${base}/v1/memory/semantic/...  ${base}/api/memories`);
+      say(`  API docs:           ${base}/docs  (${base}/openapi.json)`);
+      say(`  Health, metrics:    ${base}/healthz  ${base}/readyz  ${base}/metrics`);
       if (store.embedded) {
         say(
           `  Database:           embedded FerretDB (${store.embedded.uri}), files in ${config.DATA_DIR}`,
@@ -40,31 +60,41 @@ async function main(): Promise<void> {
       if (devKey) {
         say(`  Development key (workspace "development", scopes read,write,admin):`);
         say(`    ${devKey}`);
-        say(
-          `  Try: curl -H "Authorization: Bearer ${devKey}" -H "Content-Type: application/json" \\`,
-        );
-        say(
-          `         -d '{"query":"{ dataset(name: \\"${DEMO_DATASET}\\") { facts { totalCount } } }"}' ${base}/graphql`,
-        );
+        say(`  Try: curl -H "Authorization: Bearer ${devKey}" \\`);
+        say(`         "${base}/v1/memory/semantic/datasets/${DEMO_DATASET}/facts"`);
       }
     },
   );
 
   let stopping = false;
-  const shutdown = async (code: number) => {
+  const shutdown = async (code: number, reason: string) => {
     if (stopping) return;
     stopping = true;
-    await new Promise<void>((done) => server.close(() => done()));
+    logger.info({ reason }, 'shutting down');
+    gateway.beginShutdown();
+    // Stop accepting; idle keep-alive connections close now, busy ones after their response.
+    const closed = new Promise<void>((done) => server.close(() => done()));
+    if ('closeIdleConnections' in server) server.closeIdleConnections();
+    const timer = setTimeout(() => {
+      logger.warn(
+        { inFlight: gateway.inFlight() },
+        'shutdown timeout: closing remaining connections',
+      );
+      if ('closeAllConnections' in server) server.closeAllConnections();
+    }, config.SHUTDOWN_TIMEOUT_MS);
+    await closed;
+    clearTimeout(timer);
     await store.close();
+    logger.info('stopped');
     process.exit(code);
   };
-  process.once('SIGINT', () => void shutdown(0));
-  process.once('SIGTERM', () => void shutdown(0));
+  process.once('SIGINT', () => void shutdown(0, 'SIGINT'));
+  process.once('SIGTERM', () => void shutdown(0, 'SIGTERM'));
   if (store.embedded?.owned) {
     void store.embedded.exited.then((code) => {
       if (stopping) return;
-      process.stderr.write(`The embedded database exited unexpectedly (code ${code}); stopping.\n`);
-      void shutdown(1);
+      logger.error({ code }, 'the embedded database exited unexpectedly; stopping');
+      void shutdown(1, 'embedded database exited');
     });
   }
 }

@@ -20,8 +20,27 @@ describe('loadConfig', () => {
       MONGODB_DB: 'memory_gateway',
       DATA_DIR: './data',
       LOG_LEVEL: 'info',
+      NODE_ENV: 'development',
+      GRAPHQL_INTROSPECTION: true,
+      GRAPHIQL: true,
+      RATE_LIMIT_PER_MINUTE: 1200,
+      BODY_LIMIT_BYTES: 1048576,
+      DB_TIMEOUT_MS: 2000,
+      SHUTDOWN_TIMEOUT_MS: 10000,
     });
     expect(config.MONGODB_URI).toBeUndefined();
+  });
+
+  it('turns introspection and GraphiQL off in production unless enabled', () => {
+    expect(loadConfig({ NODE_ENV: 'production' })).toMatchObject({ GRAPHQL_INTROSPECTION: false, GRAPHIQL: false });
+    expect(loadConfig({ NODE_ENV: 'production', GRAPHQL_INTROSPECTION: 'true', GRAPHIQL: 'true' })).toMatchObject({
+      GRAPHQL_INTROSPECTION: true,
+      GRAPHIQL: true,
+    });
+    expect(loadConfig({ GRAPHIQL: 'false' }).GRAPHIQL).toBe(false);
+    expect(() => loadConfig({ GRAPHIQL: 'yes' })).toThrow(/GRAPHIQL="yes" must be true or false/);
+    expect(() => loadConfig({ RATE_LIMIT_PER_MINUTE: '-1' })).toThrow(/RATE_LIMIT_PER_MINUTE/);
+    expect(() => loadConfig({ DB_TIMEOUT_MS: 'soon' })).toThrow(/DB_TIMEOUT_MS="soon" must be a number/);
   });
 
   it('reads every variable when set', () => {
@@ -33,8 +52,20 @@ describe('loadConfig', () => {
         MONGODB_DB: 'gateway_prod',
         DATA_DIR: '/var/lib/gateway',
         LOG_LEVEL: 'debug',
+        NODE_ENV: 'production',
+        RATE_LIMIT_PER_MINUTE: '0',
+        BODY_LIMIT_BYTES: '2048',
+        DB_TIMEOUT_MS: '500',
+        SHUTDOWN_TIMEOUT_MS: '0',
       }),
     ).toEqual({
+      NODE_ENV: 'production',
+      GRAPHQL_INTROSPECTION: false,
+      GRAPHIQL: false,
+      RATE_LIMIT_PER_MINUTE: 0,
+      BODY_LIMIT_BYTES: 2048,
+      DB_TIMEOUT_MS: 500,
+      SHUTDOWN_TIMEOUT_MS: 0,
       PORT: 8080,
       HOST: '0.0.0.0',
       MONGODB_URI: 'mongodb+srv://user:pw@cluster.example.net/',

@@ -1,17 +1,29 @@
+import { randomUUID } from 'node:crypto';
+import { getConnInfo } from '@hono/node-server/conninfo';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import type { Logger } from 'pino';
+import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { createRequestContext, unauthenticated } from '../context.js';
-import { maskError } from '../errors.js';
+import { ERROR_STATUS, type ErrorCode, maskError } from '../errors.js';
 import { errorResponse, errorResponseFor, type Surface } from '../rest/errorBodies.js';
 import { MEMORY_SODA_BASE, memorySodaRoutes } from '../rest/memorySoda.js';
 import { supaCloudRoutes } from '../rest/supaCloud.js';
 import type { Database } from '../store/database.js';
 import { mountApiDocs } from './apiDocs.js';
 import type { GatewayEnv } from './env.js';
+import type { Metrics } from './observability.js';
 import { createGraphqlYoga, type YogaOptions } from './yoga.js';
 
 export interface GatewayOptions extends YogaOptions {
   database: Database;
+  logger?: Logger;
+  metrics?: Metrics;
+  /** Requests per minute per key (or client address); 0 or absent: no limit. */
+  rateLimitPerMinute?: number;
+  /** Largest request body, in bytes (default 1 MiB). */
+  bodyLimitBytes?: number;
 }
 
 /** The REST routes, for 405 answers: a path that matches with another method. */
@@ -40,19 +52,82 @@ const surfaceOf = (path: string): Surface | null =>
       ? 'supaCloud'
       : null;
 
+/** An incoming x-request-id is honoured when it is a plausible id, else a new one is made. */
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** An error answered by the edge itself, in the shape of the surface the request hit. */
+function edgeError(c: Context, code: ErrorCode, message: string): Response {
+  const surface = surfaceOf(c.req.path);
+  if (surface) return errorResponse(c, surface, code, message);
+  return c.json({ errors: [{ message, extensions: { code } }] }, ERROR_STATUS[code] as 400);
+}
+
+function clientAddress(c: Context): string {
+  try {
+    return getConnInfo(c).remote.address ?? 'unknown';
+  } catch {
+    return 'in-process';
+  }
+}
+
 /**
- * The HTTP edge: one Hono app. It builds the request context once (auth, loaders, now)
- * and routes to the GraphQL endpoint, the REST compatibility routes (which run GraphQL
- * operations with that same context), the API docs and the health probes. It exposes a
- * WHATWG `fetch`, so tests drive it in-process without a listener.
+ * The HTTP edge: one Hono app. It gives every request an id, builds the request context
+ * once (auth, loaders, now), applies the body and rate limits, and routes to the GraphQL
+ * endpoint, the REST compatibility routes (which run GraphQL operations with that same
+ * context), the API docs, the metrics and the health probes. It logs one line per
+ * request and exposes a WHATWG `fetch`, so tests drive it in-process without a listener.
  */
 export function createGateway(options: GatewayOptions) {
   const yoga = createGraphqlYoga(options);
   const app = new OpenAPIHono<GatewayEnv>();
   const store = options.database.collections;
+  const { logger, metrics } = options;
+  const limiter =
+    options.rateLimitPerMinute && options.rateLimitPerMinute > 0
+      ? new RateLimiterMemory({ points: options.rateLimitPerMinute, duration: 60 })
+      : null;
+  const lifecycle = { shuttingDown: false, inFlight: 0 };
+
+  // Request id, in-flight count, access log and request metrics, around everything.
+  app.use('*', async (c, next) => {
+    const started = performance.now();
+    const incoming = c.req.header('x-request-id');
+    const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    c.set('requestId', requestId);
+    lifecycle.inFlight++;
+    try {
+      await next();
+    } finally {
+      lifecycle.inFlight--;
+      c.header('x-request-id', requestId);
+      if (lifecycle.shuttingDown) c.header('connection', 'close');
+      const route = c.req.routePath && c.req.routePath !== '/*' ? c.req.routePath : 'unmatched';
+      const ctx = c.get('requestContext');
+      const operation = ctx?.observed.operation ?? null;
+      const seconds = (performance.now() - started) / 1000;
+      metrics?.requests.inc({ route, method: c.req.method, status: String(c.res.status) });
+      metrics?.latency.observe(
+        { route, method: c.req.method, operation: operation ?? '' },
+        seconds,
+      );
+      logger?.info(
+        {
+          requestId,
+          method: c.req.method,
+          route,
+          operation,
+          workspace: ctx?.auth?.workspace ?? null,
+          status: c.res.status,
+          latencyMs: Math.round(seconds * 10_000) / 10,
+        },
+        'request',
+      );
+    }
+  });
 
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   app.get('/readyz', async (c) => {
+    if (lifecycle.shuttingDown) return c.json({ status: 'shutting down' }, 503);
     try {
       await options.database.db.command({ ping: 1 });
       return c.json({ status: 'ready' });
@@ -60,13 +135,61 @@ export function createGateway(options: GatewayOptions) {
       return c.json({ status: 'database unavailable' }, 503);
     }
   });
+  if (metrics) {
+    app.get('/metrics', async (c) =>
+      c.body(await metrics.registry.metrics(), 200, {
+        'content-type': metrics.registry.contentType,
+      }),
+    );
+  }
 
-  // The context, once per request, for every route that reads or writes memory.
-  for (const path of ['/graphql', `${MEMORY_SODA_BASE}/*`, '/api/*']) {
+  const memoryRoutes = ['/graphql', `${MEMORY_SODA_BASE}/*`, '/api/*'];
+  for (const path of memoryRoutes) {
+    // Bodies are bounded before anything reads them.
+    app.use(
+      path,
+      bodyLimit({
+        maxSize: options.bodyLimitBytes ?? 1024 * 1024,
+        onError: (c) =>
+          edgeError(
+            c,
+            'PAYLOAD_TOO_LARGE',
+            `Request body too large (at most ${options.bodyLimitBytes ?? 1024 * 1024} bytes)`,
+          ),
+      }),
+    );
+    // The context, once per request, for every route that reads or writes memory.
     app.use(path, async (c, next) => {
-      c.set('requestContext', await createRequestContext(c.req.raw, store));
+      c.set(
+        'requestContext',
+        await createRequestContext(c.req.raw, store, {
+          requestId: c.get('requestId'),
+          ...(metrics
+            ? { onBatch: (loader, size) => metrics.loaderBatches.observe({ loader }, size) }
+            : {}),
+        }),
+      );
       await next();
     });
+    // Per key (or per client address without one), answered 429 with Retry-After.
+    if (limiter) {
+      app.use(path, async (c, next) => {
+        const auth = c.get('requestContext').auth;
+        try {
+          await limiter.consume(auth ? `key:${auth.keyId}` : `addr:${clientAddress(c)}`);
+        } catch (rejection) {
+          if (!(rejection instanceof RateLimiterRes)) throw rejection;
+          c.header('Retry-After', String(Math.max(1, Math.ceil(rejection.msBeforeNext / 1000))));
+          metrics?.errors.inc({ code: 'RATE_LIMITED' });
+          return edgeError(
+            c,
+            'RATE_LIMITED',
+            'Too many requests; retry after the time in Retry-After',
+          );
+        }
+        await next();
+      });
+    }
   }
 
   // REST: a key first (401 in the surface's shape), then well-formed path segments.
@@ -111,8 +234,12 @@ export function createGateway(options: GatewayOptions) {
   // database) are answered in the shape of the surface they hit.
   app.onError((error, c) => {
     const surface = surfaceOf(c.req.path);
-    if (surface) return errorResponseFor(c, surface, error);
     const masked = maskError(error);
+    metrics?.errors.inc({ code: String(masked.extensions.code) });
+    if (masked.extensions.code === 'INTERNAL_SERVER_ERROR') {
+      logger?.error({ requestId: c.get('requestId'), err: error }, 'unexpected error');
+    }
+    if (surface) return errorResponseFor(c, surface, error);
     const status = masked.extensions.code === 'DATABASE_UNAVAILABLE' ? 503 : 500;
     return c.json(
       { errors: [{ message: masked.message, extensions: { code: masked.extensions.code } }] },
@@ -137,5 +264,14 @@ export function createGateway(options: GatewayOptions) {
     return c.json({ error: 'Not found' }, 404);
   });
 
-  return { app, yoga, fetch: (request: Request) => app.fetch(request) };
+  return {
+    app,
+    yoga,
+    fetch: (request: Request, env?: unknown) => app.fetch(request, env),
+    /** Shutdown: readiness turns 503 and responses ask clients to reconnect elsewhere. */
+    beginShutdown: () => {
+      lifecycle.shuttingDown = true;
+    },
+    inFlight: () => lifecycle.inFlight,
+  };
 }

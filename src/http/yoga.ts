@@ -1,24 +1,53 @@
+import { EnvelopArmor } from '@escape.tech/graphql-armor';
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
-import { type DocumentNode, Kind, type OperationDefinitionNode } from 'graphql';
+import {
+  type DocumentNode,
+  Kind,
+  NoSchemaIntrospectionCustomRule,
+  type OperationDefinitionNode,
+} from 'graphql';
 import { createYoga, type Plugin } from 'graphql-yoga';
 import { type RequestContext, unauthenticated } from '../context.js';
 import { maskError } from '../errors.js';
 import { schema } from '../schema/index.js';
+import type { Metrics } from './observability.js';
 
 export interface YogaOptions {
   /** Prefilled in GraphiQL's headers editor (the development key in embedded mode). */
   graphiqlHeaders?: Record<string, string>;
+  /** GraphiQL on GET /graphql from a browser (default on). */
+  graphiql?: boolean;
+  /** Schema introspection (default on). */
+  introspection?: boolean;
+  metrics?: Metrics;
 }
+
+/**
+ * Abuse limits (graphql-armor), checked at validation, before anything runs. Generous
+ * for real front ends (the REST adapters' and the README's operations are far below
+ * them); introspection is exempt from depth and cost so GraphiQL can load the schema.
+ */
+export const QUERY_LIMITS = {
+  maxDepth: 12,
+  maxAliases: 15,
+  maxDirectives: 30,
+  maxTokens: 3000,
+  maxCost: 5000,
+} as const;
 
 const INTROSPECTION_FIELDS = new Set(['__schema', '__type', '__typename']);
 
-function isIntrospectionOnly(document: DocumentNode, operationName?: string | null): boolean {
+function selectedOperation(
+  document: DocumentNode,
+  operationName?: string | null,
+): OperationDefinitionNode | undefined {
   const operations = document.definitions.filter(
     (d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION,
   );
-  const operation = operationName
-    ? operations.find((o) => o.name?.value === operationName)
-    : operations[0];
+  return operationName ? operations.find((o) => o.name?.value === operationName) : operations[0];
+}
+
+function isIntrospectionOnly(operation: OperationDefinitionNode | undefined): boolean {
   if (!operation) return false;
   return operation.selectionSet.selections.every(
     (s) => s.kind === Kind.FIELD && INTROSPECTION_FIELDS.has(s.name.value),
@@ -28,15 +57,37 @@ function isIntrospectionOnly(document: DocumentNode, operationName?: string | nu
 /**
  * Every operation needs a valid key, except introspection alone, so GraphiQL can load
  * the schema before a key is typed in. Checked before execution, so no resolver runs.
+ * Also records the operation's name for the access log and the metrics.
  */
-const requireKey: Plugin<RequestContext> = {
-  onExecute({ args }) {
-    const ctx = args.contextValue;
-    if (!ctx.auth && !isIntrospectionOnly(args.document, args.operationName)) {
-      const error = unauthenticated(ctx.authProblem);
-      error.extensions.http = { status: 401 };
-      throw error;
-    }
+function requireKey(metrics?: Metrics): Plugin<RequestContext> {
+  return {
+    onExecute({ args }) {
+      const ctx = args.contextValue;
+      const operation = selectedOperation(args.document, args.operationName);
+      ctx.observed.operation = operation?.name?.value ?? (operation ? 'anonymous' : null);
+      if (!ctx.auth && !isIntrospectionOnly(operation)) {
+        const error = unauthenticated(ctx.authProblem);
+        error.extensions.http = { status: 401 };
+        throw error;
+      }
+      return {
+        onExecuteDone({ result }) {
+          if (!metrics || Symbol.asyncIterator in result) return;
+          const outcome = result.errors?.length ? 'error' : 'ok';
+          metrics.operations.inc({ operation: ctx.observed.operation ?? 'unknown', outcome });
+          for (const error of result.errors ?? []) {
+            metrics.errors.inc({ code: String(error.extensions?.code ?? 'UNKNOWN') });
+          }
+        },
+      };
+    },
+  };
+}
+
+/** Rejects introspection at validation when it is turned off (production default). */
+const disableIntrospection: Plugin = {
+  onValidate({ addValidationRule }) {
+    addValidationRule(NoSchemaIntrospectionCustomRule);
   },
 };
 
@@ -45,20 +96,37 @@ const requireKey: Plugin<RequestContext> = {
  * as Yoga's server context, so GraphQL and the REST adapters share one object.
  */
 export function createGraphqlYoga(options: YogaOptions = {}) {
+  const armor = new EnvelopArmor({
+    maxDepth: { n: QUERY_LIMITS.maxDepth, ignoreIntrospection: true },
+    maxAliases: { n: QUERY_LIMITS.maxAliases },
+    maxDirectives: { n: QUERY_LIMITS.maxDirectives },
+    maxTokens: { n: QUERY_LIMITS.maxTokens },
+    costLimit: { maxCost: QUERY_LIMITS.maxCost, ignoreIntrospection: true },
+    blockFieldSuggestion: { enabled: options.introspection === false },
+  });
+  const introspection = options.introspection !== false;
   return createYoga<RequestContext>({
     schema,
     graphqlEndpoint: '/graphql',
     landingPage: false,
+    logging: false,
     maskedErrors: { maskError: (error) => maskError(error) },
-    plugins: [requireKey],
+    plugins: [
+      ...armor.protect().plugins,
+      ...(introspection ? [] : [disableIntrospection]),
+      requireKey(options.metrics),
+    ],
     renderGraphiQL,
-    graphiql: {
-      title: 'Memory gateway GraphiQL',
-      headers: options.graphiqlHeaders
-        ? JSON.stringify(options.graphiqlHeaders, null, 2)
-        : undefined,
-      defaultQuery: DEFAULT_QUERY,
-    },
+    graphiql:
+      options.graphiql === false
+        ? false
+        : {
+            title: 'Memory gateway GraphiQL',
+            headers: options.graphiqlHeaders
+              ? JSON.stringify(options.graphiqlHeaders, null, 2)
+              : undefined,
+            defaultQuery: DEFAULT_QUERY,
+          },
   });
 }
 

@@ -191,7 +191,8 @@ builder.mutationField('recordEpisode', (t) =>
           ctx.store,
           { workspaceId: auth.workspaceId, dataset },
           { ...input, episodeId: input.episodeId ?? newId() },
-          new Date(),
+          // The request's instant, so the payload's states (at ctx.now) reflect this write.
+          ctx.now,
         ),
       );
     },

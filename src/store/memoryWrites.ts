@@ -1,6 +1,8 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { derivedUuid, newId, normalizeUuid } from '../domain/ids.js';
 import type { Collections } from './database.js';
 import { isDuplicateKey } from './database.js';
+import { datasetDocumentId } from './datasets.js';
 import type { MemoryDoc, MemoryVersionDoc } from './documents.js';
 import { memoryDocumentId } from './memories.js';
 import type { Tenant } from './tenant.js';
@@ -96,6 +98,7 @@ export async function createMemory(
 ): Promise<{ memory: MemoryDoc; created: boolean }> {
   const memoryId = normalizeUuid(input.memoryId ?? newId());
   const doc = buildMemory(tenant, memoryId, input, now);
+  await registerDataset(c, tenant, now);
   try {
     await c.memories.insertOne(doc);
     return { memory: doc, created: true };
@@ -104,6 +107,24 @@ export async function createMemory(
     const existing = await c.memories.findOne({ _id: doc._id });
     if (existing && sameContent(existing, doc)) return { memory: existing, created: false };
     throw new MemoryConflictError(`Memory ${memoryId} already exists with other content`);
+  }
+}
+
+/**
+ * Records that the dataset exists (as an import does), so `dataset(name:)` finds a dataset
+ * whose first document is a memory. An insert, not an upsert: on FerretDB two racing
+ * upserts can both insert, an insert of an existing `_id` fails atomically.
+ */
+async function registerDataset(c: Collections, tenant: Tenant, now: Date): Promise<void> {
+  try {
+    await c.datasets.insertOne({
+      _id: datasetDocumentId(tenant.workspaceId, tenant.dataset),
+      workspaceId: tenant.workspaceId,
+      name: tenant.dataset,
+      createdAt: now,
+    });
+  } catch (error) {
+    if (!isDuplicateKey(error)) throw error;
   }
 }
 
@@ -125,7 +146,20 @@ export type MemoryChange = (
   version: number,
 ) => { set: Partial<MemoryDoc>; create?: MemoryDoc | null } | 'unchanged';
 
-const MAX_ATTEMPTS = 5;
+/**
+ * Lost races retried without expectedVersion. Every lost race means another writer's
+ * version landed, so N concurrent writers need up to N attempts; this only bounds a livelock.
+ */
+const MAX_ATTEMPTS = 50;
+
+/**
+ * How long a writer that lost a version claim waits for the winner to apply it before
+ * applying it itself (the winner may have crashed after its claim). Applying it while the
+ * winner is still at work is not harmless on FerretDB: an update there reads the document
+ * and writes it back whole, so a duplicate apply that read version n-1 and wrote late
+ * could overwrite version n+1 with version n, losing an update that was acknowledged.
+ */
+const APPLY_GRACE_MS = 500;
 
 /**
  * Applies a change as the next version. With `expectedVersion`, the memory must be at that
@@ -168,7 +202,7 @@ export async function changeMemory(
       // Someone else made version n: complete it if it is not applied yet, then either
       // report the conflict or retry on top of it.
       const winner = await c.memoryVersions.findOne({ _id: claim._id });
-      if (winner) await applyMemoryVersion(c, winner);
+      if (winner) await awaitOrApplyMemoryVersion(c, winner);
       if (expectedVersion !== null) {
         throw new MemoryConflictError(
           `Memory changed concurrently (version ${version} was taken); reload it and try again`,
@@ -182,6 +216,27 @@ export async function changeMemory(
   throw new MemoryConflictError('Memory is changing too quickly; try again');
 }
 
+/**
+ * Waits (briefly) until the memory carries a version claimed by someone else; completes
+ * it if it is still not applied APPLY_GRACE_MS later. (Not measured from the claim's `at`:
+ * that is its request's start, which can be long before the claim under contention.)
+ */
+async function awaitOrApplyMemoryVersion(c: Collections, claim: MemoryVersionDoc): Promise<void> {
+  const deadline = Date.now() + APPLY_GRACE_MS;
+  for (let delay = 2; ; delay = Math.min(delay * 2, 20)) {
+    const doc = await c.memories.findOne(
+      { _id: memoryDocIdOf(claim), workspaceId: claim.workspaceId, dataset: claim.dataset },
+      { projection: { version: 1 } },
+    );
+    if (!doc || doc.version >= claim.version) return;
+    if (Date.now() >= deadline) break;
+    await sleep(delay);
+  }
+  await applyMemoryVersion(c, claim);
+}
+
+const memoryDocIdOf = (claim: MemoryVersionDoc) => claim._id.slice(0, claim._id.lastIndexOf(':v'));
+
 /** Writes a version's values onto version n-1 (and creates its successor first). */
 async function applyMemoryVersion(c: Collections, claim: MemoryVersionDoc): Promise<void> {
   if (claim.create) {
@@ -191,10 +246,9 @@ async function applyMemoryVersion(c: Collections, claim: MemoryVersionDoc): Prom
       if (!isDuplicateKey(error)) throw error;
     }
   }
-  const memoryDocId = claim._id.slice(0, claim._id.lastIndexOf(':v'));
   await c.memories.updateOne(
     {
-      _id: memoryDocId,
+      _id: memoryDocIdOf(claim),
       workspaceId: claim.workspaceId,
       dataset: claim.dataset,
       version: claim.version - 1,

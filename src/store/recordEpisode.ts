@@ -5,6 +5,7 @@ import { type EntityType, entityKey } from '../domain/names.js';
 import { factSearchTerms } from '../domain/searchTerms.js';
 import type { Collections } from './database.js';
 import { isDuplicateKey } from './database.js';
+import { ensureDatasets } from './datasets.js';
 import type { EntityDoc, EpisodeDoc, EpisodeRecordDoc, FactDoc } from './documents.js';
 import { entityDocumentId } from './entities.js';
 import { episodeDocumentId } from './episodes.js';
@@ -23,14 +24,17 @@ import type { Tenant } from './tenant.js';
  *      transaction time `recordedAt` and the canonical input. Only one insert can win; a
  *      duplicate with the same input is a retry (or a concurrent duplicate) and goes on
  *      with the *recorded* `recordedAt`; with other input it is a CONFLICT.
- *   2. insert the episode document;
+ *   2. record that the dataset exists (so `dataset(name)` and the dataset list see it),
+ *      then insert the episode document;
  *   3. upsert the listed entities (lower-cased names), moving `updatedAt` forward to
  *      `recordedAt`, and move `updatedAt` of existing entities the facts mention;
  *   4. insert the facts, whose ids are derived from (episode, position), with
  *      `recordedAt` from the claim;
  *   5. supersede: the listed facts, and with `replaceExisting` every fact with the same
- *      subject and predicate live at `recordedAt`, each through the per-fact invalidation
- *      claim (store/facts.ts), so a fact is superseded once, by one fact;
+ *      subject and predicate live at `recordedAt` and recorded before it (one recorded at
+ *      the same instant is a concurrent write, not an older one: two such facts must not
+ *      supersede each other), each through the per-fact invalidation claim
+ *      (store/facts.ts), so a fact is superseded once, by one fact;
  *   6. mark the record complete.
  *
  * Every step after the claim writes values fixed by the claim and ignores "already there",
@@ -200,7 +204,8 @@ async function completeEpisodeRecord(
   const input = parseCanonicalInput(record.input);
   const { recordedAt, episodeId } = record;
 
-  // 2. The episode.
+  // 2. The dataset (a first write to it creates it; two first writes can race) and the episode.
+  await retryOnDuplicate(() => ensureDatasets(c, tenant.workspaceId, [tenant.dataset], recordedAt));
   await insertIgnoringDuplicates(() =>
     c.episodes.insertOne({
       _id: record._id,
@@ -309,7 +314,9 @@ async function completeEpisodeRecord(
         },
         { first: 1000 },
       );
-      for (const old of live) targets.add(old.factId);
+      for (const old of live) {
+        if (old.recordedAt.getTime() < recordedAt.getTime()) targets.add(old.factId);
+      }
     }
     for (const target of targets) {
       if (ownIds.has(target)) continue;
