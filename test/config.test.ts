@@ -32,15 +32,22 @@ describe('loadConfig', () => {
   });
 
   it('turns introspection and GraphiQL off in production unless enabled', () => {
-    expect(loadConfig({ NODE_ENV: 'production' })).toMatchObject({ GRAPHQL_INTROSPECTION: false, GRAPHIQL: false });
-    expect(loadConfig({ NODE_ENV: 'production', GRAPHQL_INTROSPECTION: 'true', GRAPHIQL: 'true' })).toMatchObject({
+    expect(loadConfig({ NODE_ENV: 'production' })).toMatchObject({
+      GRAPHQL_INTROSPECTION: false,
+      GRAPHIQL: false,
+    });
+    expect(
+      loadConfig({ NODE_ENV: 'production', GRAPHQL_INTROSPECTION: 'true', GRAPHIQL: 'true' }),
+    ).toMatchObject({
       GRAPHQL_INTROSPECTION: true,
       GRAPHIQL: true,
     });
     expect(loadConfig({ GRAPHIQL: 'false' }).GRAPHIQL).toBe(false);
     expect(() => loadConfig({ GRAPHIQL: 'yes' })).toThrow(/GRAPHIQL="yes" must be true or false/);
     expect(() => loadConfig({ RATE_LIMIT_PER_MINUTE: '-1' })).toThrow(/RATE_LIMIT_PER_MINUTE/);
-    expect(() => loadConfig({ DB_TIMEOUT_MS: 'soon' })).toThrow(/DB_TIMEOUT_MS="soon" must be a number/);
+    expect(() => loadConfig({ DB_TIMEOUT_MS: 'soon' })).toThrow(
+      /DB_TIMEOUT_MS="soon" must be a number/,
+    );
   });
 
   it('reads every variable when set', () => {
