@@ -48,8 +48,8 @@ const schema = z.object({
   RATE_LIMIT_PER_MINUTE: wholeNumber(0, 1_000_000).default(1200),
   /** Largest request body accepted, in bytes. */
   BODY_LIMIT_BYTES: wholeNumber(1024, 100 * 1024 * 1024).default(1024 * 1024),
-  /** How long a request waits for an unreachable database before answering 503. */
-  DB_TIMEOUT_MS: wholeNumber(100, 120_000).default(2000),
+  /** How long a database operation (or reaching the database) may take before a 503. */
+  DB_TIMEOUT_MS: wholeNumber(100, 120_000).default(5000),
   /** How long shutdown waits for in-flight requests before closing connections. */
   SHUTDOWN_TIMEOUT_MS: wholeNumber(0, 300_000).default(10_000),
 });

@@ -82,6 +82,14 @@ export function maskError(error: unknown): GraphQLError {
   }
   // graphql's own parse and validation errors carry no original error and no secrets.
   if (located && !located.originalError) return located;
+  // graphql's own refusals of the request itself (a variable it cannot coerce, such as an
+  // unknown enum value) arrive wrapped without a path: the client's mistake, not ours.
+  if (located && !located.path && original instanceof Error && original.name === 'GraphQLError') {
+    return new GraphQLError(located.message, {
+      nodes: located.nodes,
+      extensions: { code: 'BAD_USER_INPUT' },
+    });
+  }
   if (isDatabaseUnavailable(original)) {
     return new GraphQLError('The database is unavailable; try again shortly', {
       path: where.path,

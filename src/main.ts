@@ -5,6 +5,7 @@ import { EmbeddedDbError } from './embedded/ferretdb.js';
 import { createGateway } from './http/app.js';
 import { createLogger, createMetrics, observeDatabase } from './http/observability.js';
 import { openStore } from './openStore.js';
+import { databaseTimeouts } from './store/database.js';
 
 /**
  * `npm start`: loads the configuration, opens the store (MONGODB_URI, or the embedded
@@ -22,8 +23,7 @@ async function main(): Promise<void> {
   const store = await openStore(config, 'server', (line) => process.stderr.write(`${line}\n`), {
     // Fail fast when the database is unreachable: requests get a 503 within this bound
     // instead of hanging; the driver reconnects by itself when the database returns.
-    serverSelectionTimeoutMS: config.DB_TIMEOUT_MS,
-    connectTimeoutMS: config.DB_TIMEOUT_MS,
+    ...databaseTimeouts(config.DB_TIMEOUT_MS),
     monitorCommands: true,
   });
   observeDatabase(store.database.client, metrics);

@@ -25,7 +25,7 @@ describe('loadConfig', () => {
       GRAPHIQL: true,
       RATE_LIMIT_PER_MINUTE: 1200,
       BODY_LIMIT_BYTES: 1048576,
-      DB_TIMEOUT_MS: 2000,
+      DB_TIMEOUT_MS: 5000,
       SHUTDOWN_TIMEOUT_MS: 10000,
     });
     expect(config.MONGODB_URI).toBeUndefined();

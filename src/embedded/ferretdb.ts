@@ -81,14 +81,18 @@ export interface RunningFerretDb {
   owned: boolean;
 }
 
-/** Starts a private FerretDB whose SQLite files live in `dir`, on a free loopback port. */
+/**
+ * Starts a private FerretDB whose SQLite files live in `dir`, on a free loopback port (or
+ * on `listen`, e.g. to bring one back on the address it had).
+ */
 export async function startFerretDb(
   dir: string,
   log?: (line: string) => void,
+  listen = '127.0.0.1:0',
 ): Promise<RunningFerretDb> {
   const binary = ensureFerretDbBinary(log);
   mkdirSync(dir, { recursive: true });
-  const child = spawn(binary, ['--data-dir', resolve(dir), '--listen', '127.0.0.1:0'], {
+  const child = spawn(binary, ['--data-dir', resolve(dir), '--listen', listen], {
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));

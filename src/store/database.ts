@@ -119,6 +119,16 @@ export async function ensureIndexes(c: Collections): Promise<void> {
   );
 }
 
+/**
+ * Driver options that make an unreachable or unresponsive database fail fast instead of
+ * hanging a request: server selection and every operation are bounded by `ms`; the
+ * driver keeps reconnecting in the background, so requests succeed again by themselves
+ * when the database returns.
+ */
+export function databaseTimeouts(ms: number): MongoClientOptions {
+  return { serverSelectionTimeoutMS: ms, connectTimeoutMS: ms, timeoutMS: ms };
+}
+
 export interface Database {
   client: MongoClient;
   db: Db;

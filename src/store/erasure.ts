@@ -89,19 +89,35 @@ export async function eraseEpisode(
 
   // 1. Undo what its facts superseded.
   let restoredFacts = 0;
+  const restoredIds: string[] = [];
   if (producedIds.length > 0) {
     const superseded = await c.facts
       .find({ ...scope, supersededBy: { $in: producedIds }, invalidReason: 'superseded' })
       .toArray();
     for (const fact of superseded) {
-      if ((await restoreFact(c, tenant, fact.factId, 'superseded', now)).ok) restoredFacts++;
+      if ((await restoreFact(c, tenant, fact.factId, 'superseded', now)).ok) {
+        restoredFacts++;
+        restoredIds.push(fact.factId);
+      }
     }
   }
 
-  // 2. Its facts and their invalidation claims.
+  // 2. Its facts and their claims: their invalidation and restoration claims (left
+  // behind, a re-recorded episode's facts, which get the same ids, could not be
+  // restored), and the spent claims of the supersessions just undone, which name them.
   const record = await c.episodeRecords.findOne({ _id: episodeDocumentId(tenant, id), ...scope });
   const facts = await c.facts.deleteMany({ ...scope, episodeId: id });
-  if (producedIds.length > 0) await c.claims.deleteMany({ ...scope, factId: { $in: producedIds } });
+  if (producedIds.length > 0) {
+    await c.claims.deleteMany({ ...scope, factId: { $in: producedIds } });
+    await c.restorations.deleteMany({ ...scope, factId: { $in: producedIds } });
+  }
+  if (restoredIds.length > 0) {
+    await c.claims.deleteMany({
+      ...scope,
+      factId: { $in: restoredIds },
+      supersededBy: { $in: producedIds },
+    });
+  }
 
   // 3. Entities only it mentioned.
   const named = new Set(produced.flatMap((f) => [f.subjectKey, f.objectKey]));

@@ -1,0 +1,132 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadDemoDataset } from '../../src/demo/seed.js';
+import { type RunningFerretDb, startFerretDb } from '../../src/embedded/ferretdb.js';
+import { createGateway } from '../../src/http/app.js';
+import { type Database, databaseTimeouts, openDatabase } from '../../src/store/database.js';
+import { createApiKey } from '../../src/store/workspaces.js';
+
+/**
+ * The database goes away under a steady load and comes back: requests fail fast with
+ * 503 in each surface's shape (bounded by the driver's server-selection timeout, never
+ * hanging), the process keeps serving /healthz, /readyz reports the outage, and requests
+ * succeed again by themselves once the database is back on the same address.
+ */
+const dir = mkdtempSync(join(tmpdir(), 'memory-gateway-outage-'));
+let ferret: RunningFerretDb;
+let database: Database;
+let gateway: ReturnType<typeof createGateway>;
+let key: string;
+
+beforeAll(async () => {
+  ferret = await startFerretDb(dir);
+  database = await openDatabase(ferret.uri, 'outage', {
+    serverSelectionTimeoutMS: 1000,
+    connectTimeoutMS: 1000,
+  });
+  await loadDemoDataset(database.collections, 'acme');
+  key = (await createApiKey(database.collections, 'acme', ['read'])).key;
+  gateway = createGateway({ database });
+});
+
+afterAll(async () => {
+  await database?.close();
+  await ferret?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const request = (path: string, init: RequestInit = {}) =>
+  gateway.fetch(
+    new Request(`http://gateway.test${path}`, {
+      ...init,
+      headers: {
+        authorization: `Bearer ${key}`,
+        'content-type': 'application/json',
+        ...init.headers,
+      },
+      // A request that hangs fails the test instead of passing slowly.
+      signal: AbortSignal.timeout(15_000),
+    }),
+  );
+
+const rest = () => request('/v1/memory/semantic/datasets/user_42/facts');
+const graphql = () =>
+  request('/graphql', {
+    method: 'POST',
+    body: JSON.stringify({ query: '{ viewer { workspace } }' }),
+  });
+const supa = () => request('/api/memories');
+
+describe('database outage', () => {
+  it('fails fast with 503 while the database is gone, and recovers by itself', async () => {
+    // Steady load before: all fine.
+    for (let i = 0; i < 5; i++) expect((await rest()).status).toBe(200);
+    const port = new URL(ferret.uri).port;
+
+    // Under load, the database goes away.
+    const load = Array.from({ length: 4 }, async () => {
+      const statuses: number[] = [];
+      for (let i = 0; i < 6; i++) statuses.push((await rest()).status);
+      return statuses;
+    });
+    // A crash: the process is gone at once, its connections reset.
+    process.kill(ferret.pid, 'SIGKILL');
+    await ferret.exited;
+    const during = (await Promise.all(load)).flat();
+    expect(during.every((s) => s === 200 || s === 503)).toBe(true);
+
+    const soda = await rest();
+    expect(soda.status).toBe(503);
+    expect(await soda.json()).toEqual({ error: 'The database is unavailable; try again shortly' });
+    const supaResponse = await supa();
+    expect(supaResponse.status).toBe(503);
+    expect(await supaResponse.json()).toMatchObject({ code: 'database_error', details: null });
+    const gql = await graphql();
+    expect(gql.status).toBe(503);
+    expect(await gql.json()).toEqual({
+      errors: [
+        {
+          message: 'The database is unavailable; try again shortly',
+          extensions: { code: 'DATABASE_UNAVAILABLE' },
+        },
+      ],
+    });
+    expect((await gateway.fetch(new Request('http://gateway.test/healthz'))).status).toBe(200);
+    expect((await gateway.fetch(new Request('http://gateway.test/readyz'))).status).toBe(503);
+
+    // The database comes back on the same address with the same files.
+    ferret = await startFerretDb(dir, undefined, `127.0.0.1:${port}`);
+    let recovered = false;
+    for (let i = 0; i < 60 && !recovered; i++) {
+      recovered = (await rest()).status === 200;
+      if (!recovered) await new Promise((r) => setTimeout(r, 500));
+    }
+    expect(recovered).toBe(true);
+    expect((await gateway.fetch(new Request('http://gateway.test/readyz'))).status).toBe(200);
+    const body = await (await rest()).json();
+    expect(body.total).toBe(3);
+    expect((await graphql()).status).toBe(200);
+  });
+
+  it('a database that stops answering (a hung process) still gives a bounded 503', async () => {
+    expect((await rest()).status).toBe(200);
+    process.kill(ferret.pid, 'SIGSTOP');
+    try {
+      const started = Date.now();
+      const response = await rest();
+      expect(response.status).toBe(503);
+      // Bounded by the configured timeout, not by the test's own abort (15 s).
+      expect(Date.now() - started).toBeLessThan(14_000);
+    } finally {
+      process.kill(ferret.pid, 'SIGCONT');
+    }
+    let recovered = false;
+    for (let i = 0; i < 60 && !recovered; i++) {
+      recovered = (await rest()).status === 200;
+      if (!recovered) await new Promise((r) => setTimeout(r, 500));
+    }
+    expect(recovered).toBe(true);
+  });
+});

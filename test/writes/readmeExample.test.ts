@@ -1,0 +1,45 @@
+import { readFileSync } from 'node:fs';
+import { parse } from 'graphql';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { openTestGateway, type TestGateway } from '../helpers/gateway.js';
+
+/**
+ * The README's recordEpisode example (section "How an extraction pipeline writes") must run
+ * as written against the demo dataset: the first ```graphql block there that calls
+ * recordEpisode, with the ```json block after it as its variables.
+ */
+const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+const HEADING = /^#{1,6} .*How an extraction pipeline writes.*$/m;
+
+function writeExample(): { query: string; variables: Record<string, unknown> } {
+  const heading = HEADING.exec(README);
+  if (!heading) throw new Error('README.md has no "How an extraction pipeline writes" section');
+  const section = README.slice(heading.index);
+  const graphql = [...section.matchAll(/```graphql\n([\s\S]*?)```/g)].find((m) =>
+    m[1]!.includes('recordEpisode'),
+  );
+  if (!graphql) throw new Error('that section has no ```graphql block calling recordEpisode');
+  const after = section.slice(graphql.index! + graphql[0].length);
+  const json = /```json\n([\s\S]*?)```/.exec(after);
+  if (!json) throw new Error('the recordEpisode example is not followed by a ```json block');
+  return { query: graphql[1]!, variables: JSON.parse(json[1]!) };
+}
+
+let t: TestGateway;
+let key: string;
+
+beforeAll(async () => {
+  t = await openTestGateway({ demoWorkspaces: ['development'] });
+  key = await t.key('development', ['read', 'write']);
+});
+
+describe('README: how an extraction pipeline writes', () => {
+  it('the recordEpisode example runs as written and records facts', async () => {
+    const { query, variables } = writeExample();
+    const { status, body } = await t.graphql(parse(query), variables, key);
+    expect(body.errors).toBeUndefined();
+    expect(status).toBe(200);
+    const payload = (body.data as { recordEpisode?: { facts?: unknown[] } } | null)?.recordEpisode;
+    expect(payload?.facts?.length).toBeGreaterThan(0);
+  });
+});

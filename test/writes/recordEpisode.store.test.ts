@@ -1,0 +1,512 @@
+import { randomUUID } from 'node:crypto';
+import { type Document, MongoClient } from 'mongodb';
+import { afterAll, beforeAll, describe, expect, it, type MockInstance, vi } from 'vitest';
+import { loadDemoDataset } from '../../src/demo/seed.js';
+import { type Collections, collections, type Database } from '../../src/store/database.js';
+import type { FactDoc } from '../../src/store/documents.js';
+import {
+  factDocumentId,
+  invalidationClaimId,
+  repairInvalidationClaims,
+} from '../../src/store/facts.js';
+import {
+  type EpisodeInput,
+  episodeFactId,
+  type FactInput,
+  recordEpisode,
+  repairEpisodeRecords,
+} from '../../src/store/recordEpisode.js';
+import type { Tenant } from '../../src/store/tenant.js';
+import { workspaceIdFor } from '../../src/store/workspaces.js';
+import { openTestDatabase, testServerUri } from '../helpers/database.js';
+
+/**
+ * recordEpisode at the store: races over separate connections (the way several gateway
+ * replicas share one database) and crash recovery, with a fixed clock so that the state a
+ * crashed-then-retried call leaves can be compared with a clean run's, document by document.
+ */
+
+const DATASET = 'user_42';
+// Facts of the demo dataset (src/demo/user_42.jsonl).
+const FAMILY_CAR = '6c1a8e3d-5f27-4b90-8d46-e2b7c9a5d138'; // user is shopping for: live
+const TOYOTA = '3a91c6e8-0f2d-4b57-a8e3-5d1c9b7f2a40'; // user is interested in: live
+
+const DEMO_LOADED_AT = new Date('2026-09-01T00:00:00.000Z');
+const T = new Date('2026-11-20T17:00:00.000Z');
+const T2 = new Date('2026-11-20T17:05:00.000Z');
+
+let database: Database;
+let c: Collections;
+let clients: MongoClient[];
+
+beforeAll(async () => {
+  database = await openTestDatabase();
+  c = database.collections;
+  clients = await Promise.all(
+    Array.from({ length: 4 }, () => new MongoClient(testServerUri()).connect()),
+  );
+});
+
+afterAll(async () => {
+  await Promise.all(clients.map((client) => client.close()));
+});
+
+/** The store over client i's own connection pool. */
+const over = (i: number): Collections => collections(clients[i]!.db(database.db.databaseName));
+
+const tenantOf = (workspace: string, dataset = DATASET): Tenant => ({
+  workspaceId: workspaceIdFor(workspace),
+  dataset,
+});
+
+function fact(
+  subject: string,
+  predicate: string,
+  object: string,
+  more: Partial<FactInput> = {},
+): FactInput {
+  return {
+    subject,
+    predicate,
+    object,
+    objectIsEntity: false,
+    confidence: 0.8,
+    sourceQuote: null,
+    validAt: new Date('2026-11-01T00:00:00.000Z'),
+    validUntil: null,
+    supersedes: [],
+    replaceExisting: false,
+    ...more,
+  };
+}
+
+function episode(facts: FactInput[], more: Partial<EpisodeInput> = {}): EpisodeInput {
+  return {
+    episodeId: randomUUID(),
+    occurredAt: new Date('2026-11-01T00:00:00.000Z'),
+    source: 'chat',
+    content: 'user: ...',
+    entities: [],
+    facts,
+    ...more,
+  };
+}
+
+/** Every document of every collection of the test database. */
+async function snapshot(): Promise<Record<string, Document[]>> {
+  const names = (await database.db.listCollections({}, { nameOnly: true }).toArray())
+    .map((collection) => collection.name)
+    .sort();
+  const out: Record<string, Document[]> = {};
+  for (const name of names) {
+    out[name] = await database.db.collection(name).find({}).sort({ _id: 1 }).toArray();
+  }
+  return out;
+}
+
+/**
+ * What a reader relies on at every moment, whatever crashed: a fact's `supersededBy` names
+ * a fact that exists, a fact's episode exists, and a superseded fact is stamped whole.
+ */
+async function expectReaderInvariant(): Promise<void> {
+  const facts = await c.facts.find({}).toArray();
+  const episodes = await c.episodes.find({}).toArray();
+  const key = (d: { workspaceId: string; dataset: string }, id: string) =>
+    JSON.stringify([d.workspaceId, d.dataset, id]);
+  const factKeys = new Set(facts.map((f) => key(f, f.factId)));
+  const episodeKeys = new Set(episodes.map((e) => key(e, e.episodeId)));
+  expect(facts.filter((f) => f.supersededBy && !factKeys.has(key(f, f.supersededBy)))).toEqual([]);
+  expect(facts.filter((f) => f.episodeId && !episodeKeys.has(key(f, f.episodeId)))).toEqual([]);
+  expect(
+    facts.filter(
+      (f) =>
+        (f.supersededBy !== null) !== (f.invalidReason === 'superseded') ||
+        (f.invalidReason !== null) !== (f.invalidAt !== null),
+    ),
+  ).toEqual([]);
+}
+
+describe('the same episode recorded concurrently over separate connections', () => {
+  it('is stored once, and every caller gets it (five rounds of four callers)', async () => {
+    const tenant = tenantOf('duplicates', 'd');
+    const base = await recordEpisode(
+      c,
+      tenant,
+      episode(Array.from({ length: 5 }, (_, r) => fact('user', 'likes', `thing ${r}`))),
+      T,
+    );
+    for (let round = 0; round < 5; round++) {
+      const target = base.facts[round]!.factId;
+      const input = episode(
+        [
+          fact('user', 'likes', `other thing ${round}`, {
+            supersedes: [target],
+            objectIsEntity: true,
+          }),
+          fact('user', 'owns', `thing ${round}`),
+        ],
+        { entities: [{ name: `Other Thing ${round}`, type: 'THING' }] },
+      );
+      const results = await Promise.all(
+        clients.map((_, i) => recordEpisode(over(i), tenant, input, new Date(T2.getTime() + i))),
+      );
+      expect(results.filter((r) => r.created)).toHaveLength(1);
+      const winner = results.find((r) => r.created)!;
+      const ids = input.facts.map((_, i) => episodeFactId(tenant, input.episodeId, i));
+      for (const r of results) {
+        expect(r.facts.map((f) => f.factId)).toEqual(ids);
+        expect(r.episode.recordedAt).toEqual(winner.episode.recordedAt);
+        expect(
+          r.facts.every((f) => f.recordedAt.getTime() === winner.episode.recordedAt.getTime()),
+        ).toBe(true);
+        expect(r.superseded.map((f) => f.factId)).toEqual([target]);
+      }
+      const filter = { ...tenant, episodeId: input.episodeId };
+      expect(await c.episodeRecords.countDocuments(filter)).toBe(1);
+      expect(await c.episodes.countDocuments(filter)).toBe(1);
+      expect(await c.facts.countDocuments(filter)).toBe(2);
+      expect(await c.entities.countDocuments({ ...tenant, name: `other thing ${round}` })).toBe(1);
+      expect(await c.claims.countDocuments({ ...tenant, factId: target })).toBe(1);
+      const superseded = (await c.facts.findOne({ _id: factDocumentId(tenant, target) }))!;
+      expect(superseded).toMatchObject({
+        invalidAt: winner.episode.recordedAt,
+        invalidReason: 'superseded',
+        supersededBy: ids[0],
+      });
+      expect(await c.episodeRecords.countDocuments({ ...filter, completedAt: null })).toBe(0);
+    }
+    await expectReaderInvariant();
+  });
+});
+
+describe('two episodes superseding the same fact at once', () => {
+  it('the fact is superseded once, by one of them; both new facts are kept and live (10 rounds)', async () => {
+    const tenant = tenantOf('races', 'd');
+    const rounds = 10;
+    const base = await recordEpisode(
+      c,
+      tenant,
+      episode(Array.from({ length: rounds }, (_, r) => fact('user', 'lives in', `city ${r}`))),
+      T,
+    );
+    for (let round = 0; round < rounds; round++) {
+      const target = base.facts[round]!.factId;
+      const inputs = [0, 1].map((side) =>
+        episode([fact('user', 'lives in', `city ${round}-${side}`, { supersedes: [target] })]),
+      );
+      const results = await Promise.all(
+        inputs.map((input, side) => recordEpisode(over(side), tenant, input, new Date())),
+      );
+      const newIds = results.map((r) => r.facts[0]!.factId);
+
+      const old = (await c.facts.findOne({ _id: factDocumentId(tenant, target) }))!;
+      expect(newIds).toContain(old.supersededBy);
+      const by = results[newIds.indexOf(old.supersededBy!)]!;
+      expect(old.invalidAt).toEqual(by.facts[0]!.recordedAt);
+      expect(old.invalidReason).toBe('superseded');
+      // Exactly one caller reports the supersession.
+      expect(results.map((r) => r.superseded.map((f) => f.factId))).toContainEqual([target]);
+      expect(results.filter((r) => r.superseded.length > 0)).toHaveLength(1);
+
+      for (const id of newIds) {
+        const stored = await c.facts.findOne({ _id: factDocumentId(tenant, id) });
+        expect(stored).toMatchObject({ invalidAt: null, supersededBy: null });
+      }
+      const claims = await c.claims.find({ ...tenant, factId: target }).toArray();
+      expect(claims).toHaveLength(1);
+      expect(claims[0]).toMatchObject({
+        _id: invalidationClaimId(factDocumentId(tenant, target)),
+        supersededBy: old.supersededBy,
+        applied: true,
+      });
+    }
+    await expectReaderInvariant();
+  });
+
+  it('with replaceExisting at the same instant, neither new fact supersedes the other', async () => {
+    const tenant = tenantOf('replace-races', 'd');
+    for (let round = 0; round < 5; round++) {
+      const predicate = `prefers drink ${round}`;
+      const base = await recordEpisode(c, tenant, episode([fact('user', predicate, 'tea')]), T);
+      const at = new Date(T2.getTime() + round);
+      const record = (drink: string, side: number) =>
+        recordEpisode(
+          over(side),
+          tenant,
+          episode([fact('user', predicate, drink, { replaceExisting: true })]),
+          at,
+        );
+      // Round 0 one after the other, the others at once; the same transaction time always.
+      const results =
+        round === 0
+          ? [await record('coffee', 0), await record('cocoa', 1)]
+          : await Promise.all([record('coffee', 0), record('cocoa', 1)]);
+      const newIds = results.map((r) => r.facts[0]!.factId);
+      const facts = await c.facts.find({ ...tenant, predicateKey: predicate }).toArray();
+      const byId = new Map(facts.map((f) => [f.factId, f]));
+      for (const id of newIds) expect(byId.get(id)).toMatchObject({ invalidAt: null });
+      expect(newIds).toContain(byId.get(base.facts[0]!.factId)!.supersededBy);
+    }
+    await expectReaderInvariant();
+  });
+});
+
+/**
+ * Crash injection: the call fails at one step (the collection method that step uses throws
+ * once), then the same call is made again. The input exercises every step: a new and an
+ * existing entity, a mentioned entity, three facts, a listed supersession and a
+ * replaceExisting one.
+ */
+const EPISODE = '5f0c1d2e-3a4b-4c5d-8e6f-7a8b9c0d1e2f';
+const CRASH_INPUT: EpisodeInput = {
+  episodeId: EPISODE,
+  occurredAt: new Date('2026-11-20T16:45:00.000Z'),
+  source: 'chat',
+  content: 'user: I bought the Corolla Hybrid yesterday! Loving it.',
+  entities: [
+    { name: 'Toyota', type: 'ORG' },
+    { name: 'Toyota Corolla Hybrid', type: 'PRODUCT' },
+  ],
+  facts: [
+    fact('user', 'owns', 'Toyota Corolla Hybrid', {
+      objectIsEntity: true,
+      validAt: new Date('2026-11-19T00:00:00.000Z'),
+      supersedes: [FAMILY_CAR],
+    }),
+    fact('user', 'is interested in', 'corolla accessories', {
+      validAt: new Date('2026-11-20T16:45:00.000Z'),
+      replaceExisting: true,
+    }),
+    fact('toyota corolla hybrid', 'is made by', 'Toyota', {
+      objectIsEntity: true,
+      validAt: new Date('2026-11-20T16:45:00.000Z'),
+      validUntil: new Date('2030-01-01T00:00:00.000Z'),
+    }),
+  ],
+};
+
+/**
+ * Every document of one workspace, with what is derived from the workspace (document ids,
+ * this episode's fact ids) and the transaction time replaced by labels, so two
+ * workspaces' states compare equal when the same call had the same effect.
+ */
+async function workspaceState(workspace: string, recordedAt: Date) {
+  const tenant = tenantOf(workspace);
+  const { workspaceId } = tenant;
+  const labels = new Map<string, string>([
+    [workspaceId, '<workspace>'],
+    [recordedAt.toISOString(), '<recordedAt>'],
+  ]);
+  CRASH_INPUT.facts.forEach((_, i) => {
+    labels.set(episodeFactId(tenant, EPISODE, i), `<fact ${i}>`);
+  });
+  const state: Record<string, unknown[]> = {};
+  for (const name of ['datasets', 'episodeRecords', 'episodes', 'entities', 'facts', 'claims']) {
+    const docs = await database.db.collection(name).find({ workspaceId }).toArray();
+    state[name] = docs
+      .map(({ _id, ...doc }) => {
+        // `_id` is derived from the workspace and the natural key the other fields hold.
+        if (doc.entityId === _id) doc.entityId = '<derived from the name>';
+        // When the record was completed is the only value a re-run may set differently.
+        if ('completedAt' in doc) doc.completedAt = doc.completedAt !== null;
+        let json = JSON.stringify(doc);
+        for (const [from, to] of labels) json = json.split(from).join(to);
+        return json;
+      })
+      .sort()
+      .map((json) => JSON.parse(json));
+  }
+  return state;
+}
+
+type Method = 'insertOne' | 'insertMany' | 'bulkWrite' | 'updateOne';
+interface Step {
+  name: string;
+  collection: keyof Collections;
+  method: Method;
+  /** Which call of the method throws (default the first). */
+  nth?: number;
+  /** Insert the first document of the batch, then throw (a crash half-way through it). */
+  partial?: boolean;
+}
+
+const STEPS: Step[] = [
+  { name: '1: the claim', collection: 'episodeRecords', method: 'insertOne' },
+  { name: '2: the dataset', collection: 'datasets', method: 'bulkWrite' },
+  { name: '2: the episode', collection: 'episodes', method: 'insertOne' },
+  { name: '3: the entities', collection: 'entities', method: 'bulkWrite' },
+  { name: '4: the facts', collection: 'facts', method: 'insertMany' },
+  { name: '4: the facts, half-way', collection: 'facts', method: 'insertMany', partial: true },
+  { name: '5: the first invalidation claim', collection: 'claims', method: 'insertOne' },
+  { name: '5: the first stamp', collection: 'facts', method: 'updateOne' },
+  { name: '5: the first claim marked applied', collection: 'claims', method: 'updateOne' },
+  { name: '5: the second invalidation claim', collection: 'claims', method: 'insertOne', nth: 2 },
+  { name: '5: the second stamp', collection: 'facts', method: 'updateOne', nth: 2 },
+  { name: '6: the record marked complete', collection: 'episodeRecords', method: 'updateOne' },
+];
+
+/** Makes `step`'s method throw once (at its nth call); every other call goes through. */
+function injectCrash(step: Step): MockInstance {
+  const target = c[step.collection] as unknown as Record<
+    Method,
+    (...args: unknown[]) => Promise<unknown>
+  >;
+  const original = target[step.method].bind(target);
+  let calls = 0;
+  return vi.spyOn(target, step.method).mockImplementation(async (...args: unknown[]) => {
+    calls += 1;
+    if (calls !== (step.nth ?? 1)) return original(...args);
+    if (step.partial) {
+      const [docs, ...rest] = args as [unknown[], ...unknown[]];
+      await original(docs.slice(0, 1), ...rest);
+    }
+    throw new Error(`injected crash at step ${step.name}`);
+  });
+}
+
+async function crashOnce(workspace: string, step: Step): Promise<void> {
+  const spy = injectCrash(step);
+  try {
+    await expect(recordEpisode(c, tenantOf(workspace), CRASH_INPUT, T)).rejects.toThrow(
+      /injected crash/,
+    );
+  } finally {
+    spy.mockRestore();
+  }
+}
+
+/** The state a clean run of CRASH_INPUT at T leaves (computed once, in its own workspace). */
+let referenceState: Promise<Awaited<ReturnType<typeof workspaceState>>> | undefined;
+function cleanRunState() {
+  referenceState ??= (async () => {
+    await loadDemoDataset(c, 'reference', DEMO_LOADED_AT);
+    const clean = await recordEpisode(c, tenantOf('reference'), CRASH_INPUT, T);
+    expect(clean.created).toBe(true);
+    expect(clean.superseded.map((f) => f.factId).sort()).toEqual([FAMILY_CAR, TOYOTA].sort());
+    return workspaceState('reference', T);
+  })();
+  return referenceState;
+}
+
+describe('a crash between steps, then the same call again', () => {
+  let reference: Awaited<ReturnType<typeof workspaceState>>;
+
+  beforeAll(async () => {
+    reference = await cleanRunState();
+  });
+
+  it('the clean run did what the input says', () => {
+    const tenant = tenantOf('reference');
+    const facts = reference.facts as FactDoc[];
+    const byId = new Map(facts.map((f) => [f.factId, f]));
+    expect(byId.get(FAMILY_CAR)).toMatchObject({
+      invalidAt: '<recordedAt>',
+      supersededBy: '<fact 0>',
+    });
+    expect(byId.get(TOYOTA)).toMatchObject({ invalidAt: '<recordedAt>', supersededBy: '<fact 1>' });
+    for (let i = 0; i < 3; i++) {
+      expect(byId.get(`<fact ${i}>`)).toMatchObject({
+        recordedAt: '<recordedAt>',
+        invalidAt: null,
+      });
+    }
+    expect(reference.episodes).toContainEqual(
+      expect.objectContaining({ episodeId: EPISODE, recordedAt: '<recordedAt>' }),
+    );
+    expect(reference.entities).toContainEqual(
+      expect.objectContaining({ name: 'toyota', type: 'ORG', updatedAt: '<recordedAt>' }),
+    );
+    expect(reference.episodeRecords).toEqual([
+      expect.objectContaining({
+        episodeId: EPISODE,
+        recordedAt: '<recordedAt>',
+        completedAt: true,
+      }),
+    ]);
+    expect(reference.claims).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ factId: FAMILY_CAR, supersededBy: '<fact 0>', applied: true }),
+        expect.objectContaining({ factId: TOYOTA, supersededBy: '<fact 1>', applied: true }),
+      ]),
+    );
+    expect(tenant.dataset).toBe(DATASET);
+  });
+
+  it.each(STEPS.map((step, i) => [step.name, i] as const))(
+    'crash at step %s: readers never see a broken state, and a re-run ends as a clean run',
+    async (_name, i) => {
+      const step = STEPS[i]!;
+      const workspace = `crash-${i}`;
+      const tenant = tenantOf(workspace);
+      await loadDemoDataset(c, workspace, DEMO_LOADED_AT);
+      await crashOnce(workspace, step);
+      await expectReaderInvariant();
+
+      const neverClaimed = step.collection === 'episodeRecords' && step.method === 'insertOne';
+      const rerun = await recordEpisode(c, tenant, CRASH_INPUT, T2);
+      // The transaction time is the claim's: the first attempt's unless it never claimed.
+      const recordedAt = neverClaimed ? T2 : T;
+      expect(rerun.created).toBe(neverClaimed);
+      expect(rerun.episode.recordedAt).toEqual(recordedAt);
+      expect(rerun.facts.map((f) => f.factId)).toEqual(
+        CRASH_INPUT.facts.map((_, n) => episodeFactId(tenant, EPISODE, n)),
+      );
+      expect(rerun.superseded.map((f) => f.factId).sort()).toEqual([FAMILY_CAR, TOYOTA].sort());
+      await expectReaderInvariant();
+
+      if (step.collection === 'claims' && step.method === 'updateOne') {
+        // The fact was stamped before the crash, so the re-run finds it superseded and does
+        // not revisit its claim; the start-up repair pass marks the claim applied.
+        expect(
+          await c.claims.countDocuments({ workspaceId: tenant.workspaceId, applied: false }),
+        ).toBe(1);
+        expect(await repairInvalidationClaims(c)).toBe(1);
+      }
+      expect(await workspaceState(workspace, recordedAt)).toEqual(reference);
+
+      // And from now on it is a plain retry: same answer, nothing written.
+      const before = await snapshot();
+      const retry = await recordEpisode(c, tenant, CRASH_INPUT, new Date());
+      expect(retry.created).toBe(false);
+      expect(retry.facts).toEqual(rerun.facts);
+      expect(await snapshot()).toEqual(before);
+    },
+  );
+});
+
+describe('repairEpisodeRecords', () => {
+  const repairSteps = STEPS.filter((s) =>
+    [
+      '2: the episode',
+      '4: the facts, half-way',
+      '5: the first stamp',
+      '6: the record marked complete',
+    ].includes(s.name),
+  );
+
+  it.each(repairSteps.map((s) => [s.name, s] as const))(
+    'completes a record abandoned after a crash at step %s, with no re-run by the client',
+    async (_name, step) => {
+      const workspace = `repair-${STEPS.indexOf(step)}`;
+      const tenant = tenantOf(workspace);
+      await loadDemoDataset(c, workspace, DEMO_LOADED_AT);
+      const reference = await cleanRunState();
+      await crashOnce(workspace, step);
+      expect(await c.episodeRecords.countDocuments({ completedAt: null })).toBe(1);
+
+      expect(await repairEpisodeRecords(c, T2)).toBe(1);
+      await expectReaderInvariant();
+      expect(await workspaceState(workspace, T)).toEqual(reference);
+      expect(await c.episodeRecords.countDocuments({ completedAt: null })).toBe(0);
+      expect(await repairEpisodeRecords(c, T2)).toBe(0);
+
+      // The client's later retry finds it recorded and changes nothing.
+      const before = await snapshot();
+      const retry = await recordEpisode(c, tenant, CRASH_INPUT, new Date());
+      expect(retry.created).toBe(false);
+      expect(retry.episode.recordedAt).toEqual(T);
+      expect(retry.superseded.map((f) => f.factId).sort()).toEqual([FAMILY_CAR, TOYOTA].sort());
+      expect(await snapshot()).toEqual(before);
+    },
+  );
+});
