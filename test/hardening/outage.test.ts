@@ -22,10 +22,8 @@ let key: string;
 
 beforeAll(async () => {
   ferret = await startFerretDb(dir);
-  database = await openDatabase(ferret.uri, 'outage', {
-    serverSelectionTimeoutMS: 1000,
-    connectTimeoutMS: 1000,
-  });
+  // As `npm start` configures it (DB_TIMEOUT_MS), with a short bound.
+  database = await openDatabase(ferret.uri, 'outage', databaseTimeouts(1000));
   await loadDemoDataset(database.collections, 'acme');
   key = (await createApiKey(database.collections, 'acme', ['read'])).key;
   gateway = createGateway({ database });
