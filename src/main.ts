@@ -1,3 +1,4 @@
+import { Server } from 'node:net';
 import { serve } from '@hono/node-server';
 import { ConfigError, loadConfig } from './config.js';
 import { DEMO_DATASET, ensureDevelopmentData } from './demo/seed.js';
@@ -72,9 +73,11 @@ async function main(): Promise<void> {
     stopping = true;
     logger.info({ reason }, 'shutting down');
     gateway.beginShutdown();
-    // Stop accepting; idle keep-alive connections close now, busy ones after their response.
-    const closed = new Promise<void>((done) => server.close(() => done()));
-    if ('closeIdleConnections' in server) server.closeIdleConnections();
+    // Stop accepting without touching open connections: http.Server#close would also
+    // drop connections it thinks idle, including ones whose request is still arriving.
+    // Each open connection gets its response with `Connection: close` and ends; only
+    // what is still open after SHUTDOWN_TIMEOUT_MS is closed by force.
+    const closed = new Promise<void>((done) => Server.prototype.close.call(server, () => done()));
     const timer = setTimeout(() => {
       logger.warn(
         { inFlight: gateway.inFlight() },

@@ -14,7 +14,9 @@ import type { Tenant } from './tenant.js';
  * memory"): of two changes made from the same version, exactly one can insert its claim.
  * The claim carries the fields it sets (and, for a supersede, the successor memory), and
  * applying it writes exactly those values, only onto version n-1, so a retry or the next
- * writer that finds an unapplied claim completes it without harm. All changes to a memory
+ * writer that finds a claim still unapplied after a grace period (its claimer crashed)
+ * completes it without harm; within that period it waits for the claimer rather than
+ * writing the same version twice (see APPLY_GRACE_MS). All changes to a memory
  * go through this one path, so no two code paths write different fields of one memory at
  * once (FerretDB would lose one of them).
  */

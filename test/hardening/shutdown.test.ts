@@ -1,0 +1,150 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { request } from 'node:http';
+import { afterAll, describe, expect, it } from 'vitest';
+import { loadDemoDataset } from '../../src/demo/seed.js';
+import { openDatabase } from '../../src/store/database.js';
+import { createApiKey } from '../../src/store/workspaces.js';
+import { testServerUri } from '../helpers/database.js';
+
+/**
+ * SIGTERM during a steady load: the server stops accepting connections, lets every
+ * request it accepted finish, closes the database client and exits 0. No request in
+ * flight is cut: every request the server started on (its access log names it by its
+ * x-request-id) reached the client whole. A client can still see a connection refused,
+ * or reset while it waited in the kernel's accept queue when the listener closed; the
+ * server never saw those requests, so they are safe to retry.
+ */
+const ROOT = new URL('../../', import.meta.url);
+const dbName = `shutdown_${randomBytes(4).toString('hex')}`;
+let child: ChildProcess | null = null;
+
+afterAll(async () => {
+  child?.kill('SIGKILL');
+  const database = await openDatabase(testServerUri(), dbName);
+  await database.db.dropDatabase();
+  await database.close();
+});
+
+type Outcome =
+  | { id: string; kind: 'ok'; status: number }
+  | { id: string; kind: 'refused' }
+  | { id: string; kind: 'dropped'; error: string };
+
+/** One request on a fresh connection, so "refused" and "cut" can be told apart. */
+function get(port: number, path: string, key: string, id: string): Promise<Outcome> {
+  return new Promise((resolve) => {
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        agent: false,
+        headers: { authorization: `Bearer ${key}`, 'x-request-id': id },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          try {
+            JSON.parse(Buffer.concat(chunks).toString());
+            resolve({ id, kind: 'ok', status: res.statusCode ?? 0 });
+          } catch {
+            resolve({ id, kind: 'dropped', error: 'incomplete body' });
+          }
+        });
+        res.on('error', (e) => resolve({ id, kind: 'dropped', error: e.message }));
+      },
+    );
+    req.on('error', (e: NodeJS.ErrnoException) =>
+      resolve(
+        e.code === 'ECONNREFUSED'
+          ? { id, kind: 'refused' }
+          : { id, kind: 'dropped', error: `${e.code} ${e.message}` },
+      ),
+    );
+    req.end();
+  });
+}
+
+describe('graceful shutdown', () => {
+  it('drops no request in flight when SIGTERM arrives under load', async () => {
+    const database = await openDatabase(testServerUri(), dbName);
+    await loadDemoDataset(database.collections, 'acme');
+    const key = (await createApiKey(database.collections, 'acme', ['read'])).key;
+    await database.close();
+
+    child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        MONGODB_URI: testServerUri(),
+        MONGODB_DB: dbName,
+        PORT: '0',
+        RATE_LIMIT_PER_MINUTE: '0',
+        LOG_LEVEL: 'info',
+      },
+    });
+    let output = '';
+    const port = await new Promise<number>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 60_000);
+      const onData = (chunk: Buffer) => {
+        output += chunk.toString();
+        const match = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(output);
+        if (match) {
+          clearTimeout(timer);
+          resolve(Number(match[1]));
+        }
+      };
+      child!.stdout!.on('data', onData);
+      child!.stderr!.on('data', onData);
+    });
+    const exited = new Promise<number | null>((r) => child!.once('exit', (code) => r(code)));
+
+    const outcomes: Outcome[] = [];
+    let stop = false;
+    const paths = [
+      '/v1/memory/semantic/datasets/user_42/facts?includeInvalidated=true',
+      '/v1/memory/semantic/datasets/user_42/entities',
+      '/api/memories?include_archived=true',
+    ];
+    const workers = Array.from({ length: 8 }, async (_, w) => {
+      for (let i = 0; !stop; i++) {
+        const outcome = await get(port, paths[(w + i) % paths.length]!, key, `load-${w}-${i}`);
+        outcomes.push(outcome);
+        if (outcome.kind === 'refused') await new Promise((r) => setTimeout(r, 20));
+      }
+    });
+
+    // Let the load run, then SIGTERM in the middle of it.
+    while (outcomes.filter((o) => o.kind === 'ok').length < 40)
+      await new Promise((r) => setTimeout(r, 20));
+    const beforeSignal = outcomes.length;
+    child.kill('SIGTERM');
+    const code = await exited;
+    stop = true;
+    await Promise.all(workers);
+
+    expect(code).toBe(0);
+    // Every request the server handled (by its access log) reached the client whole.
+    const handled = new Set(
+      output
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as { msg?: string; requestId?: string })
+        .filter((line) => line.msg === 'request')
+        .map((line) => line.requestId),
+    );
+    expect(handled.size).toBeGreaterThan(40);
+    const cut = outcomes.filter((o) => handled.has(o.id) && o.kind !== 'ok');
+    expect(cut).toEqual([]);
+    const completed = outcomes.filter((o) => o.kind === 'ok');
+    expect(completed.every((o) => o.kind === 'ok' && o.status === 200 && handled.has(o.id))).toBe(
+      true,
+    );
+    // Requests were still completing after the signal (they were in flight), and the
+    // server refused new ones once it had stopped accepting.
+    expect(outcomes.slice(beforeSignal).some((o) => o.kind === 'ok')).toBe(true);
+    expect(outcomes.some((o) => o.kind === 'refused')).toBe(true);
+  });
+});
