@@ -121,12 +121,13 @@ export async function ensureIndexes(c: Collections): Promise<void> {
 
 /**
  * Driver options that make an unreachable or unresponsive database fail fast instead of
- * hanging a request: server selection and every operation are bounded by `ms`; the
- * driver keeps reconnecting in the background, so requests succeed again by themselves
- * when the database returns.
+ * hanging a request: reaching a server, waiting for a pooled connection, and a socket
+ * waiting for an answer are each bounded by `ms` (the errors become 503s). The driver
+ * keeps monitoring in the background, so requests succeed again by themselves when the
+ * database returns. (Driver 7's `timeoutMS` is deprecated and has no effect.)
  */
 export function databaseTimeouts(ms: number): MongoClientOptions {
-  return { serverSelectionTimeoutMS: ms, connectTimeoutMS: ms, timeoutMS: ms };
+  return { serverSelectionTimeoutMS: ms, connectTimeoutMS: ms, socketTimeoutMS: ms, waitQueueTimeoutMS: ms };
 }
 
 export interface Database {
