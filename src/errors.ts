@@ -1,4 +1,4 @@
-import { PothosValidationError } from '@pothos/core';
+import { PothosSchemaError, PothosValidationError } from '@pothos/core';
 import { GraphQLError } from 'graphql';
 import {
   MongoNetworkError,
@@ -48,6 +48,14 @@ export const badInput = (message: string, details?: Record<string, unknown>) =>
 
 export const GENERIC_ERROR_MESSAGE = 'Internal server error';
 
+/** The code of an error in the request itself, by graphql-js's and graphql-armor's wording. */
+function requestErrorCode(message: string): string {
+  if (/limit of \d+ exceeded/i.test(message)) return 'QUERY_LIMIT_EXCEEDED';
+  if (message.startsWith('Variable "$')) return 'BAD_USER_INPUT';
+  if (message.startsWith('Syntax Error')) return 'GRAPHQL_PARSE_FAILED';
+  return 'GRAPHQL_VALIDATION_FAILED';
+}
+
 /** The driver's ways of saying the database cannot be reached (in time). */
 export function isDatabaseUnavailable(error: unknown): boolean {
   return (
@@ -80,8 +88,25 @@ export function maskError(error: unknown): GraphQLError {
     // Pothos's own input checks (a malformed global ID, for one) are the client's mistake.
     return new GraphQLError(original.message, { ...where, extensions: { code: 'BAD_USER_INPUT' } });
   }
-  // graphql's own parse and validation errors carry no original error and no secrets.
-  if (located && !located.originalError) return located;
+  if (original instanceof PothosSchemaError && where.path) {
+    // At run time this only happens when a global ID names a type that is not a node.
+    return new GraphQLError('Invalid global ID: it does not name a node type', {
+      ...where,
+      extensions: { code: 'BAD_USER_INPUT' },
+    });
+  }
+  // graphql's own parse and validation errors (and the query limits') carry no original
+  // error and no secrets; they get a code like every other error.
+  if (located && !located.originalError) {
+    if (located.extensions?.code) return located;
+    return new GraphQLError(located.message, {
+      nodes: located.nodes,
+      source: located.source,
+      positions: located.positions,
+      path: located.path,
+      extensions: { ...located.extensions, code: requestErrorCode(located.message) },
+    });
+  }
   // graphql's own refusals of the request itself (a variable it cannot coerce, such as an
   // unknown enum value) arrive wrapped without a path: the client's mistake, not ours.
   if (located && !located.path && original instanceof Error && original.name === 'GraphQLError') {

@@ -9,7 +9,8 @@ import { createHash, randomUUID } from 'node:crypto';
  * FerretDB's SQLite backend evaluates in SQL rather than in Go, so lookups by key are cheap.
  */
 
-export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const UUID_PATTERN =
+  /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 
 export function isUuid(value: string): boolean {
   return UUID_PATTERN.test(value);

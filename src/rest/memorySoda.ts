@@ -1,4 +1,5 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
+import { ENTITY_TYPES } from '../domain/names.js';
 import {
   MemorySodaDeleteFactDocument,
   MemorySodaEntityFactsDocument,
@@ -13,6 +14,7 @@ import {
   booleanParam,
   datasetParam,
   describeIssues,
+  firstOccurrence,
   limitParam,
   qParam,
   uuidParam,
@@ -74,22 +76,29 @@ const listFacts = createRoute({
   request: {
     params: datasetPath,
     query: z.object({
-      q: qParam.optional().openapi({
+      q: firstOccurrence(qParam.optional()).openapi({
         description:
           'Full-text filter over subject + predicate + object: every word must occur. Max 1000 chars.',
       }),
-      limit: limitParam
-        .optional()
-        .openapi({ type: 'integer', minimum: 1, maximum: 100, default: 50 }),
-      includeInvalidated: booleanParam.optional().openapi({ type: 'boolean', default: false }),
-      asOf: asOfParam.optional().openapi({
+      limit: firstOccurrence(limitParam.optional()).openapi({
+        type: 'integer',
+        minimum: 1,
+        maximum: 100,
+        default: 50,
+      }),
+      includeInvalidated: firstOccurrence(booleanParam.optional()).openapi({
+        type: 'boolean',
+        default: false,
+      }),
+      asOf: firstOccurrence(asOfParam.optional()).openapi({
         type: 'string',
         format: 'date',
         description: 'Point-in-time. Overrides includeInvalidated.',
       }),
-      episodeId: uuidParam
-        .optional()
-        .openapi({ format: 'uuid', description: 'Only facts extracted from this episode' }),
+      episodeId: firstOccurrence(uuidParam.optional()).openapi({
+        format: 'uuid',
+        description: 'Only facts extracted from this episode',
+      }),
     }),
   },
   responses: {
@@ -148,20 +157,7 @@ const listEntities = createRoute({
               z.object({
                 entityId: z.string(),
                 name: z.string(),
-                type: z.enum([
-                  'PERSON',
-                  'ORG',
-                  'PLACE',
-                  'PRODUCT',
-                  'SKILL',
-                  'TOPIC',
-                  'EVENT',
-                  'FOOD',
-                  'ROLE',
-                  'CONCEPT',
-                  'THING',
-                  'DATE',
-                ]),
+                type: z.enum(ENTITY_TYPES),
               }),
             ),
           }),

@@ -8,6 +8,14 @@ import { parseInstant, parseRfc3339 } from '../domain/time.js';
  * OpenAPI document, so the two cannot drift apart. Query values arrive as strings.
  */
 
+/**
+ * A query parameter given twice arrives as an array; like most HTTP frameworks, the
+ * first occurrence wins (docs/COMPATIBILITY.md).
+ */
+export function firstOccurrence<T extends z.ZodType>(schema: T) {
+  return z.preprocess((value) => (Array.isArray(value) ? value[0] : value), schema);
+}
+
 export const booleanParam = z
   .enum(['true', 'false'], { error: 'must be true or false' })
   .transform((v) => v === 'true');

@@ -2,7 +2,7 @@ import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import { SupaCloudListMemoriesDocument } from '../generated/operations.js';
 import type { GatewayEnv } from '../http/env.js';
 import { errorResponse, errorResponseFor } from './errorBodies.js';
-import { booleanParam, describeIssues, rfc3339Param } from './params.js';
+import { booleanParam, describeIssues, firstOccurrence, rfc3339Param } from './params.js';
 import { runOperation } from './runOperation.js';
 
 /**
@@ -79,8 +79,8 @@ const listMemories = createRoute({
   security: [{ Bearer: [] }],
   request: {
     query: z.object({
-      include_archived: booleanParam.optional().openapi({ type: 'boolean' }),
-      as_of: rfc3339Param.optional().openapi({
+      include_archived: firstOccurrence(booleanParam.optional()).openapi({ type: 'boolean' }),
+      as_of: firstOccurrence(rfc3339Param.optional()).openapi({
         type: 'string',
         format: 'date-time',
         description: 'An RFC3339 (UTC) instant. An invalid value is a 400.',

@@ -6,6 +6,7 @@ import { builder } from './builder.js';
 import {
   afterSchema,
   connection,
+  countedConnection,
   DEFAULT_PAGE_SIZE,
   decodeCursor,
   encodeCursor,
@@ -34,15 +35,7 @@ builder.node(DatasetRef, {
   }),
 });
 
-const DatasetConnection = builder.connectionObject(
-  { type: DatasetRef, name: 'DatasetConnection' },
-  { name: 'DatasetEdge' },
-);
-builder.objectField(DatasetConnection, 'totalCount', (t) =>
-  t.int({
-    resolve: (parent) => (parent as unknown as { totalCount: () => Promise<number> }).totalCount(),
-  }),
-);
+const DatasetConnection = countedConnection(DatasetRef, 'Dataset');
 
 builder.queryFields((t) => ({
   datasets: t.field({

@@ -10,6 +10,7 @@ import { nodeKey, parseNodeKey } from './nodeIds.js';
 import {
   afterSchema,
   connection,
+  countedConnection,
   DEFAULT_PAGE_SIZE,
   decodeCursor,
   encodeCursor,
@@ -61,15 +62,7 @@ builder.node(EntityRef, {
   }),
 });
 
-const EntityConnection = builder.connectionObject(
-  { type: EntityRef, name: 'EntityConnection' },
-  { name: 'EntityEdge' },
-);
-builder.objectField(EntityConnection, 'totalCount', (t) =>
-  t.int({
-    resolve: (parent) => (parent as unknown as { totalCount: () => Promise<number> }).totalCount(),
-  }),
-);
+const EntityConnection = countedConnection(EntityRef, 'Entity');
 
 builder.objectFields(DatasetRef, (t) => ({
   entities: t.field({

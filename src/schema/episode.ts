@@ -9,6 +9,7 @@ import { nodeKey, parseNodeKey } from './nodeIds.js';
 import {
   afterSchema,
   connection,
+  countedConnection,
   DEFAULT_PAGE_SIZE,
   decodeCursor,
   encodeCursor,
@@ -45,15 +46,7 @@ builder.node(EpisodeRef, {
   }),
 });
 
-const EpisodeConnection = builder.connectionObject(
-  { type: EpisodeRef, name: 'EpisodeConnection' },
-  { name: 'EpisodeEdge' },
-);
-builder.objectField(EpisodeConnection, 'totalCount', (t) =>
-  t.int({
-    resolve: (parent) => (parent as unknown as { totalCount: () => Promise<number> }).totalCount(),
-  }),
-);
+const EpisodeConnection = countedConnection(EpisodeRef, 'Episode');
 
 builder.objectFields(DatasetRef, (t) => ({
   episodes: t.field({

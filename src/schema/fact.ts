@@ -19,6 +19,7 @@ import { nodeKey, parseNodeKey } from './nodeIds.js';
 import {
   afterSchema,
   connection,
+  countedConnection,
   DEFAULT_PAGE_SIZE,
   decodeCursor,
   encodeCursor,
@@ -130,16 +131,7 @@ builder.node(FactRef, {
   }),
 });
 
-export const FactConnection = builder.connectionObject(
-  { type: FactRef, name: 'FactConnection' },
-  { name: 'FactEdge' },
-);
-builder.objectField(FactConnection, 'totalCount', (t) =>
-  t.int({
-    description: 'Every fact matching the filter, ignoring pagination.',
-    resolve: (parent) => (parent as unknown as { totalCount: () => Promise<number> }).totalCount(),
-  }),
-);
+export const FactConnection = countedConnection(FactRef, 'Fact');
 
 const factCursor = (f: FactDoc) => encodeCursor('fact', [f.validAt.getTime(), f.factId]);
 

@@ -8,6 +8,7 @@ import { nodeKey, parseNodeKey } from './nodeIds.js';
 import {
   afterSchema,
   connection,
+  countedConnection,
   DEFAULT_PAGE_SIZE,
   decodeCursor,
   encodeCursor,
@@ -58,15 +59,7 @@ builder.node(MemoryRef, {
   }),
 });
 
-const MemoryConnection = builder.connectionObject(
-  { type: MemoryRef, name: 'MemoryConnection' },
-  { name: 'MemoryEdge' },
-);
-builder.objectField(MemoryConnection, 'totalCount', (t) =>
-  t.int({
-    resolve: (parent) => (parent as unknown as { totalCount: () => Promise<number> }).totalCount(),
-  }),
-);
+const MemoryConnection = countedConnection(MemoryRef, 'Memory');
 
 const MEMORIES_DESCRIPTION =
   "Memories, newest (createdAt) first. Default: the live view (validUntil null or in the future, not archived). `includeArchived` adds archived ones; `asOf` reconstructs validity membership at that instant (validFrom <= asOf < validUntil) with today's metadata.";

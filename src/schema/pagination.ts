@@ -1,5 +1,7 @@
+import type { ObjectRef } from '@pothos/core';
 import { z } from 'zod';
 import { badInput } from '../errors.js';
+import { builder } from './builder.js';
 
 /**
  * Forward keyset pagination (`first`, `after`). Cursors are opaque base64url strings of a
@@ -56,4 +58,25 @@ export function connection<T>(
     },
     totalCount,
   };
+}
+
+/**
+ * A Relay connection type for `ref` (`<Name>Connection`, `<Name>Edge`) with a
+ * `totalCount` that runs the count only when a client asks for it.
+ */
+type Types = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer S> ? S : never;
+
+export function countedConnection<T>(ref: ObjectRef<Types, T>, name: string) {
+  const type = builder.connectionObject(
+    { type: ref, name: `${name}Connection` },
+    { name: `${name}Edge` },
+  );
+  builder.objectField(type, 'totalCount', (t) =>
+    t.int({
+      description: 'Every match of the filter, ignoring pagination.',
+      resolve: (parent) =>
+        (parent as unknown as { totalCount: () => Promise<number> }).totalCount(),
+    }),
+  );
+  return type;
 }

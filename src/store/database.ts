@@ -127,7 +127,12 @@ export async function ensureIndexes(c: Collections): Promise<void> {
  * database returns. (Driver 7's `timeoutMS` is deprecated and has no effect.)
  */
 export function databaseTimeouts(ms: number): MongoClientOptions {
-  return { serverSelectionTimeoutMS: ms, connectTimeoutMS: ms, socketTimeoutMS: ms, waitQueueTimeoutMS: ms };
+  return {
+    serverSelectionTimeoutMS: ms,
+    connectTimeoutMS: ms,
+    socketTimeoutMS: ms,
+    waitQueueTimeoutMS: ms,
+  };
 }
 
 export interface Database {
