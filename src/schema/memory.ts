@@ -1,7 +1,7 @@
 import type { RequestContext } from '../context.js';
 import { requireAuth } from '../context.js';
 import type { MemoryDoc } from '../store/documents.js';
-import { countMemories, listMemories, type MemoryQuery } from '../store/memories.js';
+import { countMemories, findMemory, listMemories, type MemoryQuery } from '../store/memories.js';
 import { builder } from './builder.js';
 import { DatasetRef } from './dataset.js';
 import { nodeKey, parseNodeKey } from './nodeIds.js';
@@ -26,13 +26,11 @@ builder.node(MemoryRef, {
     const auth = requireAuth(ctx, 'read');
     const parsed = parseNodeKey(key);
     if (!parsed) return null;
-    const { memories } = await listMemories(ctx.store, {
-      workspaceId: auth.workspaceId,
-      dataset: parsed.dataset,
-      includeArchived: true,
-      now: ctx.now,
-    });
-    return memories.find((m) => m.memoryId === parsed.id) ?? null;
+    return findMemory(
+      ctx.store,
+      { workspaceId: auth.workspaceId, dataset: parsed.dataset },
+      parsed.id,
+    );
   },
   fields: (t) => ({
     memoryId: t.exposeID('memoryId', { description: "SupaCloud's id." }),

@@ -2,10 +2,10 @@ import { z } from 'zod';
 import type { RequestContext } from '../context.js';
 import { requireAuth } from '../context.js';
 import type { MemoryDoc } from '../store/documents.js';
+import { findMemory } from '../store/memories.js';
 import {
   changeMemory,
   createMemory,
-  findMemory,
   type MemoryChange,
   type NewMemory,
   supersedeMemory,

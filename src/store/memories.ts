@@ -2,6 +2,7 @@ import type { Filter } from 'mongodb';
 import { documentId, normalizeUuid } from '../domain/ids.js';
 import { type Collections, UNPAGED_BATCH_SIZE } from './database.js';
 import type { MemoryDoc } from './documents.js';
+import type { Tenant } from './tenant.js';
 
 export function memoryDocumentId(workspaceId: string, dataset: string, memoryId: string): string {
   return documentId('memory', workspaceId, dataset, normalizeUuid(memoryId));
@@ -72,4 +73,17 @@ export async function listMemories(
 
 export function countMemories(c: Collections, query: MemoryQuery): Promise<number> {
   return c.memories.countDocuments(memoryFilter(query));
+}
+
+/** One memory by id, whatever its state (live, archived, superseded). */
+export async function findMemory(
+  c: Collections,
+  tenant: Tenant,
+  memoryId: string,
+): Promise<MemoryDoc | null> {
+  return c.memories.findOne({
+    _id: memoryDocumentId(tenant.workspaceId, tenant.dataset, memoryId),
+    workspaceId: tenant.workspaceId,
+    dataset: tenant.dataset,
+  });
 }

@@ -4,7 +4,7 @@ import type { Collections } from './database.js';
 import { isDuplicateKey } from './database.js';
 import { datasetDocumentId } from './datasets.js';
 import type { MemoryDoc, MemoryVersionDoc } from './documents.js';
-import { memoryDocumentId } from './memories.js';
+import { findMemory, memoryDocumentId } from './memories.js';
 import type { Tenant } from './tenant.js';
 
 /**
@@ -128,18 +128,6 @@ async function registerDataset(c: Collections, tenant: Tenant, now: Date): Promi
   } catch (error) {
     if (!isDuplicateKey(error)) throw error;
   }
-}
-
-export async function findMemory(
-  c: Collections,
-  tenant: Tenant,
-  memoryId: string,
-): Promise<MemoryDoc | null> {
-  return c.memories.findOne({
-    _id: memoryDocumentId(tenant.workspaceId, tenant.dataset, memoryId),
-    workspaceId: tenant.workspaceId,
-    dataset: tenant.dataset,
-  });
 }
 
 /** What a change does to the current memory: fields to set, maybe a memory to create. */
