@@ -56,9 +56,16 @@ function requestErrorCode(message: string): string {
   return 'GRAPHQL_VALIDATION_FAILED';
 }
 
-/** The driver's ways of saying the database cannot be reached (in time). */
+/**
+ * The driver's ways of saying the database cannot be reached (in time). The pool's
+ * wait-queue timeout and closed-pool errors are not exported classes, so they are
+ * recognised by name.
+ */
+const UNAVAILABLE_NAMES = new Set(['MongoWaitQueueTimeoutError', 'MongoPoolClosedError']);
+
 export function isDatabaseUnavailable(error: unknown): boolean {
   return (
+    (error instanceof Error && UNAVAILABLE_NAMES.has(error.name)) ||
     error instanceof MongoServerSelectionError ||
     error instanceof MongoNetworkError ||
     error instanceof MongoOperationTimeoutError ||
