@@ -9,15 +9,25 @@ export function testServerUri(): string {
 }
 
 /**
+ * Databases this test file opened, dropped and closed when its tests finish. The hook is
+ * registered here, while the file is collected: one registered later, from inside a
+ * beforeAll, would never run.
+ */
+const opened: Database[] = [];
+afterAll(async () => {
+  for (const database of opened.splice(0)) {
+    await database.db.dropDatabase().catch(() => {});
+    await database.close();
+  }
+});
+
+/**
  * A fresh database of this test file's own, with the store's indexes; dropped when the
  * file's tests finish.
  */
 export async function openTestDatabase(options: MongoClientOptions = {}): Promise<Database> {
   const name = `test_${randomBytes(6).toString('hex')}`;
   const database = await openDatabase(testServerUri(), name, options);
-  afterAll(async () => {
-    await database.db.dropDatabase().catch(() => {});
-    await database.close();
-  });
+  opened.push(database);
   return database;
 }
