@@ -1,0 +1,1091 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import { MongoClient } from 'mongodb';
+import { type RunningFerretDb, startFerretDb } from '../src/embedded/ferretdb.js';
+import { openDatabase } from '../src/store/database.js';
+import { createApiKey } from '../src/store/workspaces.js';
+import { type DatasetSize, type GeneratedDataset, SIZES, seedDataset } from './generate.js';
+
+/**
+ * `npm run bench [-- --quick]`: the gateway against the minimal baseline (bench/baseline.ts)
+ * on the same database, scenario by scenario, measured side by side.
+ *
+ * It starts a FerretDB of its own (or uses MONGODB_URI), seeds a generated dataset through
+ * the import path (bench/generate.ts; quick: small, full: larger), starts the gateway as
+ * `npm start` does (its own process, RATE_LIMIT_PER_MINUTE=0) and the baseline, checks
+ * that both give the same answer to every scenario, then for each scenario alternates
+ * short fixed-concurrency autocannon rounds, gateway then baseline, A B A B... (each
+ * round a fixed number of requests, sized from the side's last rate to last about
+ * --round seconds, so every request it sends is answered before the counters are read). Per
+ * scenario it reports each side's throughput and p50/p99 latency, the gateway's CPU time
+ * per request relative to the baseline's (each process's own CPU: the gateway's
+ * `process_cpu_seconds_total` from /metrics, the baseline's `process.cpuUsage()` from
+ * /__bench/stats, read before and after every round), the gateway's database commands
+ * per request (`gateway_db_command_duration_seconds_count` summed over commands) and its
+ * peak RSS (`process_resident_memory_bytes`). Ratios are medians of the per-pair ratios,
+ * so drift on a shared machine hits both sides of a pair alike. It also checks that the
+ * gateway's commands per request do not grow with the result size.
+ *
+ * Prints a table and the target verdicts, and writes everything as JSON to --out.
+ * Loopback only; every loop is bounded and a watchdog stops the run if it overruns.
+ *
+ *   npm run bench -- [--quick] [--out bench-results.json] [--connections 4] [--pairs N]
+ *     [--round SECONDS] [--only id,id] [--facts N] [--cpu-prof] [--cpu-prof-baseline]
+ *     [--log-level warn]
+ *
+ * --cpu-prof (--cpu-prof-baseline) runs the gateway (the baseline) under `node --cpu-prof`
+ * and summarizes the profile's top frames over the measured rounds (the CPU figures are
+ * then inflated by the profiler: use it to look, not to score).
+ */
+
+const { values } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    out: { type: 'string' },
+    connections: { type: 'string', default: '4' },
+    pairs: { type: 'string' },
+    round: { type: 'string' },
+    only: { type: 'string' },
+    facts: { type: 'string' },
+    'cpu-prof': { type: 'boolean', default: false },
+    'cpu-prof-baseline': { type: 'boolean', default: false },
+    'log-level': { type: 'string', default: 'warn' },
+  },
+});
+
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+const quick = values.quick;
+const connections = Number(values.connections);
+const pairs = Number(values.pairs ?? (quick ? 3 : 5));
+const roundSeconds = Number(values.round ?? (quick ? 1 : 5));
+/** Warm-up requests per side and scenario (also how each side's round size is set). */
+const warmupRequests = 2 * connections;
+const outFile = values.out ? resolve(values.out) : join(ROOT, 'bench-results.json');
+const size: DatasetSize = {
+  ...(quick ? SIZES.quick : SIZES.full),
+  ...(values.facts ? { facts: Number(values.facts) } : {}),
+};
+/** The whole run stops by itself past this, whatever happens. */
+const WATCHDOG_MS = (quick ? 170 : 1800) * 1000;
+const WORKSPACE = 'bench';
+const DATASET = 'bench_user';
+
+for (const [name, v, max] of [
+  ['connections', connections, 1000],
+  ['pairs', pairs, 1000],
+  ['round', roundSeconds, 1000],
+  ['facts', size.facts, 10_000_000],
+] as const) {
+  if (!Number.isFinite(v) || v <= 0 || v > max) throw new Error(`bad --${name}: ${v}`);
+}
+
+const log = (line: string) => process.stderr.write(`${line}\n`);
+const t0 = performance.now();
+
+// ---------------------------------------------------------------- processes
+
+const dir = mkdtempSync(join(tmpdir(), 'memory-gateway-bench-'));
+const profDir = join(dir, 'prof');
+const running: {
+  ferret: RunningFerretDb | null;
+  gateway: ChildProcess | null;
+  baseline: ChildProcess | null;
+} = { ferret: null, gateway: null, baseline: null };
+
+/** Spawns a Node server of this repository and waits for its "listening on" line. */
+async function spawnServer(
+  name: 'gateway' | 'baseline',
+  nodeArgs: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ child: ChildProcess; base: string }> {
+  const child = spawn(process.execPath, nodeArgs, {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  running[name] = child; // stopped at the end whatever happens next
+  const base = await new Promise<string>((done, fail) => {
+    let out = '';
+    const timer = setTimeout(() => fail(new Error(`${name} did not start within 90s`)), 90_000);
+    child.stdout!.on('data', (chunk: Buffer) => {
+      if (out.length < 100_000) out += chunk.toString();
+      const match = /listening on (http:\/\/\S+)/.exec(out);
+      if (match) {
+        clearTimeout(timer);
+        done(match[1]!);
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      fail(new Error(`${name} exited (${code}) before listening: ${out.slice(-2000)}`));
+    });
+  });
+  return { child, base };
+}
+
+async function stopChild(child: ChildProcess | null): Promise<void> {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+// ---------------------------------------------------------------- measurements
+
+/** Sums a Prometheus metric over its label sets (optionally filtered by a label test). */
+function metricSum(text: string, name: string, keep: (labels: string) => boolean = () => true) {
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(name)) continue;
+    const rest = line.slice(name.length);
+    const match = /^(\{[^}]*\})?\s+(\S+)$/.exec(rest);
+    if (!match) continue;
+    if (keep(match[1] ?? '')) sum += Number(match[2]);
+  }
+  return sum;
+}
+
+/** Database commands by command name, from the histogram's _count series. */
+function commandsByName(text: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  const re = /^gateway_db_command_duration_seconds_count\{([^}]*)\}\s+(\S+)$/gm;
+  for (const m of text.matchAll(re)) {
+    const command = /command="([^"]*)"/.exec(m[1]!)?.[1] ?? '?';
+    out[command] = (out[command] ?? 0) + Number(m[2]);
+  }
+  return out;
+}
+
+interface Sample {
+  cpuSeconds: number;
+  requests: number;
+  rssBytes: number;
+  heapUsedBytes: number;
+  dbCommands: number;
+  byCommand: Record<string, number>;
+  /** The database process's CPU (seconds), when it runs on this machine. */
+  dbCpuSeconds: number | null;
+}
+
+function procCpuSeconds(pid: number | undefined): number | null {
+  if (!pid) return null;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // utime and stime are fields 14 and 15 of /proc/<pid>/stat, in clock ticks (100 Hz).
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return null;
+  }
+}
+
+function procPeakRss(pid: number | undefined): number | null {
+  if (!pid) return null;
+  try {
+    const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) * 1024 : null;
+  } catch {
+    return null;
+  }
+}
+
+async function sampleGateway(base: string): Promise<Sample> {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  return {
+    cpuSeconds: metricSum(text, 'process_cpu_seconds_total'),
+    requests: metricSum(text, 'gateway_http_requests_total', (l) => !l.includes('"/metrics"')),
+    rssBytes: metricSum(text, 'process_resident_memory_bytes'),
+    heapUsedBytes: metricSum(text, 'nodejs_heap_size_used_bytes'),
+    dbCommands: metricSum(text, 'gateway_db_command_duration_seconds_count'),
+    byCommand: commandsByName(text),
+    dbCpuSeconds: procCpuSeconds(running.ferret?.pid),
+  };
+}
+
+async function sampleBaseline(base: string): Promise<Sample> {
+  const s = (await (await fetch(`${base}/__bench/stats`)).json()) as {
+    cpu: { user: number; system: number };
+    rss: number;
+    heapUsed: number;
+    requests: number;
+    commands: number;
+  };
+  return {
+    cpuSeconds: (s.cpu.user + s.cpu.system) / 1e6,
+    requests: s.requests,
+    rssBytes: s.rss,
+    heapUsedBytes: s.heapUsed,
+    dbCommands: s.commands,
+    byCommand: {},
+    dbCpuSeconds: procCpuSeconds(running.ferret?.pid),
+  };
+}
+
+interface RequestShape {
+  method: 'GET' | 'POST';
+  path: string;
+  body?: string;
+}
+
+interface Round {
+  side: 'gateway' | 'baseline';
+  seconds: number;
+  responses: number;
+  /** Requests the server counted during the round (it must equal `responses`). */
+  served: number;
+  non2xx: number;
+  errors: number;
+  throughput: number;
+  cpuMsPerRequest: number;
+  dbCpuMsPerRequest: number | null;
+  dbCommandsPerRequest: number;
+  byCommandPerRequest: Record<string, number>;
+  rssMB: number;
+  heapUsedMB: number;
+}
+
+/**
+ * One autocannon round against one side: a fixed number of requests at fixed
+ * concurrency, so every request the round sends has been answered (and counted, with
+ * its CPU) when the server's counters are read again afterwards.
+ */
+async function round(
+  side: 'gateway' | 'baseline',
+  base: string,
+  shape: RequestShape,
+  headers: Record<string, string>,
+  amount: number,
+  latencies: number[] | null,
+): Promise<Round> {
+  const sample = side === 'gateway' ? sampleGateway : sampleBaseline;
+  const before = await sample(base);
+  let responses = 0;
+  // autocannon ends an `amount` run on its 1 s tick, so its own duration is rounded up to
+  // whole seconds: the round's time is taken from the first request to the last answer.
+  const started = performance.now();
+  let lastAnswer = started;
+  const result = await new Promise<autocannon.Result>((done, fail) => {
+    const instance = autocannon(
+      {
+        url: `${base}${shape.path}`,
+        method: shape.method,
+        headers,
+        ...(shape.body ? { body: shape.body } : {}),
+        connections,
+        amount,
+        timeout: 30,
+      },
+      (error, result) => (error ? fail(error) : done(result)),
+    );
+    instance.on('response', (_client, _status, _bytes, responseTime) => {
+      responses++;
+      lastAnswer = performance.now();
+      latencies?.push(responseTime);
+    });
+  });
+  const after = await sample(base);
+  const served = Math.max(1, after.requests - before.requests);
+  const byCommand: Record<string, number> = {};
+  for (const [k, v] of Object.entries(after.byCommand)) {
+    const d = v - (before.byCommand[k] ?? 0);
+    if (d > 0) byCommand[k] = round3(d / served);
+  }
+  const seconds = Math.max(0.001, (lastAnswer - started) / 1000);
+  return {
+    side,
+    seconds,
+    responses,
+    served,
+    non2xx: result.non2xx,
+    errors: result.errors + result.timeouts,
+    throughput: responses / seconds,
+    cpuMsPerRequest: ((after.cpuSeconds - before.cpuSeconds) * 1000) / served,
+    dbCpuMsPerRequest:
+      after.dbCpuSeconds !== null && before.dbCpuSeconds !== null
+        ? ((after.dbCpuSeconds - before.dbCpuSeconds) * 1000) / served
+        : null,
+    dbCommandsPerRequest: (after.dbCommands - before.dbCommands) / served,
+    byCommandPerRequest: byCommand,
+    rssMB: Math.max(before.rssBytes, after.rssBytes) / 2 ** 20,
+    heapUsedMB: Math.max(before.heapUsedBytes, after.heapUsedBytes) / 2 ** 20,
+  };
+}
+
+/** Requests for a round of about `roundSeconds` at the rate just measured (bounded). */
+const amountFor = (throughput: number) =>
+  Math.min(20_000, Math.max(2 * connections, Math.round(throughput * roundSeconds)));
+
+const round3 = (x: number) => Math.round(x * 1000) / 1000;
+const round2 = (x: number) => Math.round(x * 100) / 100;
+const round1 = (x: number) => Math.round(x * 10) / 10;
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  if (s.length === 0) return Number.NaN;
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+}
+
+function percentile(xs: number[], p: number): number {
+  if (xs.length === 0) return Number.NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))]!;
+}
+
+// ---------------------------------------------------------------- CPU profile summary
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
+
+/** Self and inclusive time per frame and self time per package, from a .cpuprofile. */
+/**
+ * Only the samples inside `window` (monotonic microseconds, the clock V8 stamps profiles
+ * with and `process.hrtime` reads) count, so start-up and module loading stay out.
+ */
+function summarizeProfile(file: string, window: { startUs: number; endUs: number }, top = 15) {
+  const profile = JSON.parse(readFileSync(file, 'utf8')) as {
+    nodes: ProfileNode[];
+    startTime: number;
+    samples: number[];
+    timeDeltas: number[];
+  };
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const where = (url: string) => {
+    const nm = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
+    if (nm) return nm[1]!;
+    if (url.startsWith('node:')) return 'node (internal)';
+    const src = /\/((?:src|bench)\/.*)$/.exec(url);
+    if (src) return src[1]!;
+    return url === '' ? '(native / V8)' : url;
+  };
+  const frameKey = (n: ProfileNode) => {
+    const f = n.callFrame;
+    const name = f.functionName || '(anonymous)';
+    return f.url ? `${name} ${where(f.url)}:${f.lineNumber + 1}` : name;
+  };
+  const self = new Map<string, number>();
+  const inclusive = new Map<string, number>();
+  const packages = new Map<string, number>();
+  let total = 0;
+  let idle = 0;
+  let at = profile.startTime;
+  profile.samples.forEach((id, i) => {
+    at += profile.timeDeltas[i] ?? 0;
+    if (at < window.startUs || at > window.endUs) return;
+    const dt = (profile.timeDeltas[i + 1] ?? profile.timeDeltas[i] ?? 0) / 1000;
+    const node = byId.get(id);
+    if (!node) return;
+    if (node.callFrame.functionName === '(idle)') {
+      idle += dt;
+      return;
+    }
+    total += dt;
+    const key = frameKey(node);
+    self.set(key, (self.get(key) ?? 0) + dt);
+    const pkg = node.callFrame.url ? where(node.callFrame.url) : node.callFrame.functionName;
+    packages.set(pkg, (packages.get(pkg) ?? 0) + dt);
+    const seen = new Set<string>();
+    for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
+      const k = frameKey(byId.get(cur)!);
+      if (seen.has(k)) continue;
+      seen.add(k);
+      inclusive.set(k, (inclusive.get(k) ?? 0) + dt);
+    }
+  });
+  const rank = (m: Map<string, number>, n: number) =>
+    [...m]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, n)
+      .map(([frame, ms]) => ({ frame, ms: Math.round(ms), share: round3(ms / total) }));
+  const skip = /^\((root|program)\)$/;
+  return {
+    busyMs: Math.round(total),
+    idleMs: Math.round(idle),
+    selfByPackage: rank(packages, top),
+    topSelf: rank(self, top),
+    topInclusive: rank(
+      new Map([...inclusive].filter(([k]) => !skip.test(k) && !k.startsWith('processTicks'))),
+      top + 10,
+    ),
+    /** The server's own functions (src/, bench/), inclusive of what they call. */
+    topInclusiveSrc: rank(
+      new Map([...inclusive].filter(([k]) => / (src|bench)\//.test(k))),
+      top + 10,
+    ),
+  };
+}
+
+// ---------------------------------------------------------------- the run
+
+interface Scenario {
+  id: string;
+  title: string;
+  rest: boolean;
+  shape: RequestShape;
+}
+
+const NESTED_QUERY =
+  'query Nested($dataset: String!, $first: Int!) { dataset(name: $dataset) { entities(first: $first) { edges { node { name facts { predicate subjectEntity { name } } } } } } }';
+
+function scenariosFor(probes: GeneratedDataset['probes']): Scenario[] {
+  const ds = `/v1/memory/semantic/datasets/${encodeURIComponent(probes.dataset)}`;
+  return [
+    {
+      id: 'facts',
+      title: 'REST list facts (live)',
+      rest: true,
+      shape: { method: 'GET', path: `${ds}/facts` },
+    },
+    {
+      id: 'facts-q',
+      title: `REST list facts q="${probes.q}"`,
+      rest: true,
+      shape: { method: 'GET', path: `${ds}/facts?q=${encodeURIComponent(probes.q)}&limit=20` },
+    },
+    {
+      id: 'facts-asof',
+      title: `REST list facts asOf=${probes.asOf.slice(0, 10)}`,
+      rest: true,
+      shape: { method: 'GET', path: `${ds}/facts?asOf=${probes.asOf.slice(0, 10)}&limit=100` },
+    },
+    {
+      id: 'entity-facts',
+      title: `REST entity facts "${probes.mediumEntity}"`,
+      rest: true,
+      shape: {
+        method: 'GET',
+        path: `${ds}/entities/${encodeURIComponent(probes.mediumEntity)}/facts`,
+      },
+    },
+    {
+      id: 'entities',
+      title: 'REST entities (all)',
+      rest: true,
+      shape: { method: 'GET', path: `${ds}/entities` },
+    },
+    {
+      id: 'memories',
+      title: 'SupaCloud memories (live)',
+      rest: true,
+      shape: { method: 'GET', path: '/api/memories' },
+    },
+    {
+      id: 'nested',
+      title: 'GraphQL entities(20)→facts→subject',
+      rest: false,
+      shape: {
+        method: 'POST',
+        path: '/graphql',
+        body: JSON.stringify({
+          query: NESTED_QUERY,
+          variables: { dataset: probes.dataset, first: 20 },
+        }),
+      },
+    },
+  ];
+}
+
+/** Same request, both sides: the bodies must be identical (JSON-equal at least). */
+async function compareAnswers(
+  gateway: string,
+  baseline: string,
+  shape: RequestShape,
+  headers: Record<string, string>,
+) {
+  const get = async (base: string) => {
+    const r = await fetch(`${base}${shape.path}`, {
+      method: shape.method,
+      headers,
+      ...(shape.body ? { body: shape.body } : {}),
+    });
+    return { status: r.status, text: await r.text() };
+  };
+  const [a, b] = await Promise.all([get(gateway), get(baseline)]);
+  const identical = a.status === b.status && a.text === b.text;
+  const sameJson =
+    identical ||
+    (a.status === b.status &&
+      JSON.stringify(JSON.parse(a.text)) === JSON.stringify(JSON.parse(b.text)));
+  return {
+    status: a.status,
+    baselineStatus: b.status,
+    bytes: Buffer.byteLength(a.text),
+    identical,
+    sameJson,
+    ...(sameJson
+      ? {}
+      : { gatewaySample: a.text.slice(0, 300), baselineSample: b.text.slice(0, 300) }),
+  };
+}
+
+async function main() {
+  const startedAt = new Date();
+  const loadBefore = loadavg();
+  log(`bench: ${quick ? 'quick' : 'full'} run, dataset ${JSON.stringify(size)}`);
+
+  if (!process.env.MONGODB_URI) running.ferret = await startFerretDb(join(dir, 'db'));
+  const uri = process.env.MONGODB_URI ?? running.ferret!.uri;
+  const dbName = `bench_${Date.now()}`;
+
+  const seedStarted = performance.now();
+  const database = await openDatabase(uri, dbName);
+  const { generated, outcome } = await seedDataset(database.collections, WORKSPACE, {
+    ...size,
+    dataset: DATASET,
+  });
+  const key = (await createApiKey(database.collections, WORKSPACE, ['read'])).key;
+  await database.close();
+  log(
+    `bench: seeded ${outcome.records} records in ${Math.round(performance.now() - seedStarted)} ms: ${JSON.stringify(generated.counts)}`,
+  );
+
+  const [gateway, baseline] = await Promise.all([
+    spawnServer(
+      'gateway',
+      [
+        ...(values['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${join(profDir, 'gateway')}`] : []),
+        '--import',
+        'tsx',
+        'src/main.ts',
+      ],
+      {
+        MONGODB_URI: uri,
+        MONGODB_DB: dbName,
+        PORT: '0',
+        HOST: '127.0.0.1',
+        NODE_ENV: 'production',
+        LOG_LEVEL: values['log-level'],
+        RATE_LIMIT_PER_MINUTE: '0',
+        SHUTDOWN_TIMEOUT_MS: '2000',
+      },
+    ),
+    spawnServer(
+      'baseline',
+      [
+        ...(values['cpu-prof-baseline']
+          ? ['--cpu-prof', `--cpu-prof-dir=${join(profDir, 'baseline')}`]
+          : []),
+        '--import',
+        'tsx',
+        'bench/baseline.ts',
+      ],
+      {
+        MONGODB_URI: uri,
+        MONGODB_DB: dbName,
+        BASELINE_WORKSPACE_ID: outcome.workspaceId,
+        PORT: '0',
+        HOST: '127.0.0.1',
+      },
+    ),
+  ]);
+  const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+  const bases = { gateway: gateway.base, baseline: baseline.base };
+  const idle = {
+    gateway: await sampleGateway(gateway.base),
+    baseline: await sampleBaseline(baseline.base),
+  };
+
+  let scenarios = scenariosFor(generated.probes);
+  if (values.only) {
+    const wanted = new Set(values.only.split(','));
+    scenarios = scenarios.filter((s) => wanted.has(s.id));
+    if (scenarios.length === 0) throw new Error(`--only matched no scenario`);
+  }
+
+  // Same answers on both sides, or the comparison means nothing: every scenario, plus a
+  // few other parameters the baseline re-states (not timed).
+  const answers: Record<string, Awaited<ReturnType<typeof compareAnswers>>> = {};
+  for (const s of scenarios) {
+    answers[s.id] = await compareAnswers(gateway.base, baseline.base, s.shape, headers);
+    if (!answers[s.id]!.sameJson) log(`bench: WARNING ${s.id}: different answers`);
+  }
+  const ds = `/v1/memory/semantic/datasets/${DATASET}`;
+  const { probes } = generated;
+  const extraChecks = [
+    `${ds}/facts?includeInvalidated=true&limit=100`,
+    `${ds}/facts?episodeId=${probes.episodeId}`,
+    `${ds}/facts?episodeId=${probes.episodeId}&asOf=${probes.asOf}`,
+    `${ds}/facts?q=${encodeURIComponent(probes.hubEntity)}&includeInvalidated=true`,
+    `${ds}/entities/${encodeURIComponent('No Such Entity')}/facts`,
+    '/v1/memory/semantic/datasets/no_such_dataset/facts',
+    '/api/memories?include_archived=true',
+    `/api/memories?as_of=${probes.asOf}`,
+  ];
+  const answerChecks: { request: string; sameAnswer: boolean; bytes: number }[] = [];
+  for (const path of extraChecks) {
+    const a = await compareAnswers(gateway.base, baseline.base, { method: 'GET', path }, headers);
+    answerChecks.push({ request: `GET ${path}`, sameAnswer: a.sameJson, bytes: a.bytes });
+    if (!a.sameJson) log(`bench: WARNING different answers to GET ${path}`);
+  }
+
+  // Database commands per request against result size, on both sides.
+  const nestedBody = (first: number) =>
+    JSON.stringify({ query: NESTED_QUERY, variables: { dataset: DATASET, first } });
+  const scalingProbes: { question: string; variant: string; shape: RequestShape }[] = [
+    {
+      question: 'list facts',
+      variant: 'limit=1',
+      shape: { method: 'GET', path: `${ds}/facts?includeInvalidated=true&limit=1` },
+    },
+    {
+      question: 'list facts',
+      variant: 'limit=100',
+      shape: { method: 'GET', path: `${ds}/facts?includeInvalidated=true&limit=100` },
+    },
+    {
+      question: 'entity facts',
+      variant: `small entity "${generated.probes.smallEntity}"`,
+      shape: {
+        method: 'GET',
+        path: `${ds}/entities/${encodeURIComponent(generated.probes.smallEntity)}/facts`,
+      },
+    },
+    {
+      question: 'entity facts',
+      variant: `hub entity "${generated.probes.hubEntity}"`,
+      shape: {
+        method: 'GET',
+        path: `${ds}/entities/${encodeURIComponent(generated.probes.hubEntity)}/facts`,
+      },
+    },
+    {
+      question: 'nested GraphQL',
+      variant: 'entities(first: 1)',
+      shape: { method: 'POST', path: '/graphql', body: nestedBody(1) },
+    },
+    {
+      question: 'nested GraphQL',
+      variant: 'entities(first: 50)',
+      shape: { method: 'POST', path: '/graphql', body: nestedBody(50) },
+    },
+  ];
+  const scaling: {
+    question: string;
+    variant: string;
+    responseBytes: number;
+    gatewayCommandsPerRequest: number;
+    gatewayByCommand: Record<string, number>;
+    baselineCommandsPerRequest: number;
+  }[] = [];
+  for (const p of scalingProbes) {
+    const g0 = await sampleGateway(gateway.base);
+    const b0 = await sampleBaseline(baseline.base);
+    let bytes = 0;
+    const n = quick ? 2 : 3;
+    const ask = async (base: string) => {
+      const r = await fetch(`${base}${p.shape.path}`, {
+        method: p.shape.method,
+        headers,
+        ...(p.shape.body ? { body: p.shape.body } : {}),
+      });
+      return Buffer.byteLength(await r.text());
+    };
+    for (let i = 0; i < n; i++) {
+      [bytes] = await Promise.all([ask(gateway.base), ask(baseline.base)]);
+    }
+    const g1 = await sampleGateway(gateway.base);
+    const b1 = await sampleBaseline(baseline.base);
+    const byCommand: Record<string, number> = {};
+    for (const [k, v] of Object.entries(g1.byCommand)) {
+      const d = v - (g0.byCommand[k] ?? 0);
+      if (d > 0) byCommand[k] = round2(d / n);
+    }
+    scaling.push({
+      question: p.question,
+      variant: p.variant,
+      responseBytes: bytes,
+      gatewayCommandsPerRequest: round2((g1.dbCommands - g0.dbCommands) / n),
+      gatewayByCommand: byCommand,
+      baselineCommandsPerRequest: round2((b1.dbCommands - b0.dbCommands) / n),
+    });
+  }
+
+  // The rounds: warm both sides up, then A B A B ... per scenario.
+  const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
+  const profileWindow = { startUs: monotonicUs(), endUs: 0 };
+  const results = [];
+  let peakRss = 0;
+  let peakHeap = 0;
+  let baselinePeakRss = 0;
+  for (const s of scenarios) {
+    log(`bench: ${s.id} (${Math.round((performance.now() - t0) / 1000)}s)`);
+    const amounts = { gateway: 0, baseline: 0 };
+    for (const side of ['gateway', 'baseline'] as const) {
+      const warm = await round(side, bases[side], s.shape, headers, warmupRequests, null);
+      amounts[side] = amountFor(warm.throughput);
+    }
+    const rounds: Round[] = [];
+    const latencies = { gateway: [] as number[], baseline: [] as number[] };
+    for (let i = 0; i < pairs; i++) {
+      for (const side of ['gateway', 'baseline'] as const) {
+        const r = await round(side, bases[side], s.shape, headers, amounts[side], latencies[side]);
+        rounds.push(r);
+        log(
+          `  ${side}: ${r.responses} requests in ${r.seconds}s, CPU ${round2(r.cpuMsPerRequest)} ms/request`,
+        );
+        amounts[side] = amountFor(r.throughput);
+      }
+    }
+    const side = (name: 'gateway' | 'baseline') => {
+      const rs = rounds.filter((r) => r.side === name);
+      const responses = rs.reduce((a, r) => a + r.responses, 0);
+      const seconds = rs.reduce((a, r) => a + r.seconds, 0);
+      const dbCpu = rs.map((r) => r.dbCpuMsPerRequest).filter((x): x is number => x !== null);
+      return {
+        responses,
+        non2xx: rs.reduce((a, r) => a + r.non2xx, 0),
+        errors: rs.reduce((a, r) => a + r.errors, 0),
+        requestsPerSecond: round1(responses / seconds),
+        latencyMs: {
+          p50: round2(percentile(latencies[name], 50)),
+          p99: round2(percentile(latencies[name], 99)),
+        },
+        cpuMsPerRequest: round3(median(rs.map((r) => r.cpuMsPerRequest))),
+        dbCpuMsPerRequest: dbCpu.length > 0 ? round3(median(dbCpu)) : null,
+        dbCommandsPerRequest: round2(median(rs.map((r) => r.dbCommandsPerRequest))),
+        peakRssMB: round1(Math.max(...rs.map((r) => r.rssMB))),
+        peakHeapUsedMB: round1(Math.max(...rs.map((r) => r.heapUsedMB))),
+      };
+    };
+    const g = side('gateway');
+    const b = side('baseline');
+    const pairRatios = (f: (r: Round) => number) =>
+      Array.from({ length: pairs }, (_, i) => f(rounds[2 * i]!) / f(rounds[2 * i + 1]!));
+    const throughputRatios = pairRatios((r) => r.throughput);
+    const cpuRatios = pairRatios((r) => r.cpuMsPerRequest);
+    peakRss = Math.max(peakRss, g.peakRssMB);
+    peakHeap = Math.max(peakHeap, g.peakHeapUsedMB);
+    baselinePeakRss = Math.max(baselinePeakRss, b.peakRssMB);
+    const gatewayByCommand: Record<string, number> = {};
+    for (const r of rounds.filter((x) => x.side === 'gateway')) {
+      for (const [k, v] of Object.entries(r.byCommandPerRequest)) {
+        gatewayByCommand[k] = Math.max(gatewayByCommand[k] ?? 0, v);
+      }
+    }
+    results.push({
+      id: s.id,
+      title: s.title,
+      rest: s.rest,
+      request: `${s.shape.method} ${s.shape.path}`,
+      responseBytes: answers[s.id]!.bytes,
+      sameAnswer: answers[s.id]!.sameJson,
+      identicalBytes: answers[s.id]!.identical,
+      gateway: { ...g, dbCommandsByName: gatewayByCommand },
+      baseline: b,
+      ratio: {
+        throughput: round2(median(throughputRatios)),
+        throughputRange: [
+          round2(Math.min(...throughputRatios)),
+          round2(Math.max(...throughputRatios)),
+        ],
+        cpuPerRequest: round2(median(cpuRatios)),
+        cpuPerRequestRange: [round2(Math.min(...cpuRatios)), round2(Math.max(...cpuRatios))],
+      },
+      rounds: rounds.map((r) => ({
+        side: r.side,
+        responses: r.responses,
+        served: r.served,
+        requestsPerSecond: round1(r.throughput),
+        cpuMsPerRequest: round3(r.cpuMsPerRequest),
+        dbCpuMsPerRequest: r.dbCpuMsPerRequest === null ? null : round3(r.dbCpuMsPerRequest),
+        dbCommandsPerRequest: round2(r.dbCommandsPerRequest),
+      })),
+    });
+  }
+
+  profileWindow.endUs = monotonicUs();
+  const gatewayPid = gateway.child.pid;
+  const vmHwm = procPeakRss(gatewayPid);
+  const loadAfter = loadavg();
+
+  // Verdicts against the performance targets.
+  const rest = results.filter((r) => r.rest);
+  const scalingOk = ['list facts', 'entity facts', 'nested GraphQL'].map((q) => {
+    const rows = scaling.filter((r) => r.question === q);
+    const counts = rows.map((r) => r.gatewayCommandsPerRequest);
+    return { question: q, commands: counts, constant: Math.max(...counts) === Math.min(...counts) };
+  });
+  const targets = [
+    {
+      target: 'gateway CPU per REST request <= 1.5x baseline',
+      met: rest.every((r) => r.ratio.cpuPerRequest <= 1.5),
+      detail: Object.fromEntries(rest.map((r) => [r.id, r.ratio.cpuPerRequest])),
+    },
+    {
+      target: 'REST throughput >= 0.8x baseline',
+      met: rest.every((r) => r.ratio.throughput >= 0.8),
+      detail: Object.fromEntries(rest.map((r) => [r.id, r.ratio.throughput])),
+    },
+    {
+      target: 'DB commands per request independent of result size',
+      met: scalingOk.every((x) => x.constant),
+      detail: Object.fromEntries(scalingOk.map((x) => [x.question, x.commands])),
+    },
+    {
+      target: 'gateway memory under load < 200 MB',
+      met: Math.max(peakRss, (vmHwm ?? 0) / 2 ** 20) < 200,
+      detail: {
+        peakRssMB: round1(peakRss),
+        vmHwmMB: vmHwm === null ? null : round1(vmHwm / 2 ** 20),
+      },
+    },
+  ];
+
+  // Stop the servers (the gateway writes its CPU profile on exit).
+  await stopChild(running.gateway);
+  await stopChild(running.baseline);
+  if (process.env.MONGODB_URI) {
+    const client = await new MongoClient(uri).connect();
+    await client.db(dbName).dropDatabase();
+    await client.close();
+  }
+  const profiles: Partial<Record<'gateway' | 'baseline', ReturnType<typeof summarizeProfile>>> = {};
+  for (const side of ['gateway', 'baseline'] as const) {
+    if (!values[side === 'gateway' ? 'cpu-prof' : 'cpu-prof-baseline']) continue;
+    const sideDir = join(profDir, side);
+    const file = readdirSync(sideDir).find((f) => f.endsWith('.cpuprofile'));
+    if (file) profiles[side] = summarizeProfile(join(sideDir, file), profileWindow);
+    else log(`bench: no CPU profile was written for the ${side}`);
+  }
+
+  const report = {
+    command: [
+      'npm run bench',
+      ...(process.argv.length > 2 ? ['--'] : []),
+      ...process.argv.slice(2),
+    ].join(' '),
+    startedAt: startedAt.toISOString(),
+    machine: {
+      cpus: cpus().length,
+      cpuModel: cpus()[0]?.model ?? null,
+      node: process.version,
+      platform: `${process.platform} ${process.arch}`,
+      loadavgBefore: loadBefore.map(round2),
+      loadavgAfter: loadAfter.map(round2),
+    },
+    database: process.env.MONGODB_URI ? 'MONGODB_URI' : 'embedded FerretDB 1.24.2 (SQLite backend)',
+    settings: {
+      quick,
+      connections,
+      pairs,
+      roundSeconds,
+      warmupRequests,
+      gateway: `node --import tsx src/main.ts, NODE_ENV=production, LOG_LEVEL=${values['log-level']}, RATE_LIMIT_PER_MINUTE=0`,
+      baseline: `node --import tsx bench/baseline.ts (no authentication; command monitoring ${process.env.BASELINE_MONITOR_COMMANDS === 'true' ? 'on' : 'off'})`,
+      cpuProfiled: { gateway: values['cpu-prof'], baseline: values['cpu-prof-baseline'] },
+    },
+    dataset: {
+      size,
+      counts: generated.counts,
+      probes: generated.probes,
+      seedRecords: outcome.records,
+    },
+    scenarios: results,
+    answerChecks,
+    dbCommandScaling: scaling,
+    gatewayMemory: {
+      idleRssMB: round1(idle.gateway.rssBytes / 2 ** 20),
+      idleHeapUsedMB: round1(idle.gateway.heapUsedBytes / 2 ** 20),
+      peakHeapUsedMB: round1(peakHeap),
+      peakRssMB: round1(peakRss),
+      vmHwmMB: vmHwm === null ? null : round1(vmHwm / 2 ** 20),
+    },
+    baselineMemory: {
+      idleRssMB: round1(idle.baseline.rssBytes / 2 ** 20),
+      idleHeapUsedMB: round1(idle.baseline.heapUsedBytes / 2 ** 20),
+      peakRssMB: round1(baselinePeakRss),
+    },
+    targets,
+    ...(Object.keys(profiles).length > 0 ? { profiles } : {}),
+  };
+  writeFileSync(outFile, `${JSON.stringify(report, null, 2)}\n`);
+  process.stdout.write(`${formatReport(report)}\nresults: ${outFile}\n`);
+
+  const miscounted = results.filter((r) => r.rounds.some((x) => x.served !== x.responses));
+  if (miscounted.length > 0) {
+    log(
+      `bench: WARNING the server counted other requests than autocannon got answers in ${miscounted.map((r) => r.id).join(', ')}`,
+    );
+  }
+  const failures = results.filter(
+    (r) =>
+      !r.sameAnswer ||
+      r.gateway.non2xx + r.gateway.errors + r.baseline.non2xx + r.baseline.errors > 0,
+  );
+  if (answerChecks.some((c) => !c.sameAnswer)) process.exitCode = 1;
+  if (failures.length > 0) {
+    log(`bench: errors or different answers in ${failures.map((f) => f.id).join(', ')}`);
+    process.exitCode = 1;
+  }
+}
+
+// ---------------------------------------------------------------- printing
+
+function pad(text: string, width: number, left = false) {
+  return left ? text.padEnd(width) : text.padStart(width);
+}
+
+function formatReport(report: {
+  machine: { cpus: number; loadavgBefore: number[]; loadavgAfter: number[] };
+  settings: { connections: number; pairs: number; roundSeconds: number };
+  scenarios: {
+    id: string;
+    title: string;
+    responseBytes: number;
+    sameAnswer: boolean;
+    identicalBytes: boolean;
+    gateway: {
+      requestsPerSecond: number;
+      latencyMs: { p50: number; p99: number };
+      cpuMsPerRequest: number;
+      dbCpuMsPerRequest: number | null;
+      dbCommandsPerRequest: number;
+      peakRssMB: number;
+    };
+    baseline: {
+      requestsPerSecond: number;
+      latencyMs: { p50: number; p99: number };
+      cpuMsPerRequest: number;
+      dbCpuMsPerRequest: number | null;
+      dbCommandsPerRequest: number;
+    };
+    ratio: { throughput: number; cpuPerRequest: number };
+  }[];
+  dbCommandScaling: {
+    question: string;
+    variant: string;
+    responseBytes: number;
+    gatewayCommandsPerRequest: number;
+    gatewayByCommand: Record<string, number>;
+    baselineCommandsPerRequest: number;
+  }[];
+  answerChecks: { request: string; sameAnswer: boolean }[];
+  gatewayMemory: {
+    idleRssMB: number;
+    idleHeapUsedMB: number;
+    peakRssMB: number;
+    peakHeapUsedMB: number;
+    vmHwmMB: number | null;
+  };
+  baselineMemory: { idleRssMB: number; idleHeapUsedMB: number; peakRssMB: number };
+  targets: { target: string; met: boolean; detail: unknown }[];
+  profiles?: Partial<Record<'gateway' | 'baseline', ReturnType<typeof summarizeProfile>>>;
+}): string {
+  const lines: string[] = [];
+  const cols: [string, number][] = [
+    ['scenario', 36],
+    ['resp KB', 8],
+    ['req/s gw', 9],
+    ['req/s base', 11],
+    ['thr ×', 7],
+    ['p50 gw/base ms', 16],
+    ['p99 gw/base ms', 16],
+    ['CPU ms/req gw', 14],
+    ['base', 7],
+    ['CPU ×', 7],
+    ['DB cmds/req gw (base)', 22],
+    ['RSS MB', 7],
+  ];
+  lines.push(
+    '',
+    `gateway vs baseline, ${report.settings.pairs} pairs of ${report.settings.roundSeconds}s rounds at ${report.settings.connections} connections; × = gateway / baseline (median of pairs); ${report.machine.cpus} CPUs, load ${report.machine.loadavgBefore[0]} → ${report.machine.loadavgAfter[0]}`,
+    cols.map(([h, w], i) => pad(h, w, i === 0)).join(' '),
+  );
+  for (const s of report.scenarios) {
+    const g = s.gateway;
+    const b = s.baseline;
+    lines.push(
+      [
+        pad(`${s.title}${s.sameAnswer ? '' : ' (!)'}`.slice(0, 36), 36, true),
+        pad(String(round1(s.responseBytes / 1024)), 8),
+        pad(String(g.requestsPerSecond), 9),
+        pad(String(b.requestsPerSecond), 11),
+        pad(s.ratio.throughput.toFixed(2), 7),
+        pad(`${g.latencyMs.p50} / ${b.latencyMs.p50}`, 16),
+        pad(`${g.latencyMs.p99} / ${b.latencyMs.p99}`, 16),
+        pad(g.cpuMsPerRequest.toFixed(2), 14),
+        pad(b.cpuMsPerRequest.toFixed(2), 7),
+        pad(s.ratio.cpuPerRequest.toFixed(2), 7),
+        pad(`${g.dbCommandsPerRequest} (${b.dbCommandsPerRequest})`, 22),
+        pad(String(g.peakRssMB), 7),
+      ].join(' '),
+    );
+  }
+  const same = report.scenarios.filter((s) => s.sameAnswer).length;
+  const identical = report.scenarios.filter((s) => s.identicalBytes).length;
+  const checked = report.answerChecks.filter((c) => c.sameAnswer).length;
+  lines.push(
+    `same answers on both sides: ${same}/${report.scenarios.length} scenarios (${identical} byte for byte), ${checked}/${report.answerChecks.length} other requests`,
+    ...report.answerChecks.filter((c) => !c.sameAnswer).map((c) => `  DIFFERENT: ${c.request}`),
+  );
+  lines.push(
+    '',
+    'database CPU ms per request (FerretDB process), gateway / baseline:',
+    ...report.scenarios.map(
+      (s) =>
+        `  ${pad(s.id, 14, true)} ${s.gateway.dbCpuMsPerRequest ?? '-'} / ${s.baseline.dbCpuMsPerRequest ?? '-'}`,
+    ),
+    '',
+    'DB commands per request by result size (gateway; baseline in parentheses):',
+    ...report.dbCommandScaling.map(
+      (r) =>
+        `  ${pad(r.question, 15, true)} ${pad(r.variant, 34, true)} ${pad(`${round1(r.responseBytes / 1024)} KB`, 10)}  ${r.gatewayCommandsPerRequest} (${r.baselineCommandsPerRequest})  ${JSON.stringify(r.gatewayByCommand)}`,
+    ),
+    '',
+    `RSS after start → peak under load: gateway ${report.gatewayMemory.idleRssMB} → ${report.gatewayMemory.peakRssMB} MB (VmHWM ${report.gatewayMemory.vmHwmMB ?? '-'} MB; V8 heap used ${report.gatewayMemory.idleHeapUsedMB} → ${report.gatewayMemory.peakHeapUsedMB} MB), baseline ${report.baselineMemory.idleRssMB} → ${report.baselineMemory.peakRssMB} MB (heap used ${report.baselineMemory.idleHeapUsedMB} MB at start)`,
+    '',
+    'targets:',
+    ...report.targets.map(
+      (t) => `  ${t.met ? 'met   ' : 'MISSED'} ${t.target}: ${JSON.stringify(t.detail)}`,
+    ),
+  );
+  for (const [side, profile] of Object.entries(report.profiles ?? {})) {
+    const share = (p: { share: number }) => pad(`${Math.round(p.share * 100)}%`, 5);
+    lines.push('', `${side} CPU profile (busy ${profile.busyMs} ms): self time by package`);
+    for (const p of profile.selfByPackage.slice(0, 12)) lines.push(`  ${share(p)} ${p.frame}`);
+    lines.push('top self frames:');
+    for (const p of profile.topSelf.slice(0, 15)) lines.push(`  ${share(p)} ${p.frame}`);
+    lines.push('top inclusive frames:');
+    for (const p of profile.topInclusive) lines.push(`  ${share(p)} ${p.frame}`);
+    lines.push('top inclusive frames in src/ and bench/:');
+    for (const p of profile.topInclusiveSrc) lines.push(`  ${share(p)} ${p.frame}`);
+  }
+  return lines.join('\n');
+}
+
+// ---------------------------------------------------------------- bounded, and clean
+
+const watchdog = setTimeout(() => {
+  log(`bench: stopped by the watchdog after ${WATCHDOG_MS / 1000}s`);
+  running.gateway?.kill('SIGKILL');
+  running.baseline?.kill('SIGKILL');
+  void (running.ferret?.stop() ?? Promise.resolve()).finally(() => {
+    rmSync(dir, { recursive: true, force: true });
+    process.exit(2);
+  });
+}, WATCHDOG_MS);
+
+try {
+  await main();
+} catch (error) {
+  log(`bench: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+  process.exitCode = 1;
+} finally {
+  await stopChild(running.gateway);
+  await stopChild(running.baseline);
+  await running.ferret?.stop();
+  rmSync(dir, { recursive: true, force: true });
+  clearTimeout(watchdog);
+}
