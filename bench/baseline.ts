@@ -237,7 +237,8 @@ async function listMemories(params: URLSearchParams) {
  * facts { predicate subjectEntity { name } } } } } }`, whatever the query text says
  * (only `variables.dataset` and `variables.first` are read): the first page of entities,
  * then every live fact touching any of them in one query, then the subject entities not
- * already on the page in one more query (skipped when there are none).
+ * already on the page in one more query (skipped when there are none). An unknown dataset
+ * gives an empty page here where the gateway answers `dataset: null` (no dataset lookup).
  */
 async function nested(body: string) {
   const variables = (JSON.parse(body) as { variables?: { dataset?: string; first?: number } })

@@ -63,8 +63,11 @@ const quick = values.quick;
 const connections = Number(values.connections);
 const pairs = Number(values.pairs ?? (quick ? 3 : 5));
 const roundSeconds = Number(values.round ?? (quick ? 1 : 5));
-/** Warm-up requests per side and scenario (also how each side's round size is set). */
-const warmupRequests = 2 * connections;
+/**
+ * Warm-up requests per side and scenario (they also size the first round). The answer
+ * checks and the command-scaling probe have already sent every route a few requests.
+ */
+const warmupRequests = (quick ? 1 : 2) * connections;
 const outFile = values.out ? resolve(values.out) : join(ROOT, 'bench-results.json');
 const size: DatasetSize = {
   ...(quick ? SIZES.quick : SIZES.full),

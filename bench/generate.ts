@@ -22,7 +22,7 @@ import { type ImportOutcome, importJsonl } from '../src/transfer/importJsonl.js'
  *
  * Deterministic for a given seed, sizes and `now`.
  *
- * As a command, writes the JSONL (load it with `npm run import -- <file>`):
+ * As a command, writes the JSONL (load it with `npm run import -- FILE --workspace NAME`):
  *   node --import tsx bench/generate.ts [--size quick|full] [--facts N] [--entities N]
  *     [--episodes N] [--memories N] [--dataset NAME] [--seed N] [--out file.jsonl]
  */
@@ -40,8 +40,8 @@ export interface DatasetSize {
 /**
  * FerretDB 1.x on SQLite reads and decodes every document of a collection for any filter
  * but `_id` equality (a few tenths of a millisecond per fact on a small machine), so
- * these sizes keep one request under a second there; against a real MongoDB pass
- * larger ones (`--facts`).
+ * these sizes keep the bench's runs within their time budget there (quick: under two
+ * minutes); against a real MongoDB pass larger ones (`--facts`).
  */
 export const SIZES = {
   quick: { facts: 200, entities: 60, episodes: 30, memories: 100 },
