@@ -20,7 +20,8 @@ export async function ensureDatasets(
       upsert: true,
     },
   }));
-  if (ops.length > 0) await c.datasets.bulkWrite(ops, { ordered: false });
+  if (ops.length > 0)
+    await c.datasets.bulkWrite(ops, { ordered: false, comment: 'store:ensureDatasets' });
 }
 
 export async function findDataset(
@@ -28,7 +29,10 @@ export async function findDataset(
   workspaceId: string,
   name: string,
 ): Promise<DatasetDoc | null> {
-  return c.datasets.findOne({ _id: datasetDocumentId(workspaceId, name), workspaceId });
+  return c.datasets.findOne(
+    { _id: datasetDocumentId(workspaceId, name), workspaceId },
+    { comment: 'store:findDataset' },
+  );
 }
 
 /** Datasets of a workspace in name order, keyset-paginated by name. */
@@ -39,13 +43,14 @@ export async function listDatasets(
 ): Promise<{ datasets: DatasetDoc[]; hasNextPage: boolean }> {
   const filter = page.after != null ? { workspaceId, name: { $gt: page.after } } : { workspaceId };
   const docs = await c.datasets
-    .find(filter)
+    .find(filter, { comment: 'store:listDatasets' })
     .sort({ name: 1 })
     .limit(page.first + 1)
+    .batchSize(page.first + 1)
     .toArray();
   return { datasets: docs.slice(0, page.first), hasNextPage: docs.length > page.first };
 }
 
 export function countDatasets(c: Collections, workspaceId: string): Promise<number> {
-  return c.datasets.countDocuments({ workspaceId });
+  return c.datasets.countDocuments({ workspaceId }, { comment: 'store:countDatasets' });
 }

@@ -36,10 +36,12 @@ export async function listEntities(
   tenant: Tenant,
   options: { type?: EntityType | null; first?: number; after?: EntityCursor | null } = {},
 ): Promise<{ entities: EntityDoc[]; hasNextPage: boolean }> {
-  let cursor = c.entities.find(entityFilter(tenant, options)).sort(ENTITY_ORDER);
+  let cursor = c.entities
+    .find(entityFilter(tenant, options), { comment: 'store:listEntities' })
+    .sort(ENTITY_ORDER);
   cursor =
     options.first !== undefined
-      ? cursor.limit(options.first + 1)
+      ? cursor.limit(options.first + 1).batchSize(options.first + 1)
       : cursor.batchSize(UNPAGED_BATCH_SIZE);
   const docs = await cursor.toArray();
   if (options.first === undefined) return { entities: docs, hasNextPage: false };
@@ -51,7 +53,9 @@ export function countEntities(
   tenant: Tenant,
   options: { type?: EntityType | null } = {},
 ): Promise<number> {
-  return c.entities.countDocuments(entityFilter(tenant, { type: options.type ?? null }));
+  return c.entities.countDocuments(entityFilter(tenant, { type: options.type ?? null }), {
+    comment: 'store:countEntities',
+  });
 }
 
 /** Entities by name (case-insensitive, otherwise exact), in one query keyed by `_id`. */
@@ -62,7 +66,11 @@ export async function entitiesByNames(
 ): Promise<Map<string, EntityDoc>> {
   const ids = [...new Set(names.map((n) => entityDocumentId(tenant, n)))];
   const docs = await c.entities
-    .find({ _id: { $in: ids }, workspaceId: tenant.workspaceId, dataset: tenant.dataset })
+    .find(
+      { _id: { $in: ids }, workspaceId: tenant.workspaceId, dataset: tenant.dataset },
+      { comment: 'store:entitiesByNames' },
+    )
+    .batchSize(UNPAGED_BATCH_SIZE)
     .toArray();
   return new Map(docs.map((d) => [d.name, d]));
 }
@@ -74,11 +82,15 @@ export async function entitiesByIds(
   entityIds: readonly string[],
 ): Promise<Map<string, EntityDoc>> {
   const docs = await c.entities
-    .find({
-      workspaceId: tenant.workspaceId,
-      dataset: tenant.dataset,
-      entityId: { $in: [...new Set(entityIds)] },
-    })
+    .find(
+      {
+        workspaceId: tenant.workspaceId,
+        dataset: tenant.dataset,
+        entityId: { $in: [...new Set(entityIds)] },
+      },
+      { comment: 'store:entitiesByIds' },
+    )
+    .batchSize(UNPAGED_BATCH_SIZE)
     .toArray();
   return new Map(docs.map((d) => [d.entityId, d]));
 }

@@ -1,5 +1,5 @@
 import { documentId, normalizeUuid } from '../domain/ids.js';
-import type { Collections } from './database.js';
+import { type Collections, UNPAGED_BATCH_SIZE } from './database.js';
 import type { EpisodeDoc } from './documents.js';
 import type { Tenant } from './tenant.js';
 
@@ -31,15 +31,19 @@ export async function listEpisodes(
       : {}),
   };
   const docs = await c.episodes
-    .find(filter)
+    .find(filter, { comment: 'store:listEpisodes' })
     .sort({ occurredAt: -1, episodeId: -1 })
     .limit(page.first + 1)
+    .batchSize(page.first + 1)
     .toArray();
   return { episodes: docs.slice(0, page.first), hasNextPage: docs.length > page.first };
 }
 
 export function countEpisodes(c: Collections, tenant: Tenant): Promise<number> {
-  return c.episodes.countDocuments({ workspaceId: tenant.workspaceId, dataset: tenant.dataset });
+  return c.episodes.countDocuments(
+    { workspaceId: tenant.workspaceId, dataset: tenant.dataset },
+    { comment: 'store:countEpisodes' },
+  );
 }
 
 export async function episodesByIds(
@@ -49,7 +53,11 @@ export async function episodesByIds(
 ): Promise<Map<string, EpisodeDoc>> {
   const ids = [...new Set(episodeIds.map((id) => episodeDocumentId(tenant, id)))];
   const docs = await c.episodes
-    .find({ _id: { $in: ids }, workspaceId: tenant.workspaceId, dataset: tenant.dataset })
+    .find(
+      { _id: { $in: ids }, workspaceId: tenant.workspaceId, dataset: tenant.dataset },
+      { comment: 'store:episodesByIds' },
+    )
+    .batchSize(UNPAGED_BATCH_SIZE)
     .toArray();
   return new Map(docs.map((d) => [d.episodeId, d]));
 }

@@ -73,16 +73,18 @@ export async function listFacts(
   const base = factFilter(tenant, query);
   const filter = page.after ? allOf([base, afterCursorFilter(page.after)]) : base;
   const docs = await c.facts
-    .find(filter)
+    .find(filter, { comment: 'store:listFacts' })
     .sort(FACT_ORDER)
     .limit(page.first + 1)
+    // One round trip: without it, a first batch of exactly 101 leaves a cursor to kill.
+    .batchSize(page.first + 1)
     .toArray();
   return { facts: docs.slice(0, page.first), hasNextPage: docs.length > page.first };
 }
 
 /** Every match of the filter, ignoring pagination. */
 export function countFacts(c: Collections, tenant: Tenant, query: FactQuery): Promise<number> {
-  return c.facts.countDocuments(factFilter(tenant, query));
+  return c.facts.countDocuments(factFilter(tenant, query), { comment: 'store:countFacts' });
 }
 
 export function cursorOf(fact: FactDoc): FactCursor {
@@ -97,7 +99,11 @@ export async function factsByIds(
 ): Promise<Map<string, FactDoc>> {
   const ids = [...new Set(factIds.map((id) => factDocumentId(tenant, id)))];
   const docs = await c.facts
-    .find({ _id: { $in: ids }, workspaceId: tenant.workspaceId, dataset: tenant.dataset })
+    .find(
+      { _id: { $in: ids }, workspaceId: tenant.workspaceId, dataset: tenant.dataset },
+      { comment: 'store:factsByIds' },
+    )
+    .batchSize(UNPAGED_BATCH_SIZE)
     .toArray();
   return new Map(docs.map((d) => [d.factId, d]));
 }
@@ -130,6 +136,7 @@ export async function factsOfEntities(
         { $or: [{ subjectKey: { $in: keys } }, { objectKey: { $in: keys } }] },
         ...selectionFilter(selection),
       ]),
+      { comment: 'store:factsOfEntities' },
     )
     .sort(FACT_ORDER)
     .batchSize(UNPAGED_BATCH_SIZE)
@@ -199,10 +206,10 @@ export async function invalidateFact(
     applied: false,
   };
   try {
-    await c.claims.insertOne(claim);
+    await c.claims.insertOne(claim, { comment: 'store:invalidateFact' });
   } catch (error) {
     if (!isDuplicateKey(error)) throw error;
-    const winner = await c.claims.findOne({ _id: claim._id });
+    const winner = await c.claims.findOne({ _id: claim._id }, { comment: 'store:invalidateFact' });
     if (winner && !winner.applied) await applyInvalidationClaim(c, winner);
     return { ok: false, reason: 'already_invalidated' };
   }
@@ -234,13 +241,20 @@ async function applyInvalidationClaim(c: Collections, claim: InvalidationClaimDo
         supersededBy: claim.supersededBy,
       },
     },
+    { comment: 'store:applyInvalidationClaim' },
   );
-  await c.claims.updateOne({ _id: claim._id }, { $set: { applied: true } });
+  await c.claims.updateOne(
+    { _id: claim._id },
+    { $set: { applied: true } },
+    { comment: 'store:applyInvalidationClaim' },
+  );
 }
 
 /** Completes claims whose follow-up did not finish (a crash between steps 2 and 3). */
 export async function repairInvalidationClaims(c: Collections): Promise<number> {
-  const pending = await c.claims.find({ applied: false }).toArray();
+  const pending = await c.claims
+    .find({ applied: false }, { comment: 'store:repairInvalidationClaims' })
+    .toArray();
   for (const claim of pending) await applyInvalidationClaim(c, claim);
   return pending.length;
 }
@@ -286,15 +300,19 @@ export async function restoreFact(
           restorations: generation + 1,
         },
       },
+      { comment: 'store:restoreFact' },
     );
   try {
-    await c.restorations.insertOne({
-      _id: `restore:${fact._id}:${generation}`,
-      workspaceId: tenant.workspaceId,
-      dataset: tenant.dataset,
-      factId: fact.factId,
-      at: now,
-    });
+    await c.restorations.insertOne(
+      {
+        _id: `restore:${fact._id}:${generation}`,
+        workspaceId: tenant.workspaceId,
+        dataset: tenant.dataset,
+        factId: fact.factId,
+        at: now,
+      },
+      { comment: 'store:restoreFact' },
+    );
   } catch (error) {
     if (!isDuplicateKey(error)) throw error;
     await apply();
@@ -323,7 +341,10 @@ export async function factsOfEpisodes(
   const byEpisode = new Map<string, FactDoc[]>(ids.map((id) => [id, []]));
   if (ids.length === 0) return byEpisode;
   const docs = await c.facts
-    .find({ workspaceId: tenant.workspaceId, dataset: tenant.dataset, episodeId: { $in: ids } })
+    .find(
+      { workspaceId: tenant.workspaceId, dataset: tenant.dataset, episodeId: { $in: ids } },
+      { comment: 'store:factsOfEpisodes' },
+    )
     .sort(FACT_ORDER)
     .batchSize(UNPAGED_BATCH_SIZE)
     .toArray();

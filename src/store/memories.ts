@@ -63,16 +63,18 @@ export async function listMemories(
         ],
       }
     : base;
-  let cursor = c.memories.find(filter).sort(MEMORY_ORDER);
+  let cursor = c.memories.find(filter, { comment: 'store:listMemories' }).sort(MEMORY_ORDER);
   cursor =
-    page.first !== undefined ? cursor.limit(page.first + 1) : cursor.batchSize(UNPAGED_BATCH_SIZE);
+    page.first !== undefined
+      ? cursor.limit(page.first + 1).batchSize(page.first + 1)
+      : cursor.batchSize(UNPAGED_BATCH_SIZE);
   const docs = await cursor.toArray();
   if (page.first === undefined) return { memories: docs, hasNextPage: false };
   return { memories: docs.slice(0, page.first), hasNextPage: docs.length > page.first };
 }
 
 export function countMemories(c: Collections, query: MemoryQuery): Promise<number> {
-  return c.memories.countDocuments(memoryFilter(query));
+  return c.memories.countDocuments(memoryFilter(query), { comment: 'store:countMemories' });
 }
 
 /** One memory by id, whatever its state (live, archived, superseded). */
@@ -81,9 +83,12 @@ export async function findMemory(
   tenant: Tenant,
   memoryId: string,
 ): Promise<MemoryDoc | null> {
-  return c.memories.findOne({
-    _id: memoryDocumentId(tenant.workspaceId, tenant.dataset, memoryId),
-    workspaceId: tenant.workspaceId,
-    dataset: tenant.dataset,
-  });
+  return c.memories.findOne(
+    {
+      _id: memoryDocumentId(tenant.workspaceId, tenant.dataset, memoryId),
+      workspaceId: tenant.workspaceId,
+      dataset: tenant.dataset,
+    },
+    { comment: 'store:findMemory' },
+  );
 }

@@ -17,24 +17,29 @@ export async function ensureWorkspace(
 ): Promise<WorkspaceDoc> {
   const doc: WorkspaceDoc = { _id: workspaceIdFor(name), name, createdAt: now };
   try {
-    await c.workspaces.insertOne(doc);
+    await c.workspaces.insertOne(doc, { comment: 'store:ensureWorkspace' });
     return doc;
   } catch (error) {
     if (!isDuplicateKey(error)) throw error;
-    return (await c.workspaces.findOne({ _id: doc._id })) ?? doc;
+    return (
+      (await c.workspaces.findOne({ _id: doc._id }, { comment: 'store:ensureWorkspace' })) ?? doc
+    );
   }
 }
 
 export function findWorkspaceByName(c: Collections, name: string): Promise<WorkspaceDoc | null> {
-  return c.workspaces.findOne({ _id: workspaceIdFor(name) });
+  return c.workspaces.findOne(
+    { _id: workspaceIdFor(name) },
+    { comment: 'store:findWorkspaceByName' },
+  );
 }
 
 export function findWorkspace(c: Collections, workspaceId: string): Promise<WorkspaceDoc | null> {
-  return c.workspaces.findOne({ _id: workspaceId });
+  return c.workspaces.findOne({ _id: workspaceId }, { comment: 'store:findWorkspace' });
 }
 
 export function countWorkspaces(c: Collections): Promise<number> {
-  return c.workspaces.countDocuments({});
+  return c.workspaces.countDocuments({}, { comment: 'store:countWorkspaces' });
 }
 
 export interface CreatedKey {
@@ -54,14 +59,17 @@ export async function createApiKey(
 ): Promise<CreatedKey> {
   const workspace = await ensureWorkspace(c, workspaceName, now);
   const generated = generateApiKey();
-  await c.apiKeys.insertOne({
-    _id: generated.keyId,
-    workspaceId: workspace._id,
-    secretHash: generated.secretHash,
-    scopes,
-    createdAt: now,
-    revokedAt: null,
-  });
+  await c.apiKeys.insertOne(
+    {
+      _id: generated.keyId,
+      workspaceId: workspace._id,
+      secretHash: generated.secretHash,
+      scopes,
+      createdAt: now,
+      revokedAt: null,
+    },
+    { comment: 'store:createApiKey' },
+  );
   return {
     workspaceId: workspace._id,
     workspace: workspace.name,
@@ -114,11 +122,11 @@ export interface KeyListing {
 export async function listApiKeys(c: Collections, workspaceName?: string): Promise<KeyListing[]> {
   const workspaces = workspaceName
     ? [await findWorkspaceByName(c, workspaceName)].filter((w): w is WorkspaceDoc => w !== null)
-    : await c.workspaces.find({}).sort({ name: 1 }).toArray();
+    : await c.workspaces.find({}, { comment: 'store:listApiKeys' }).sort({ name: 1 }).toArray();
   const out: KeyListing[] = [];
   for (const w of workspaces) {
     const keys: ApiKeyDoc[] = await c.apiKeys
-      .find({ workspaceId: w._id })
+      .find({ workspaceId: w._id }, { comment: 'store:listApiKeys' })
       .sort({ createdAt: 1 })
       .toArray();
     for (const k of keys) {
@@ -145,6 +153,7 @@ export async function revokeApiKey(
   const result = await c.apiKeys.updateOne(
     { _id: keyId, revokedAt: null },
     { $set: { revokedAt: now } },
+    { comment: 'store:revokeApiKey' },
   );
   return result.modifiedCount === 1;
 }

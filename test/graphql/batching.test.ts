@@ -4,6 +4,10 @@ import {
   EntitiesWithFactsAndSubjectsDocument,
   FactsDocument,
 } from '../../src/generated/operations.js';
+import { entitiesByNames } from '../../src/store/entities.js';
+import { episodesByIds } from '../../src/store/episodes.js';
+import { factsByIds } from '../../src/store/facts.js';
+import { workspaceIdFor } from '../../src/store/workspaces.js';
 import { importJsonl } from '../../src/transfer/importJsonl.js';
 import { openTestGateway, type TestGateway } from '../helpers/gateway.js';
 
@@ -44,6 +48,20 @@ beforeAll(async () => {
       );
     }
   }
+  // A second dataset with more entities and episodes than the driver's default first batch.
+  for (let i = 0; i < 110; i++) {
+    lines.push(
+      JSON.stringify({ type: 'entity', dataset: 'wide', name: `Wide ${i}`, entityType: 'THING' }),
+      JSON.stringify({
+        type: 'episode',
+        dataset: 'wide',
+        episodeId: uuid(1000 + i),
+        occurredAt: '2026-01-01T00:00:00.000Z',
+        source: 'chat',
+        content: `episode ${i}`,
+      }),
+    );
+  }
   const outcome = await importJsonl(t.database.collections, {
     workspace: 'acme',
     content: lines.join('\n'),
@@ -78,6 +96,45 @@ describe('DataLoader batching', () => {
     expect(fifty).toEqual(five);
     // Key, dataset, entities, their facts, the facts' subject entities.
     expect(five.length).toBeLessThanOrEqual(6);
+  });
+
+  it('a page of 1 and a page of 100 facts cost the same commands (no cursor left to kill)', async () => {
+    const run = (first: number) => async () => {
+      const { body } = await t.graphql(FactsDocument, { dataset: 'many', first }, key);
+      expect(body.errors).toBeUndefined();
+      expect(body.data!.dataset!.facts.edges).toHaveLength(first);
+    };
+    const one = await commandsFor(run(1));
+    const hundred = await commandsFor(run(100));
+    expect(hundred).toEqual(one);
+    expect(hundred.some((c) => c.startsWith('killCursors') || c.startsWith('getMore'))).toBe(false);
+  });
+
+  it('lookups by many keys are one round trip each, past the default first batch of 101', async () => {
+    const workspaceId = workspaceIdFor('acme');
+    const c = t.database.collections;
+    const sent = await commandsFor(async () => {
+      const wide = { workspaceId, dataset: 'wide' };
+      const [entities, episodes, facts] = await Promise.all([
+        entitiesByNames(
+          c,
+          wide,
+          Array.from({ length: 110 }, (_, i) => `Wide ${i}`),
+        ),
+        episodesByIds(
+          c,
+          wide,
+          Array.from({ length: 110 }, (_, i) => uuid(1000 + i)),
+        ),
+        factsByIds(
+          c,
+          { workspaceId, dataset: 'many' },
+          Array.from({ length: 120 }, (_, i) => uuid(i + 1)),
+        ),
+      ]);
+      expect([entities.size, episodes.size, facts.size]).toEqual([110, 110, 120]);
+    });
+    expect(sent.map((c) => c.split(':')[0])).toEqual(['find', 'find', 'find']);
   });
 
   it('bad input never reaches the database', async () => {
