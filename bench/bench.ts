@@ -97,12 +97,13 @@ const profDir = join(dir, 'prof');
 const running: {
   ferret: RunningFerretDb | null;
   gateway: ChildProcess | null;
+  counter: ChildProcess | null;
   baseline: ChildProcess | null;
-} = { ferret: null, gateway: null, baseline: null };
+} = { ferret: null, gateway: null, counter: null, baseline: null };
 
 /** Spawns a Node server of this repository and waits for its "listening on" line. */
 async function spawnServer(
-  name: 'gateway' | 'baseline',
+  name: 'gateway' | 'counter' | 'baseline',
   nodeArgs: string[],
   env: NodeJS.ProcessEnv,
 ): Promise<{ child: ChildProcess; base: string }> {
@@ -248,8 +249,6 @@ interface Round {
   throughput: number;
   cpuMsPerRequest: number;
   dbCpuMsPerRequest: number | null;
-  dbCommandsPerRequest: number;
-  byCommandPerRequest: Record<string, number>;
   rssMB: number;
   heapUsedMB: number;
 }
@@ -295,11 +294,6 @@ async function round(
   });
   const after = await sample(base);
   const served = Math.max(1, after.requests - before.requests);
-  const byCommand: Record<string, number> = {};
-  for (const [k, v] of Object.entries(after.byCommand)) {
-    const d = v - (before.byCommand[k] ?? 0);
-    if (d > 0) byCommand[k] = round3(d / served);
-  }
   const seconds = Math.max(0.001, (lastAnswer - started) / 1000);
   return {
     side,
@@ -314,8 +308,6 @@ async function round(
       after.dbCpuSeconds !== null && before.dbCpuSeconds !== null
         ? ((after.dbCpuSeconds - before.dbCpuSeconds) * 1000) / served
         : null,
-    dbCommandsPerRequest: (after.dbCommands - before.dbCommands) / served,
-    byCommandPerRequest: byCommand,
     rssMB: Math.max(before.rssBytes, after.rssBytes) / 2 ** 20,
     heapUsedMB: Math.max(before.heapUsedBytes, after.heapUsedBytes) / 2 ** 20,
   };
@@ -554,7 +546,20 @@ async function main() {
     `bench: seeded ${outcome.records} records in ${Math.round(performance.now() - seedStarted)} ms: ${JSON.stringify(generated.counts)}`,
   );
 
-  const [gateway, baseline] = await Promise.all([
+  const gatewayEnv = {
+    MONGODB_URI: uri,
+    MONGODB_DB: dbName,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    NODE_ENV: 'production',
+    LOG_LEVEL: values['log-level'],
+    RATE_LIMIT_PER_MINUTE: '0',
+    SHUTDOWN_TIMEOUT_MS: '2000',
+  };
+  // The timed gateway runs as in production, without the per-command metric (its driver
+  // monitoring costs CPU); a second gateway with DB_COMMAND_METRICS=true counts the
+  // commands each question takes, outside the timed rounds.
+  const [gateway, counter, baseline] = await Promise.all([
     spawnServer(
       'gateway',
       [
@@ -563,17 +568,12 @@ async function main() {
         'tsx',
         'src/main.ts',
       ],
-      {
-        MONGODB_URI: uri,
-        MONGODB_DB: dbName,
-        PORT: '0',
-        HOST: '127.0.0.1',
-        NODE_ENV: 'production',
-        LOG_LEVEL: values['log-level'],
-        RATE_LIMIT_PER_MINUTE: '0',
-        SHUTDOWN_TIMEOUT_MS: '2000',
-      },
+      gatewayEnv,
     ),
+    spawnServer('counter', ['--import', 'tsx', 'src/main.ts'], {
+      ...gatewayEnv,
+      DB_COMMAND_METRICS: 'true',
+    }),
     spawnServer(
       'baseline',
       [
@@ -674,46 +674,45 @@ async function main() {
       shape: { method: 'POST', path: '/graphql', body: nestedBody(50) },
     },
   ];
-  const scaling: {
-    question: string;
-    variant: string;
-    responseBytes: number;
-    gatewayCommandsPerRequest: number;
-    gatewayByCommand: Record<string, number>;
-    baselineCommandsPerRequest: number;
-  }[] = [];
-  for (const p of scalingProbes) {
-    const g0 = await sampleGateway(gateway.base);
+  /** Database commands one request of `shape` takes, on the counting gateway and the baseline. */
+  const countCommands = async (shape: RequestShape) => {
+    const g0 = await sampleGateway(counter.base);
     const b0 = await sampleBaseline(baseline.base);
     let bytes = 0;
     const n = quick ? 2 : 3;
     const ask = async (base: string) => {
-      const r = await fetch(`${base}${p.shape.path}`, {
-        method: p.shape.method,
+      const r = await fetch(`${base}${shape.path}`, {
+        method: shape.method,
         headers,
-        ...(p.shape.body ? { body: p.shape.body } : {}),
+        ...(shape.body ? { body: shape.body } : {}),
       });
       return Buffer.byteLength(await r.text());
     };
     for (let i = 0; i < n; i++) {
-      [bytes] = await Promise.all([ask(gateway.base), ask(baseline.base)]);
+      [bytes] = await Promise.all([ask(counter.base), ask(baseline.base)]);
     }
-    const g1 = await sampleGateway(gateway.base);
+    const g1 = await sampleGateway(counter.base);
     const b1 = await sampleBaseline(baseline.base);
     const byCommand: Record<string, number> = {};
     for (const [k, v] of Object.entries(g1.byCommand)) {
       const d = v - (g0.byCommand[k] ?? 0);
       if (d > 0) byCommand[k] = round2(d / n);
     }
-    scaling.push({
-      question: p.question,
-      variant: p.variant,
+    return {
       responseBytes: bytes,
       gatewayCommandsPerRequest: round2((g1.dbCommands - g0.dbCommands) / n),
       gatewayByCommand: byCommand,
       baselineCommandsPerRequest: round2((b1.dbCommands - b0.dbCommands) / n),
-    });
+    };
+  };
+  const scaling: ({ question: string; variant: string } & Awaited<
+    ReturnType<typeof countCommands>
+  >)[] = [];
+  for (const p of scalingProbes) {
+    scaling.push({ question: p.question, variant: p.variant, ...(await countCommands(p.shape)) });
   }
+  const scenarioCommands: Record<string, Awaited<ReturnType<typeof countCommands>>> = {};
+  for (const s of scenarios) scenarioCommands[s.id] = await countCommands(s.shape);
 
   // The rounds: warm both sides up, then A B A B ... per scenario.
   const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
@@ -757,7 +756,6 @@ async function main() {
         },
         cpuMsPerRequest: round3(median(rs.map((r) => r.cpuMsPerRequest))),
         dbCpuMsPerRequest: dbCpu.length > 0 ? round3(median(dbCpu)) : null,
-        dbCommandsPerRequest: round2(median(rs.map((r) => r.dbCommandsPerRequest))),
         peakRssMB: round1(Math.max(...rs.map((r) => r.rssMB))),
         peakHeapUsedMB: round1(Math.max(...rs.map((r) => r.heapUsedMB))),
       };
@@ -771,12 +769,7 @@ async function main() {
     peakRss = Math.max(peakRss, g.peakRssMB);
     peakHeap = Math.max(peakHeap, g.peakHeapUsedMB);
     baselinePeakRss = Math.max(baselinePeakRss, b.peakRssMB);
-    const gatewayByCommand: Record<string, number> = {};
-    for (const r of rounds.filter((x) => x.side === 'gateway')) {
-      for (const [k, v] of Object.entries(r.byCommandPerRequest)) {
-        gatewayByCommand[k] = Math.max(gatewayByCommand[k] ?? 0, v);
-      }
-    }
+    const commands = scenarioCommands[s.id]!;
     results.push({
       id: s.id,
       title: s.title,
@@ -785,8 +778,12 @@ async function main() {
       responseBytes: answers[s.id]!.bytes,
       sameAnswer: answers[s.id]!.sameJson,
       identicalBytes: answers[s.id]!.identical,
-      gateway: { ...g, dbCommandsByName: gatewayByCommand },
-      baseline: b,
+      gateway: {
+        ...g,
+        dbCommandsPerRequest: commands.gatewayCommandsPerRequest,
+        dbCommandsByName: commands.gatewayByCommand,
+      },
+      baseline: { ...b, dbCommandsPerRequest: commands.baselineCommandsPerRequest },
       ratio: {
         throughput: round2(median(throughputRatios)),
         throughputRange: [
@@ -803,7 +800,6 @@ async function main() {
         requestsPerSecond: round1(r.throughput),
         cpuMsPerRequest: round3(r.cpuMsPerRequest),
         dbCpuMsPerRequest: r.dbCpuMsPerRequest === null ? null : round3(r.dbCpuMsPerRequest),
-        dbCommandsPerRequest: round2(r.dbCommandsPerRequest),
       })),
     });
   }
@@ -848,6 +844,7 @@ async function main() {
 
   // Stop the servers (the gateway writes its CPU profile on exit).
   await stopChild(running.gateway);
+  await stopChild(running.counter);
   await stopChild(running.baseline);
   if (process.env.MONGODB_URI) {
     const client = await new MongoClient(uri).connect();
@@ -1073,6 +1070,7 @@ function formatReport(report: {
 const watchdog = setTimeout(() => {
   log(`bench: stopped by the watchdog after ${WATCHDOG_MS / 1000}s`);
   running.gateway?.kill('SIGKILL');
+  running.counter?.kill('SIGKILL');
   running.baseline?.kill('SIGKILL');
   void (running.ferret?.stop() ?? Promise.resolve()).finally(() => {
     rmSync(dir, { recursive: true, force: true });
@@ -1087,6 +1085,7 @@ try {
   process.exitCode = 1;
 } finally {
   await stopChild(running.gateway);
+  await stopChild(running.counter);
   await stopChild(running.baseline);
   await running.ferret?.stop();
   rmSync(dir, { recursive: true, force: true });

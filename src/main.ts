@@ -25,9 +25,9 @@ async function main(): Promise<void> {
     // Fail fast when the database is unreachable: requests get a 503 within this bound
     // instead of hanging; the driver reconnects by itself when the database returns.
     ...databaseTimeouts(config.DB_TIMEOUT_MS),
-    monitorCommands: true,
+    monitorCommands: config.DB_COMMAND_METRICS,
   });
-  observeDatabase(store.database.client, metrics);
+  if (config.DB_COMMAND_METRICS) observeDatabase(store.database.client, metrics);
   const devKey = store.embedded
     ? await ensureDevelopmentData(store.database.collections, config.DATA_DIR)
     : null;

@@ -26,6 +26,7 @@ describe('loadConfig', () => {
       RATE_LIMIT_PER_MINUTE: 1200,
       BODY_LIMIT_BYTES: 1048576,
       DB_TIMEOUT_MS: 5000,
+      DB_COMMAND_METRICS: false,
       SHUTDOWN_TIMEOUT_MS: 10000,
     });
     expect(config.MONGODB_URI).toBeUndefined();
@@ -45,6 +46,7 @@ describe('loadConfig', () => {
     expect(loadConfig({ GRAPHIQL: 'false' }).GRAPHIQL).toBe(false);
     expect(() => loadConfig({ GRAPHIQL: 'yes' })).toThrow(/GRAPHIQL="yes" must be true or false/);
     expect(() => loadConfig({ RATE_LIMIT_PER_MINUTE: '-1' })).toThrow(/RATE_LIMIT_PER_MINUTE/);
+    expect(loadConfig({ DB_COMMAND_METRICS: 'true' }).DB_COMMAND_METRICS).toBe(true);
     expect(() => loadConfig({ DB_TIMEOUT_MS: 'soon' })).toThrow(
       /DB_TIMEOUT_MS="soon" must be a number/,
     );
