@@ -51,6 +51,11 @@ const schema = z.object({
   /** How long a database operation (or reaching the database) may take before a 503. */
   DB_TIMEOUT_MS: wholeNumber(100, 120_000).default(5000),
   /**
+   * How long a verified API key, and a dataset's existence, are remembered per process;
+   * 0 turns it off. See src/store/readCache.ts for what a few seconds of memory costs.
+   */
+  CACHE_TTL_MS: wholeNumber(0, 600_000).default(5000),
+  /**
    * The per-command database latency histogram. Off by default: the driver's command
    * monitoring decodes every reply a second time (about 40 % more driver CPU per request).
    */

@@ -3,6 +3,7 @@ import type { Scope } from './domain/apiKey.js';
 import { GatewayError } from './errors.js';
 import { type BatchObserver, createLoaders, type Loaders } from './loaders.js';
 import type { Collections } from './store/database.js';
+import type { ReadCache } from './store/readCache.js';
 import { type AuthenticatedKey, authenticateApiKey } from './store/workspaces.js';
 
 /**
@@ -14,6 +15,8 @@ export interface RequestContext {
   /** One instant for the whole request, so "now" means the same thing in every resolver. */
   now: Date;
   store: Collections;
+  /** The gateway's short memory of verified keys and existing datasets (null: off). */
+  readCache: ReadCache | null;
   /** The key's workspace and scopes; null when no valid key was sent. */
   auth: AuthenticatedKey | null;
   /** Why `auth` is null: no Authorization header, or a key that is not valid. */
@@ -29,22 +32,32 @@ const BEARER = /^Bearer\s+(\S+)\s*$/i;
 export async function createRequestContext(
   request: Request,
   store: Collections,
-  options: { requestId?: string; now?: Date; onBatch?: BatchObserver } = {},
+  options: {
+    requestId?: string;
+    now?: Date;
+    onBatch?: BatchObserver;
+    readCache?: ReadCache | null;
+  } = {},
 ): Promise<RequestContext> {
+  const readCache = options.readCache ?? null;
   const header = request.headers.get('authorization');
   const key = header ? BEARER.exec(header)?.[1] : undefined;
-  const auth = key ? await authenticateApiKey(store, key) : null;
+  const auth = key ? await authenticateApiKey(store, key, readCache) : null;
   const now = options.now ?? new Date();
   let loaders: Loaders | null = null;
   return {
     requestId: options.requestId ?? randomUUID(),
     now,
     store,
+    readCache,
     auth,
     authProblem: auth ? null : header ? 'invalid' : 'missing',
     get loaders() {
       if (!auth) throw unauthenticated(header ? 'invalid' : 'missing');
-      loaders ??= createLoaders(store, auth.workspaceId, now, options.onBatch);
+      loaders ??= createLoaders(store, auth.workspaceId, now, {
+        readCache,
+        onBatch: options.onBatch,
+      });
       return loaders;
     },
     observed: { operation: null },

@@ -8,6 +8,7 @@ import type { DatasetDoc, EntityDoc, EpisodeDoc, FactDoc } from './store/documen
 import { entitiesByNames } from './store/entities.js';
 import { episodesByIds } from './store/episodes.js';
 import { factsByIds, factsOfEntities, factsOfEpisodes } from './store/facts.js';
+import type { ReadCache } from './store/readCache.js';
 import type { Tenant } from './store/tenant.js';
 
 /**
@@ -50,8 +51,9 @@ export function createLoaders(
   c: Collections,
   workspaceId: string,
   now: Date,
-  onBatch?: BatchObserver,
+  options: { readCache?: ReadCache | null; onBatch?: BatchObserver | undefined } = {},
 ) {
+  const { onBatch, readCache = null } = options;
   const tenant = (dataset: string): Tenant => ({ workspaceId, dataset });
   const observed =
     <K, V>(name: string, batch: (keys: readonly K[]) => Promise<V[]>) =>
@@ -62,7 +64,7 @@ export function createLoaders(
 
   const datasetByName = new DataLoader<string, DatasetDoc | null>(
     observed('datasetByName', async (names) =>
-      Promise.all(names.map((name) => findDataset(c, workspaceId, name))),
+      Promise.all(names.map((name) => findDataset(c, workspaceId, name, readCache))),
     ),
   );
 

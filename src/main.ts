@@ -40,6 +40,7 @@ async function main(): Promise<void> {
     introspection: config.GRAPHQL_INTROSPECTION,
     rateLimitPerMinute: config.RATE_LIMIT_PER_MINUTE,
     bodyLimitBytes: config.BODY_LIMIT_BYTES,
+    readCacheTtlMs: config.CACHE_TTL_MS,
     ...(devKey ? { graphiqlHeaders: { Authorization: `Bearer ${devKey}` } } : {}),
   });
   const server = serve(

@@ -27,6 +27,7 @@ describe('loadConfig', () => {
       BODY_LIMIT_BYTES: 1048576,
       DB_TIMEOUT_MS: 5000,
       DB_COMMAND_METRICS: false,
+      CACHE_TTL_MS: 5000,
       SHUTDOWN_TIMEOUT_MS: 10000,
     });
     expect(config.MONGODB_URI).toBeUndefined();
@@ -65,6 +66,8 @@ describe('loadConfig', () => {
         RATE_LIMIT_PER_MINUTE: '0',
         BODY_LIMIT_BYTES: '2048',
         DB_TIMEOUT_MS: '500',
+        CACHE_TTL_MS: '0',
+        DB_COMMAND_METRICS: 'true',
         SHUTDOWN_TIMEOUT_MS: '0',
       }),
     ).toEqual({
@@ -74,6 +77,8 @@ describe('loadConfig', () => {
       RATE_LIMIT_PER_MINUTE: 0,
       BODY_LIMIT_BYTES: 2048,
       DB_TIMEOUT_MS: 500,
+      CACHE_TTL_MS: 0,
+      DB_COMMAND_METRICS: true,
       SHUTDOWN_TIMEOUT_MS: 0,
       PORT: 8080,
       HOST: '0.0.0.0',

@@ -11,6 +11,7 @@ import { errorResponse, errorResponseFor, type Surface } from '../rest/errorBodi
 import { MEMORY_SODA_BASE, memorySodaRoutes } from '../rest/memorySoda.js';
 import { supaCloudRoutes } from '../rest/supaCloud.js';
 import type { Database } from '../store/database.js';
+import { createReadCache } from '../store/readCache.js';
 import { mountApiDocs } from './apiDocs.js';
 import type { GatewayEnv } from './env.js';
 import type { Metrics } from './observability.js';
@@ -24,6 +25,8 @@ export interface GatewayOptions extends YogaOptions {
   rateLimitPerMinute?: number;
   /** Largest request body, in bytes (default 1 MiB). */
   bodyLimitBytes?: number;
+  /** How long verified keys and existing datasets are remembered (0 or absent: not at all). */
+  readCacheTtlMs?: number;
 }
 
 /** The REST routes, for 405 answers: a path that matches with another method. */
@@ -87,6 +90,7 @@ export function createGateway(options: GatewayOptions) {
       ? new RateLimiterMemory({ points: options.rateLimitPerMinute, duration: 60 })
       : null;
   const lifecycle = { shuttingDown: false, inFlight: 0 };
+  const readCache = createReadCache(options.readCacheTtlMs ?? 0);
 
   // Request id, in-flight count, access log and request metrics, around everything.
   app.use('*', async (c, next) => {
@@ -164,6 +168,7 @@ export function createGateway(options: GatewayOptions) {
         'requestContext',
         await createRequestContext(c.req.raw, store, {
           requestId: c.get('requestId'),
+          readCache,
           ...(metrics
             ? { onBatch: (loader, size) => metrics.loaderBatches.observe({ loader }, size) }
             : {}),

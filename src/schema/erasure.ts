@@ -1,4 +1,5 @@
 import { requireAuth } from '../context.js';
+import { forgetDataset } from '../store/datasets.js';
 import { type ErasureCounts, eraseDataset } from '../store/erasure.js';
 import { datasetNameSchema } from './args.js';
 import { builder } from './builder.js';
@@ -22,14 +23,16 @@ builder.mutationField('eraseDataset', (t) =>
     description:
       'Physically removes every document of the dataset in every collection (a privacy request). Idempotent; audited (who, when, what, counts; never the content). Needs the admin scope.',
     args: { name: t.arg.string({ required: true, validate: datasetNameSchema }) },
-    resolve: (_root, args, ctx) => {
+    resolve: async (_root, args, ctx) => {
       const auth = requireAuth(ctx, 'admin');
-      return eraseDataset(
+      const counts = await eraseDataset(
         ctx.store,
         { workspaceId: auth.workspaceId, dataset: args.name },
         auth,
         new Date(),
       );
+      forgetDataset(ctx.readCache, auth.workspaceId, args.name);
+      return counts;
     },
   }),
 );

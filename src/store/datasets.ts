@@ -1,6 +1,7 @@
 import { documentId } from '../domain/ids.js';
 import type { Collections } from './database.js';
 import type { DatasetDoc } from './documents.js';
+import type { ReadCache } from './readCache.js';
 
 export function datasetDocumentId(workspaceId: string, name: string): string {
   return documentId('dataset', workspaceId, name);
@@ -24,15 +25,27 @@ export async function ensureDatasets(
     await c.datasets.bulkWrite(ops, { ordered: false, comment: 'store:ensureDatasets' });
 }
 
+/** A dataset of the workspace, or null; with a `cache`, one found recently costs no read. */
 export async function findDataset(
   c: Collections,
   workspaceId: string,
   name: string,
+  cache: ReadCache | null = null,
 ): Promise<DatasetDoc | null> {
-  return c.datasets.findOne(
-    { _id: datasetDocumentId(workspaceId, name), workspaceId },
+  const id = datasetDocumentId(workspaceId, name);
+  const remembered = cache?.datasets.get(id);
+  if (remembered) return remembered;
+  const found = await c.datasets.findOne(
+    { _id: id, workspaceId },
     { comment: 'store:findDataset' },
   );
+  if (found) cache?.datasets.set(id, found);
+  return found;
+}
+
+/** Forgets a dataset this process has just erased, so it reads as absent at once. */
+export function forgetDataset(cache: ReadCache | null, workspaceId: string, name: string): void {
+  cache?.datasets.delete(datasetDocumentId(workspaceId, name));
 }
 
 /** Datasets of a workspace in name order, keyset-paginated by name. */

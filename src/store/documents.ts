@@ -19,6 +19,11 @@ export interface ApiKeyDoc {
   /** The key id: the non-secret part of the key. */
   _id: string;
   workspaceId: string;
+  /**
+   * The workspace's name, so authenticating is one read (a workspace's name never
+   * changes: its id is derived from it). Absent on keys created before it was stored.
+   */
+  workspace?: string;
   /** SHA-256 of the secret part; the key itself is never stored. */
   secretHash: string;
   scopes: Scope[];
