@@ -11,6 +11,7 @@ import {
   decodeCursor,
   encodeCursor,
   firstSchema,
+  totalCountFor,
 } from './pagination.js';
 
 export const DatasetRef = builder.objectRef<DatasetDoc>('Dataset');
@@ -45,9 +46,10 @@ builder.queryFields((t) => ({
       first: t.arg.int({ defaultValue: DEFAULT_PAGE_SIZE, validate: firstSchema }),
       after: t.arg.string({ validate: afterSchema }),
     },
-    resolve: async (_root, args, ctx) => {
+    resolve: async (_root, args, ctx, info) => {
       const auth = requireAuth(ctx, 'read');
       const after = args.after ? String(decodeCursor('dataset', args.after, 1)[0]) : null;
+      const totalCount = totalCountFor(info, () => countDatasets(ctx.store, auth.workspaceId));
       const page = await listDatasets(ctx.store, auth.workspaceId, {
         first: args.first ?? DEFAULT_PAGE_SIZE,
         after,
@@ -56,7 +58,7 @@ builder.queryFields((t) => ({
         page.datasets,
         page.hasNextPage,
         (d) => encodeCursor('dataset', [d.name]),
-        () => countDatasets(ctx.store, auth.workspaceId),
+        totalCount,
       );
     },
   }),

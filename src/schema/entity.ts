@@ -15,6 +15,7 @@ import {
   decodeCursor,
   encodeCursor,
   firstSchema,
+  totalCountFor,
 } from './pagination.js';
 
 export const EntityTypeEnum = builder.enumType('EntityType', {
@@ -73,10 +74,13 @@ builder.objectFields(DatasetRef, (t) => ({
       first: t.arg.int({ defaultValue: DEFAULT_PAGE_SIZE, validate: firstSchema }),
       after: t.arg.string({ validate: afterSchema }),
     },
-    resolve: async (ds, args, ctx) => {
+    resolve: async (ds, args, ctx, info) => {
       const auth = requireAuth(ctx, 'read');
       const tenant = { workspaceId: auth.workspaceId, dataset: ds.name };
       const after = args.after ? decodeCursor('entity', args.after, 2) : null;
+      const totalCount = totalCountFor(info, () =>
+        countEntities(ctx.store, tenant, { type: args.type ?? null }),
+      );
       const page = await listEntities(ctx.store, tenant, {
         type: args.type ?? null,
         first: args.first ?? DEFAULT_PAGE_SIZE,
@@ -88,7 +92,7 @@ builder.objectFields(DatasetRef, (t) => ({
         page.entities,
         page.hasNextPage,
         (e) => encodeCursor('entity', [e.updatedAt.getTime(), e.entityId]),
-        () => countEntities(ctx.store, tenant, { type: args.type ?? null }),
+        totalCount,
       );
     },
   }),

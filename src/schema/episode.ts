@@ -14,6 +14,7 @@ import {
   decodeCursor,
   encodeCursor,
   firstSchema,
+  totalCountFor,
 } from './pagination.js';
 
 export const EpisodeRef = builder.objectRef<EpisodeDoc>('Episode');
@@ -56,10 +57,11 @@ builder.objectFields(DatasetRef, (t) => ({
       first: t.arg.int({ defaultValue: DEFAULT_PAGE_SIZE, validate: firstSchema }),
       after: t.arg.string({ validate: afterSchema }),
     },
-    resolve: async (ds, args, ctx) => {
+    resolve: async (ds, args, ctx, info) => {
       const auth = requireAuth(ctx, 'read');
       const tenant = { workspaceId: auth.workspaceId, dataset: ds.name };
       const after = args.after ? decodeCursor('episode', args.after, 2) : null;
+      const totalCount = totalCountFor(info, () => countEpisodes(ctx.store, tenant));
       const page = await listEpisodes(ctx.store, tenant, {
         first: args.first ?? DEFAULT_PAGE_SIZE,
         after: after
@@ -70,7 +72,7 @@ builder.objectFields(DatasetRef, (t) => ({
         page.episodes,
         page.hasNextPage,
         (e) => encodeCursor('episode', [e.occurredAt.getTime(), e.episodeId]),
-        () => countEpisodes(ctx.store, tenant),
+        totalCount,
       );
     },
   }),

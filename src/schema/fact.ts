@@ -24,6 +24,7 @@ import {
   decodeCursor,
   encodeCursor,
   firstSchema,
+  totalCountFor,
 } from './pagination.js';
 
 export const FactStateEnum = builder.enumType('FactState', {
@@ -157,7 +158,7 @@ builder.objectField(DatasetRef, 'facts', (t) =>
       episodeId: t.arg.id({ validate: uuidSchema }),
       states: t.arg({ type: [FactStateEnum] }),
     },
-    resolve: async (ds, args, ctx) => {
+    resolve: async (ds, args, ctx, info) => {
       const auth = requireAuth(ctx, 'read');
       const tenant = { workspaceId: auth.workspaceId, dataset: ds.name };
       const after = args.after ? decodeCursor('fact', args.after, 2) : null;
@@ -180,13 +181,12 @@ builder.objectField(DatasetRef, 'facts', (t) =>
         states: args.states,
         statesAt: args.asOf ?? ctx.now,
       };
+      const totalCount = totalCountFor(info, () => countFacts(ctx.store, tenant, query));
       const page = await listFacts(ctx.store, tenant, query, {
         first: args.first ?? DEFAULT_PAGE_SIZE,
         after: after ? { validAt: new Date(after[0] as number), factId: String(after[1]) } : null,
       });
-      return connection(page.facts, page.hasNextPage, factCursor, () =>
-        countFacts(ctx.store, tenant, query),
-      );
+      return connection(page.facts, page.hasNextPage, factCursor, totalCount);
     },
   }),
 );

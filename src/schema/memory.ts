@@ -1,3 +1,4 @@
+import type { GraphQLResolveInfo } from 'graphql';
 import type { RequestContext } from '../context.js';
 import { requireAuth } from '../context.js';
 import type { MemoryDoc } from '../store/documents.js';
@@ -13,6 +14,7 @@ import {
   decodeCursor,
   encodeCursor,
   firstSchema,
+  totalCountFor,
 } from './pagination.js';
 
 export const MemoryRef = builder.objectRef<MemoryDoc>('Memory');
@@ -64,6 +66,7 @@ const MEMORIES_DESCRIPTION =
 
 function resolveMemories(
   ctx: RequestContext,
+  info: GraphQLResolveInfo,
   dataset: string | null,
   args: {
     includeArchived?: boolean | null;
@@ -81,6 +84,7 @@ function resolveMemories(
     now: ctx.now,
   };
   const after = args.after ? decodeCursor('memory', args.after, 2) : null;
+  const totalCount = totalCountFor(info, () => countMemories(ctx.store, query));
   return listMemories(ctx.store, query, {
     first: args.first ?? DEFAULT_PAGE_SIZE,
     after: after ? { createdAt: new Date(after[0] as number), memoryId: String(after[1]) } : null,
@@ -89,7 +93,7 @@ function resolveMemories(
       page.memories,
       page.hasNextPage,
       (m) => encodeCursor('memory', [m.createdAt.getTime(), m.memoryId]),
-      () => countMemories(ctx.store, query),
+      totalCount,
     ),
   );
 }
@@ -104,7 +108,7 @@ builder.objectField(DatasetRef, 'memories', (t) =>
       first: t.arg.int({ defaultValue: DEFAULT_PAGE_SIZE, validate: firstSchema }),
       after: t.arg.string({ validate: afterSchema }),
     },
-    resolve: (ds, args, ctx) => resolveMemories(ctx, ds.name, args),
+    resolve: (ds, args, ctx, info) => resolveMemories(ctx, info, ds.name, args),
   }),
 );
 
@@ -118,7 +122,7 @@ builder.queryField('memories', (t) =>
       first: t.arg.int({ defaultValue: DEFAULT_PAGE_SIZE, validate: firstSchema }),
       after: t.arg.string({ validate: afterSchema }),
     },
-    resolve: (_root, args, ctx) => resolveMemories(ctx, null, args),
+    resolve: (_root, args, ctx, info) => resolveMemories(ctx, info, null, args),
   }),
 );
 

@@ -1,4 +1,5 @@
 import type { ObjectRef } from '@pothos/core';
+import { type GraphQLResolveInfo, Kind, type SelectionSetNode } from 'graphql';
 import { z } from 'zod';
 import { badInput } from '../errors.js';
 import { builder } from './builder.js';
@@ -40,24 +41,64 @@ export function decodeCursor(kind: string, cursor: string, arity: number): (stri
   throw badInput(`after: "${cursor.slice(0, 60)}" is not a cursor of this connection`);
 }
 
-/** A connection result: the nodes with their cursors, and a lazy total. */
+/**
+ * A connection result: the nodes, a lazy total, and cursors encoded only when a client
+ * reads them (the REST adapters never do, and a page of 100 would encode 100).
+ */
 export function connection<T>(
   nodes: T[],
   hasNextPage: boolean,
   cursorOf: (node: T) => string,
   totalCount: () => Promise<number>,
 ) {
-  const edges = nodes.map((node) => ({ node, cursor: cursorOf(node) }));
+  const edges = nodes.map((node) => ({
+    node,
+    get cursor() {
+      return cursorOf(node);
+    },
+  }));
   return {
     edges,
     pageInfo: {
       hasNextPage,
       hasPreviousPage: false,
-      startCursor: edges[0]?.cursor ?? null,
-      endCursor: edges.at(-1)?.cursor ?? null,
+      get startCursor() {
+        return edges[0]?.cursor ?? null;
+      },
+      get endCursor() {
+        return edges.at(-1)?.cursor ?? null;
+      },
     },
     totalCount,
   };
+}
+
+/**
+ * The connection's `totalCount`: when the query selects it, the count starts now, beside
+ * the page's own query rather than after it; otherwise it runs only if asked for.
+ */
+export function totalCountFor(
+  info: GraphQLResolveInfo,
+  count: () => Promise<number>,
+): () => Promise<number> {
+  if (!selects(info, 'totalCount')) return count;
+  const started = count();
+  // Awaited by the totalCount field; if the page fails first, nobody awaits it.
+  started.catch(() => {});
+  return () => started;
+}
+
+/** Whether the field being resolved selects `name` directly (or through fragments). */
+function selects(info: GraphQLResolveInfo, name: string): boolean {
+  const within = (set: SelectionSetNode | undefined): boolean =>
+    set?.selections.some((s) =>
+      s.kind === Kind.FIELD
+        ? s.name.value === name
+        : s.kind === Kind.INLINE_FRAGMENT
+          ? within(s.selectionSet)
+          : within(info.fragments[s.name.value]?.selectionSet),
+    ) ?? false;
+  return info.fieldNodes.some((node) => within(node.selectionSet));
 }
 
 /**

@@ -137,6 +137,37 @@ describe('DataLoader batching', () => {
     expect(sent.map((c) => c.split(':')[0])).toEqual(['find', 'find', 'find']);
   });
 
+  it('totalCount is counted beside the page, and not at all when not selected', async () => {
+    const events: string[] = [];
+    const client = t.database.client;
+    const started = (e: CommandStartedEvent) => events.push(`start ${e.commandName}`);
+    const succeeded = (e: { commandName: string }) => events.push(`done ${e.commandName}`);
+    client.on('commandStarted', started);
+    client.on('commandSucceeded', succeeded);
+    try {
+      const { body } = await t.graphql(FactsDocument, { dataset: 'many', first: 5 }, key);
+      expect(body.data!.dataset!.facts.totalCount).toBe(120);
+      const facts = events.filter((e) => /^(start|done) (find|aggregate)$/.test(e)).slice(-4);
+      // The facts' find and the count's aggregate both leave before either answers.
+      expect(facts.slice(0, 2).sort()).toEqual(['start aggregate', 'start find']);
+      events.length = 0;
+      const noCount = await t.request('/graphql', {
+        method: 'POST',
+        key,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          query:
+            '{ dataset(name: "many") { facts(first: 5) { edges { cursor node { factId } } } } }',
+        }),
+      });
+      expect(noCount.status).toBe(200);
+      expect(events.filter((e) => e === 'start aggregate')).toEqual([]);
+    } finally {
+      client.off('commandStarted', started);
+      client.off('commandSucceeded', succeeded);
+    }
+  });
+
   it('bad input never reaches the database', async () => {
     const sent = await commandsFor(async () => {
       const { body } = await t.graphql(
