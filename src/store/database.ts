@@ -47,20 +47,57 @@ export function collections(db: Db): Collections {
   };
 }
 
+/** An index of the store: its key pattern and name. */
+export interface IndexSpec {
+  key: Record<string, 1 | -1>;
+  name: string;
+  /**
+   * Set (to the reason) on the few indexes that serve a query across every workspace: the
+   * start-up repair scans and the workspace registry. Every other index leads with the
+   * tenant, and a query may use it only with the workspace bound (docs/SCALING.md).
+   */
+  allTenants?: string;
+}
+
 /**
- * Indexes, created idempotently at start. Every one leads with the tenant (workspace, then
- * dataset) so a sharded deployment keyed on that prefix answers from one shard, then
- * equality keys, then the sort (validAt desc with the id tie-break, or updatedAt desc).
+ * The shard key of the collections a sharded deployment distributes, and which those are.
+ * Every document with the same `_id` has the same key (the `_id` is derived from the
+ * workspace and dataset), so a claim's duplicate insert still meets the first one on its
+ * shard. The small registries (workspaces, API keys, dataset names, the audit log) stay
+ * unsharded on the primary shard. docs/SCALING.md argues the choice.
+ */
+export const SHARD_KEY = { workspaceId: 1, dataset: 1 } as const;
+export const SHARDED_COLLECTIONS: readonly (keyof Collections)[] = [
+  'episodes',
+  'entities',
+  'facts',
+  'memories',
+  'claims',
+  'episodeRecords',
+  'memoryVersions',
+  'restorations',
+];
+
+/**
+ * Indexes, created idempotently at start. Each serves named store queries (listed in
+ * docs/SCALING.md; test/indexes/ checks every query the test suite sends against this
+ * list): the tenant (workspace, then dataset) first, so a deployment sharded on that prefix
+ * answers from one shard, then equality keys, then the sort (equality, sort, range).
  * Lookups by natural key use `_id` and need no index of their own.
  */
-export const INDEXES: {
-  [K in keyof Collections]: { key: Record<string, 1 | -1>; name: string }[];
-} = {
-  workspaces: [],
+export const INDEXES: { [K in keyof Collections]: IndexSpec[] } = {
+  workspaces: [
+    {
+      key: { name: 1 },
+      name: 'name',
+      allTenants: 'the registry of workspaces: `keys list` walks it in name order',
+    },
+  ],
   apiKeys: [{ key: { workspaceId: 1, createdAt: 1 }, name: 'workspace_created' }],
   datasets: [{ key: { workspaceId: 1, name: 1 }, name: 'workspace_name' }],
   episodes: [
     { key: { workspaceId: 1, dataset: 1, occurredAt: -1, episodeId: -1 }, name: 'tenant_occurred' },
+    { key: { workspaceId: 1, dataset: 1, episodeId: 1 }, name: 'tenant_episode' },
   ],
   entities: [
     { key: { workspaceId: 1, dataset: 1, updatedAt: -1, entityId: -1 }, name: 'tenant_updated' },
@@ -68,6 +105,8 @@ export const INDEXES: {
       key: { workspaceId: 1, dataset: 1, type: 1, updatedAt: -1, entityId: -1 },
       name: 'tenant_type_updated',
     },
+    { key: { workspaceId: 1, dataset: 1, entityId: 1 }, name: 'tenant_entity' },
+    { key: { workspaceId: 1, dataset: 1, name: 1 }, name: 'tenant_name' },
   ],
   facts: [
     { key: { workspaceId: 1, dataset: 1, validAt: -1, factId: -1 }, name: 'tenant_valid' },
@@ -91,6 +130,11 @@ export const INDEXES: {
       key: { workspaceId: 1, dataset: 1, terms: 1, validAt: -1, factId: -1 },
       name: 'tenant_terms_valid',
     },
+    {
+      key: { workspaceId: 1, dataset: 1, supersededBy: 1, validAt: -1, factId: -1 },
+      name: 'tenant_superseded_by_valid',
+    },
+    { key: { workspaceId: 1, dataset: 1, factId: 1 }, name: 'tenant_fact' },
   ],
   memories: [
     { key: { workspaceId: 1, createdAt: -1, memoryId: -1 }, name: 'workspace_created' },
@@ -98,12 +142,24 @@ export const INDEXES: {
       key: { workspaceId: 1, dataset: 1, createdAt: -1, memoryId: -1 },
       name: 'tenant_created',
     },
+    { key: { workspaceId: 1, dataset: 1, memoryId: 1 }, name: 'tenant_memory' },
   ],
   claims: [
-    { key: { applied: 1 }, name: 'applied' },
+    {
+      key: { applied: 1 },
+      name: 'applied',
+      allTenants: 'the start-up repair finds the few claims not yet applied, in every workspace',
+    },
     { key: { workspaceId: 1, dataset: 1, factId: 1 }, name: 'tenant_fact' },
   ],
-  episodeRecords: [{ key: { completedAt: 1 }, name: 'completed' }],
+  episodeRecords: [
+    {
+      key: { completedAt: 1 },
+      name: 'completed',
+      allTenants: 'the start-up repair finds the few records not yet completed, in every workspace',
+    },
+    { key: { workspaceId: 1, dataset: 1 }, name: 'tenant' },
+  ],
   memoryVersions: [{ key: { workspaceId: 1, dataset: 1, memoryId: 1 }, name: 'tenant_memory' }],
   restorations: [{ key: { workspaceId: 1, dataset: 1, factId: 1 }, name: 'tenant_fact' }],
   audit: [{ key: { workspaceId: 1, at: -1 }, name: 'workspace_at' }],
