@@ -51,12 +51,14 @@ export async function writeBulk(
   };
   await ensureDatasets(c, input.workspaceId, input.datasets, input.now);
 
+  // An upsert's filter holds the shard key (a sharded cluster requires it); an insert
+  // takes it from there.
   const entityOps: AnyBulkWriteOperation<EntityDoc>[] = input.entities.map(
     ({ doc, hasUpdatedAt }) => {
-      const { updatedAt, type, ...rest } = doc;
+      const { updatedAt, type, workspaceId, dataset, ...rest } = doc;
       return {
         updateOne: {
-          filter: { _id: doc._id },
+          filter: { _id: doc._id, workspaceId, dataset },
           update: hasUpdatedAt
             ? { $setOnInsert: { ...rest }, $set: { type }, $max: { updatedAt } }
             : { $setOnInsert: { ...rest, updatedAt }, $set: { type } },
@@ -104,7 +106,9 @@ async function bulkInBatches<T extends Document>(
   for (let i = 0; i < ops.length; i += BATCH_SIZE) {
     const batch = ops.slice(i, i + BATCH_SIZE);
     try {
-      written += count(await collection.bulkWrite(batch, { ordered: false }));
+      written += count(
+        await collection.bulkWrite(batch, { ordered: false, comment: 'store:writeBulk' }),
+      );
     } catch (error) {
       // Duplicate keys are the idempotency at work; anything else is a real failure.
       if (!(error instanceof MongoBulkWriteError)) throw error;
@@ -129,16 +133,17 @@ export async function* exportDocuments(
   | { kind: 'memory'; doc: MemoryDoc }
 > {
   const filter = dataset != null ? { workspaceId, dataset } : { workspaceId };
-  for await (const doc of c.entities.find(filter).sort({ dataset: 1, name: 1 })) {
+  const tag = { comment: 'store:exportDocuments' };
+  for await (const doc of c.entities.find(filter, tag).sort({ dataset: 1, name: 1 })) {
     yield { kind: 'entity', doc };
   }
-  for await (const doc of c.episodes.find(filter).sort({ dataset: 1, episodeId: 1 })) {
+  for await (const doc of c.episodes.find(filter, tag).sort({ dataset: 1, episodeId: 1 })) {
     yield { kind: 'episode', doc };
   }
-  for await (const doc of c.facts.find(filter).sort({ dataset: 1, factId: 1 })) {
+  for await (const doc of c.facts.find(filter, tag).sort({ dataset: 1, factId: 1 })) {
     yield { kind: 'fact', doc };
   }
-  for await (const doc of c.memories.find(filter).sort({ dataset: 1, memoryId: 1 })) {
+  for await (const doc of c.memories.find(filter, tag).sort({ dataset: 1, memoryId: 1 })) {
     yield { kind: 'memory', doc };
   }
 }

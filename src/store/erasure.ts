@@ -24,7 +24,7 @@ export interface ErasureCounts {
 }
 
 async function audit(c: Collections, entry: Omit<AuditDoc, '_id'>): Promise<void> {
-  await c.audit.insertOne({ _id: newId(), ...entry });
+  await c.audit.insertOne({ _id: newId(), ...entry }, { comment: 'store:audit' });
 }
 
 /** Removes every document of the dataset, in every collection. */
@@ -35,22 +35,23 @@ export async function eraseDataset(
   now: Date,
 ): Promise<ErasureCounts> {
   const filter = { workspaceId: tenant.workspaceId, dataset: tenant.dataset };
+  const tag = { comment: 'store:eraseDataset' };
   const [facts, entities, episodes, memories] = await Promise.all([
-    c.facts.deleteMany(filter),
-    c.entities.deleteMany(filter),
-    c.episodes.deleteMany(filter),
-    c.memories.deleteMany(filter),
+    c.facts.deleteMany(filter, tag),
+    c.entities.deleteMany(filter, tag),
+    c.episodes.deleteMany(filter, tag),
+    c.memories.deleteMany(filter, tag),
   ]);
   await Promise.all([
-    c.claims.deleteMany(filter),
-    c.episodeRecords.deleteMany(filter),
-    c.memoryVersions.deleteMany(filter),
-    c.restorations.deleteMany(filter),
+    c.claims.deleteMany(filter, tag),
+    c.episodeRecords.deleteMany(filter, tag),
+    c.memoryVersions.deleteMany(filter, tag),
+    c.restorations.deleteMany(filter, tag),
   ]);
-  await c.datasets.deleteOne({
-    _id: datasetDocumentId(tenant.workspaceId, tenant.dataset),
-    workspaceId: tenant.workspaceId,
-  });
+  await c.datasets.deleteOne(
+    { _id: datasetDocumentId(tenant.workspaceId, tenant.dataset), workspaceId: tenant.workspaceId },
+    tag,
+  );
   const counts: ErasureCounts = {
     facts: facts.deletedCount,
     entities: entities.deletedCount,
@@ -84,7 +85,8 @@ export async function eraseEpisode(
 ): Promise<ErasureCounts> {
   const id = normalizeUuid(episodeId);
   const scope = { workspaceId: tenant.workspaceId, dataset: tenant.dataset };
-  const produced = await c.facts.find({ ...scope, episodeId: id }).toArray();
+  const tag = { comment: 'store:eraseEpisode' };
+  const produced = await c.facts.find({ ...scope, episodeId: id }, tag).toArray();
   const producedIds = produced.map((f) => f.factId);
 
   // 1. Undo what its facts superseded.
@@ -92,7 +94,7 @@ export async function eraseEpisode(
   const restoredIds: string[] = [];
   if (producedIds.length > 0) {
     const superseded = await c.facts
-      .find({ ...scope, supersededBy: { $in: producedIds }, invalidReason: 'superseded' })
+      .find({ ...scope, supersededBy: { $in: producedIds }, invalidReason: 'superseded' }, tag)
       .toArray();
     for (const fact of superseded) {
       if ((await restoreFact(c, tenant, fact.factId, 'superseded', now)).ok) {
@@ -105,18 +107,20 @@ export async function eraseEpisode(
   // 2. Its facts and their claims: their invalidation and restoration claims (left
   // behind, a re-recorded episode's facts, which get the same ids, could not be
   // restored), and the spent claims of the supersessions just undone, which name them.
-  const record = await c.episodeRecords.findOne({ _id: episodeDocumentId(tenant, id), ...scope });
-  const facts = await c.facts.deleteMany({ ...scope, episodeId: id });
+  const record = await c.episodeRecords.findOne(
+    { _id: episodeDocumentId(tenant, id), ...scope },
+    tag,
+  );
+  const facts = await c.facts.deleteMany({ ...scope, episodeId: id }, tag);
   if (producedIds.length > 0) {
-    await c.claims.deleteMany({ ...scope, factId: { $in: producedIds } });
-    await c.restorations.deleteMany({ ...scope, factId: { $in: producedIds } });
+    await c.claims.deleteMany({ ...scope, factId: { $in: producedIds } }, tag);
+    await c.restorations.deleteMany({ ...scope, factId: { $in: producedIds } }, tag);
   }
   if (restoredIds.length > 0) {
-    await c.claims.deleteMany({
-      ...scope,
-      factId: { $in: restoredIds },
-      supersededBy: { $in: producedIds },
-    });
+    await c.claims.deleteMany(
+      { ...scope, factId: { $in: restoredIds }, supersededBy: { $in: producedIds } },
+      tag,
+    );
   }
 
   // 3. Entities only it mentioned.
@@ -134,24 +138,27 @@ export async function eraseEpisode(
           ...scope,
           $or: [{ subjectKey: { $in: candidates } }, { objectKey: { $in: candidates } }],
         },
-        { projection: { subjectKey: 1, objectKey: 1 } },
+        { projection: { subjectKey: 1, objectKey: 1 }, ...tag },
       )
       .toArray();
     const keep = new Set(stillMentioned.flatMap((f) => [f.subjectKey, f.objectKey]));
     const orphans = candidates.filter((n) => !keep.has(n));
     if (orphans.length > 0) {
       entities = (
-        await c.entities.deleteMany({
-          ...scope,
-          _id: { $in: orphans.map((n) => entityDocumentId(tenant, n)) },
-        })
+        await c.entities.deleteMany(
+          { ...scope, _id: { $in: orphans.map((n) => entityDocumentId(tenant, n)) } },
+          tag,
+        )
       ).deletedCount;
     }
   }
 
   // 4. The episode and its record.
-  const episodes = await c.episodes.deleteOne({ _id: episodeDocumentId(tenant, id), ...scope });
-  await c.episodeRecords.deleteOne({ _id: episodeDocumentId(tenant, id), ...scope });
+  const episodes = await c.episodes.deleteOne(
+    { _id: episodeDocumentId(tenant, id), ...scope },
+    tag,
+  );
+  await c.episodeRecords.deleteOne({ _id: episodeDocumentId(tenant, id), ...scope }, tag);
 
   const counts: ErasureCounts = {
     facts: facts.deletedCount,

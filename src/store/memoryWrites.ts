@@ -102,11 +102,14 @@ export async function createMemory(
   const doc = buildMemory(tenant, memoryId, input, now);
   await registerDataset(c, tenant, now);
   try {
-    await c.memories.insertOne(doc);
+    await c.memories.insertOne(doc, { comment: 'store:createMemory' });
     return { memory: doc, created: true };
   } catch (error) {
     if (!isDuplicateKey(error)) throw error;
-    const existing = await c.memories.findOne({ _id: doc._id });
+    const existing = await c.memories.findOne(
+      { _id: doc._id, workspaceId: tenant.workspaceId, dataset: tenant.dataset },
+      { comment: 'store:createMemory' },
+    );
     if (existing && sameContent(existing, doc)) return { memory: existing, created: false };
     throw new MemoryConflictError(`Memory ${memoryId} already exists with other content`);
   }
@@ -119,12 +122,15 @@ export async function createMemory(
  */
 async function registerDataset(c: Collections, tenant: Tenant, now: Date): Promise<void> {
   try {
-    await c.datasets.insertOne({
-      _id: datasetDocumentId(tenant.workspaceId, tenant.dataset),
-      workspaceId: tenant.workspaceId,
-      name: tenant.dataset,
-      createdAt: now,
-    });
+    await c.datasets.insertOne(
+      {
+        _id: datasetDocumentId(tenant.workspaceId, tenant.dataset),
+        workspaceId: tenant.workspaceId,
+        name: tenant.dataset,
+        createdAt: now,
+      },
+      { comment: 'store:registerDataset' },
+    );
   } catch (error) {
     if (!isDuplicateKey(error)) throw error;
   }
@@ -186,12 +192,15 @@ export async function changeMemory(
       at: now,
     };
     try {
-      await c.memoryVersions.insertOne(claim);
+      await c.memoryVersions.insertOne(claim, { comment: 'store:changeMemory' });
     } catch (error) {
       if (!isDuplicateKey(error)) throw error;
       // Someone else made version n: complete it if it is not applied yet, then either
       // report the conflict or retry on top of it.
-      const winner = await c.memoryVersions.findOne({ _id: claim._id });
+      const winner = await c.memoryVersions.findOne(
+        { _id: claim._id, workspaceId: tenant.workspaceId, dataset: tenant.dataset },
+        { comment: 'store:changeMemory' },
+      );
       if (winner) await awaitOrApplyMemoryVersion(c, winner);
       if (expectedVersion !== null) {
         throw new MemoryConflictError(
@@ -216,7 +225,7 @@ async function awaitOrApplyMemoryVersion(c: Collections, claim: MemoryVersionDoc
   for (let delay = 2; ; delay = Math.min(delay * 2, 20)) {
     const doc = await c.memories.findOne(
       { _id: memoryDocIdOf(claim), workspaceId: claim.workspaceId, dataset: claim.dataset },
-      { projection: { version: 1 } },
+      { projection: { version: 1 }, comment: 'store:awaitOrApplyMemoryVersion' },
     );
     if (!doc || doc.version >= claim.version) return;
     if (Date.now() >= deadline) break;
@@ -231,7 +240,7 @@ const memoryDocIdOf = (claim: MemoryVersionDoc) => claim._id.slice(0, claim._id.
 async function applyMemoryVersion(c: Collections, claim: MemoryVersionDoc): Promise<void> {
   if (claim.create) {
     try {
-      await c.memories.insertOne(claim.create);
+      await c.memories.insertOne(claim.create, { comment: 'store:applyMemoryVersion' });
     } catch (error) {
       if (!isDuplicateKey(error)) throw error;
     }
@@ -244,6 +253,7 @@ async function applyMemoryVersion(c: Collections, claim: MemoryVersionDoc): Prom
       version: claim.version - 1,
     },
     { $set: claim.set },
+    { comment: 'store:applyMemoryVersion' },
   );
 }
 

@@ -176,11 +176,14 @@ export async function recordEpisode(
   let created = true;
   let claimed = record;
   try {
-    await c.episodeRecords.insertOne(record);
+    await c.episodeRecords.insertOne(record, { comment: 'store:recordEpisode' });
   } catch (error) {
     if (!isDuplicateKey(error)) throw error;
     created = false;
-    const existing = await c.episodeRecords.findOne({ _id: record._id });
+    const existing = await c.episodeRecords.findOne(
+      { _id: record._id, workspaceId: tenant.workspaceId, dataset: tenant.dataset },
+      { comment: 'store:recordEpisode' },
+    );
     if (!existing) throw error;
     if (existing.inputHash !== record.inputHash) {
       throw new EpisodeConflictError(
@@ -203,34 +206,38 @@ async function completeEpisodeRecord(
   const tenant: Tenant = { workspaceId: record.workspaceId, dataset: record.dataset };
   const input = parseCanonicalInput(record.input);
   const { recordedAt, episodeId } = record;
+  const tag = { comment: 'store:completeEpisodeRecord' };
 
   // 2. The dataset (a first write to it creates it; two first writes can race) and the episode.
   await retryOnDuplicate(() => ensureDatasets(c, tenant.workspaceId, [tenant.dataset], recordedAt));
   await insertIgnoringDuplicates(() =>
-    c.episodes.insertOne({
-      _id: record._id,
-      workspaceId: tenant.workspaceId,
-      dataset: tenant.dataset,
-      episodeId,
-      occurredAt: input.occurredAt,
-      source: input.source,
-      content: input.content,
-      recordedAt,
-    }),
+    c.episodes.insertOne(
+      {
+        _id: record._id,
+        workspaceId: tenant.workspaceId,
+        dataset: tenant.dataset,
+        episodeId,
+        occurredAt: input.occurredAt,
+        source: input.source,
+        content: input.content,
+        recordedAt,
+      },
+      tag,
+    ),
   );
 
-  // 3. Entities: listed ones upserted, mentioned existing ones touched.
+  // 3. Entities: listed ones upserted, mentioned existing ones touched. An upsert's filter
+  // holds the shard key (a sharded cluster requires it); an insert takes it from there.
   const listedNames = new Map(input.entities.map((e) => [entityKey(e.name), e.type]));
   const entityOps: AnyBulkWriteOperation<EntityDoc>[] = [...listedNames].map(([name, type]) => ({
     updateOne: {
-      filter: { _id: entityDocumentId(tenant, name) },
+      filter: {
+        _id: entityDocumentId(tenant, name),
+        workspaceId: tenant.workspaceId,
+        dataset: tenant.dataset,
+      },
       update: {
-        $setOnInsert: {
-          workspaceId: tenant.workspaceId,
-          dataset: tenant.dataset,
-          entityId: entityDocumentId(tenant, name),
-          name,
-        },
+        $setOnInsert: { entityId: entityDocumentId(tenant, name), name },
         $set: { type },
         $max: { updatedAt: recordedAt },
       },
@@ -258,7 +265,7 @@ async function completeEpisodeRecord(
   }
   if (entityOps.length > 0) {
     // Two first upserts of one entity can race to insert it; the loser's retry updates.
-    await retryOnDuplicate(() => c.entities.bulkWrite(entityOps, { ordered: true }));
+    await retryOnDuplicate(() => c.entities.bulkWrite(entityOps, { ordered: true, ...tag }));
   }
 
   // 4. Facts.
@@ -290,7 +297,7 @@ async function completeEpisodeRecord(
   });
   if (facts.length > 0) {
     try {
-      await c.facts.insertMany(facts, { ordered: false });
+      await c.facts.insertMany(facts, { ordered: false, ...tag });
     } catch (error) {
       const writeErrors = (error as { writeErrors?: { code?: number }[] | { code?: number } })
         .writeErrors;
@@ -329,7 +336,11 @@ async function completeEpisodeRecord(
   }
 
   // 6. Done.
-  await c.episodeRecords.updateOne({ _id: record._id }, { $set: { completedAt: now } });
+  await c.episodeRecords.updateOne(
+    { _id: record._id, workspaceId: tenant.workspaceId, dataset: tenant.dataset },
+    { $set: { completedAt: now } },
+    tag,
+  );
 }
 
 async function readRecordedEpisode(
@@ -339,20 +350,23 @@ async function readRecordedEpisode(
 ): Promise<Omit<RecordedEpisode, 'created'>> {
   const input = parseCanonicalInput(record.input);
   const ids = input.facts.map((_, i) => episodeFactId(tenant, record.episodeId, i));
+  const tag = { comment: 'store:readRecordedEpisode' };
   const [episode, found, superseded] = await Promise.all([
-    c.episodes.findOne({
-      _id: record._id,
-      workspaceId: tenant.workspaceId,
-      dataset: tenant.dataset,
-    }),
+    c.episodes.findOne(
+      { _id: record._id, workspaceId: tenant.workspaceId, dataset: tenant.dataset },
+      tag,
+    ),
     factsByIds(c, tenant, ids),
     ids.length > 0
       ? c.facts
-          .find({
-            workspaceId: tenant.workspaceId,
-            dataset: tenant.dataset,
-            supersededBy: { $in: ids },
-          })
+          .find(
+            {
+              workspaceId: tenant.workspaceId,
+              dataset: tenant.dataset,
+              supersededBy: { $in: ids },
+            },
+            tag,
+          )
           .sort({ validAt: -1, factId: -1 })
           .toArray()
       : Promise.resolve([]),
@@ -380,7 +394,9 @@ async function retryOnDuplicate<T>(write: () => Promise<T>): Promise<T> {
 
 /** Completes episode records a crash left unfinished (run at start-up). */
 export async function repairEpisodeRecords(c: Collections, now = new Date()): Promise<number> {
-  const pending = await c.episodeRecords.find({ completedAt: null }).toArray();
+  const pending = await c.episodeRecords
+    .find({ completedAt: null }, { comment: 'store:repairEpisodeRecords' })
+    .toArray();
   for (const record of pending) await completeEpisodeRecord(c, record, now);
   return pending.length;
 }
