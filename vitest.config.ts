@@ -3,20 +3,40 @@ import { defineConfig } from 'vitest/config';
 
 const require = createRequire(import.meta.url);
 
+// One copy of graphql: Node (and so Yoga and Pothos) loads its CommonJS build, and Vite
+// would otherwise give the project's files the ESM build, two sets of classes.
+const resolve = { alias: [{ find: /^graphql$/, replacement: require.resolve('graphql') }] };
+
 export default defineConfig({
-  resolve: {
-    // One copy of graphql: Node (and so Yoga and Pothos) loads its CommonJS build, and
-    // Vite would otherwise give the project's files the ESM build, two sets of classes.
-    alias: [{ find: /^graphql$/, replacement: require.resolve('graphql') }],
-  },
+  resolve,
   test: {
-    include: ['test/**/*.test.ts'],
+    // Runs once for the whole run (both projects below see what it provides).
     globalSetup: ['test/setup/database.ts'],
-    // FerretDB's first build can take minutes; a test run reuses the cached build.
-    hookTimeout: 600_000,
-    testTimeout: 60_000,
     reporters: process.env.CI
       ? ['default', ['json', { outputFile: '.vitest-report.json' }]]
       : ['default'],
+    projects: [
+      {
+        resolve,
+        test: {
+          name: 'suite',
+          include: ['test/**/*.test.ts'],
+          setupFiles: ['test/setup/recordStoreCommands.ts'],
+          // FerretDB's first build can take minutes; a test run reuses the cached build.
+          hookTimeout: 600_000,
+          testTimeout: 60_000,
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        // After the suite: every store command it recorded must be served by an index.
+        resolve,
+        test: {
+          name: 'indexes',
+          include: ['test/indexes/*.check.ts'],
+          sequence: { groupOrder: 1 },
+        },
+      },
+    ],
   },
 });
