@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -546,6 +546,9 @@ async function main() {
     `bench: seeded ${outcome.records} records in ${Math.round(performance.now() - seedStarted)} ms: ${JSON.stringify(generated.counts)}`,
   );
 
+  // The gateway runs as `npm start` runs it: compiled to dist/ first.
+  const built = spawnSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, encoding: 'utf8' });
+  if (built.status !== 0) throw new Error(`npm run build failed: ${built.stderr}`);
   const gatewayEnv = {
     MONGODB_URI: uri,
     MONGODB_DB: dbName,
@@ -564,13 +567,11 @@ async function main() {
       'gateway',
       [
         ...(values['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${join(profDir, 'gateway')}`] : []),
-        '--import',
-        'tsx',
-        'src/main.ts',
+        'dist/main.js',
       ],
       gatewayEnv,
     ),
-    spawnServer('counter', ['--import', 'tsx', 'src/main.ts'], {
+    spawnServer('counter', ['dist/main.js'], {
       ...gatewayEnv,
       DB_COMMAND_METRICS: 'true',
     }),
@@ -676,10 +677,6 @@ async function main() {
   ];
   /** Database commands one request of `shape` takes, on the counting gateway and the baseline. */
   const countCommands = async (shape: RequestShape) => {
-    const g0 = await sampleGateway(counter.base);
-    const b0 = await sampleBaseline(baseline.base);
-    let bytes = 0;
-    const n = quick ? 2 : 3;
     const ask = async (base: string) => {
       const r = await fetch(`${base}${shape.path}`, {
         method: shape.method,
@@ -688,6 +685,12 @@ async function main() {
       });
       return Buffer.byteLength(await r.text());
     };
+    // Once first, as in the timed rounds: the key and the dataset are then remembered.
+    await ask(counter.base);
+    const g0 = await sampleGateway(counter.base);
+    const b0 = await sampleBaseline(baseline.base);
+    let bytes = 0;
+    const n = quick ? 2 : 3;
     for (let i = 0; i < n; i++) {
       [bytes] = await Promise.all([ask(counter.base), ask(baseline.base)]);
     }
@@ -882,7 +885,7 @@ async function main() {
       pairs,
       roundSeconds,
       warmupRequests,
-      gateway: `node --import tsx src/main.ts, NODE_ENV=production, LOG_LEVEL=${values['log-level']}, RATE_LIMIT_PER_MINUTE=0`,
+      gateway: `node dist/main.js (npm start), NODE_ENV=production, LOG_LEVEL=${values['log-level']}, RATE_LIMIT_PER_MINUTE=0`,
       baseline: `node --import tsx bench/baseline.ts (no authentication; command monitoring ${process.env.BASELINE_MONITOR_COMMANDS === 'true' ? 'on' : 'off'})`,
       cpuProfiled: { gateway: values['cpu-prof'], baseline: values['cpu-prof-baseline'] },
     },

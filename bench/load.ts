@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -83,8 +83,10 @@ async function main() {
   );
   await database.close();
 
-  // The gateway, as npm start runs it.
-  const server = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  // The gateway, as npm start runs it: compiled to dist/ first.
+  const built = spawnSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, encoding: 'utf8' });
+  if (built.status !== 0) throw new Error(`npm run build failed: ${built.stderr}`);
+  const server = spawn(process.execPath, ['dist/main.js'], {
     cwd: ROOT,
     env: {
       ...process.env,

@@ -1,8 +1,8 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /**
  * The newcomer's path: `npm start` with no MONGODB_URI runs the embedded FerretDB under
@@ -10,10 +10,17 @@ import { afterAll, describe, expect, it } from 'vitest';
  * the database too (no orphan). A CLI command run meanwhile shares that database.
  */
 const ROOT = new URL('../../', import.meta.url);
-// As `npm start` runs it: one Node process with tsx's loader, so signals reach the server.
+// The CLI commands run through tsx's loader, as `npm run keys` does.
 const TSX = ['--import', 'tsx'];
 const dataDir = mkdtempSync(join(tmpdir(), 'memory-gateway-start-'));
 const children: ChildProcess[] = [];
+
+// As `npm start` runs it: compiled to dist/ by its prestart step, then one Node process,
+// so signals reach the server.
+beforeAll(() => {
+  const build = spawnSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, encoding: 'utf8' });
+  expect(build.status, build.stderr).toBe(0);
+});
 
 afterAll(() => {
   for (const child of children) child.kill('SIGKILL');
@@ -26,7 +33,7 @@ function env(): NodeJS.ProcessEnv {
 }
 
 function startServer(): { child: ChildProcess; output: () => string; ready: Promise<string> } {
-  const child = spawn(process.execPath, [...TSX, 'src/main.ts'], { cwd: ROOT, env: env() });
+  const child = spawn(process.execPath, ['dist/main.js'], { cwd: ROOT, env: env() });
   children.push(child);
   let out = '';
   const ready = new Promise<string>((resolve, reject) => {
