@@ -105,7 +105,6 @@ export const INDEXES: { [K in keyof Collections]: IndexSpec[] } = {
       key: { workspaceId: 1, dataset: 1, type: 1, updatedAt: -1, entityId: -1 },
       name: 'tenant_type_updated',
     },
-    { key: { workspaceId: 1, dataset: 1, entityId: 1 }, name: 'tenant_entity' },
     { key: { workspaceId: 1, dataset: 1, name: 1 }, name: 'tenant_name' },
   ],
   facts: [
