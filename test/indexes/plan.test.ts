@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { INDEXES, SHARD_KEY, SHARDED_COLLECTIONS } from '../../src/store/database.js';
 import { eraseDataset } from '../../src/store/erasure.js';
+import { listApiKeys } from '../../src/store/workspaces.js';
 import { openTestDatabase } from '../helpers/database.js';
 import { type Declared, judgeQuery, type RecordedCommand, recordedCommand } from './plan.js';
 
@@ -264,6 +265,8 @@ describe('the recorder', () => {
   it('records what a store function sends, and not a test’s own reads', async () => {
     const database = await openTestDatabase();
     await eraseDataset(database.collections, tenant, { keyId: 'k' }, T);
+    // Only `npm run keys -- list` sends this one, from a process the recorder does not see.
+    await listApiKeys(database.collections);
     await database.db.collection('notStore').find({}, { comment: 'test' }).toArray();
     const file = join(inject('storeCommandsDir'), `${process.pid}.jsonl`);
     const commands = readFileSync(file, 'utf8')
@@ -276,6 +279,9 @@ describe('the recorder', () => {
       collection: 'facts',
       queries: [{ filter: { workspaceId: '?', dataset: '?' } }],
     });
+    expect(commands.map((c) => `${c.comment} ${c.collection}`)).toContain(
+      'store:listApiKeys workspaces',
+    );
     expect(commands.some((c) => c.collection === 'notStore')).toBe(false);
   });
 });
