@@ -1,5 +1,6 @@
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
-import { execute } from 'graphql';
+import { type DocumentNode, type ExecutionResult, execute } from 'graphql';
+import { type CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit';
 import type { RequestContext } from '../context.js';
 import { ERROR_STATUS, type ErrorCode, GatewayError, maskError } from '../errors.js';
 import { schema } from '../schema/index.js';
@@ -16,7 +17,7 @@ export async function runOperation<TResult, TVariables extends Record<string, un
   document: TypedDocumentNode<TResult, TVariables>,
   variables: TVariables,
 ): Promise<TResult> {
-  const result = await execute({ schema, document, variableValues: variables, contextValue: ctx });
+  const result = await compiled(document).query(undefined, ctx, variables);
   const [first] = result.errors ?? [];
   if (first) {
     const masked = maskError(first);
@@ -27,4 +28,17 @@ export async function runOperation<TResult, TVariables extends Record<string, un
     );
   }
   return result.data as TResult;
+}
+
+const compiledQueries = new WeakMap<DocumentNode, CompiledQuery>();
+
+function compiled(document: DocumentNode): CompiledQuery {
+  let query = compiledQueries.get(document);
+  if (!query) {
+    const result = compileQuery(schema, document);
+    if (!isCompiledQuery(result)) throw new Error(result.errors?.[0]?.message);
+    query = result;
+    compiledQueries.set(document, query);
+  }
+  return query;
 }
