@@ -4,7 +4,7 @@ import { normalizeUuid } from './domain/ids.js';
 import { entityKey } from './domain/names.js';
 import type { Collections } from './store/database.js';
 import { findDataset } from './store/datasets.js';
-import type { DatasetDoc, EntityDoc, EpisodeDoc, FactDoc } from './store/documents.js';
+import type { DatasetDoc, EntityDoc, EpisodeDoc, FactDoc, FactView } from './store/documents.js';
 import { entitiesByNames } from './store/entities.js';
 import { episodesByIds } from './store/episodes.js';
 import { factsByIds, factsOfEntities, factsOfEpisodes } from './store/facts.js';
@@ -125,7 +125,7 @@ export function createLoaders(
   /** Facts touching an entity (subject or object), per temporal argument set. */
   const factsOfEntity = new DataLoader<
     DatasetKey & { name: string; asOf: string | null; includeInvalidated: boolean },
-    FactDoc[],
+    FactView[],
     string
   >(
     observed(
@@ -155,7 +155,7 @@ export function createLoaders(
   );
 
   /** Every fact an episode produced, whatever its state. */
-  const factsOfEpisode = new DataLoader<DatasetKey & { episodeId: string }, FactDoc[], string>(
+  const factsOfEpisode = new DataLoader<DatasetKey & { episodeId: string }, FactView[], string>(
     observed(
       'factsOfEpisode',
       batchBy(

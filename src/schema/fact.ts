@@ -2,7 +2,7 @@ import { requireAuth } from '../context.js';
 import { FACT_STATES, factStateAt, resolveTemporalSelection } from '../domain/factState.js';
 import { normalizeUuid } from '../domain/ids.js';
 import { GatewayError } from '../errors.js';
-import type { FactDoc } from '../store/documents.js';
+import type { FactView } from '../store/documents.js';
 import {
   countFacts,
   type FactQuery,
@@ -42,7 +42,7 @@ export const InvalidReasonEnum = builder.enumType('InvalidReason', {
   values: { SUPERSEDED: { value: 'superseded' }, DELETED: { value: 'deleted' } } as const,
 });
 
-export const FactRef = builder.objectRef<FactDoc>('Fact');
+export const FactRef = builder.objectRef<FactView>('Fact');
 
 builder.node(FactRef, {
   description:
@@ -134,7 +134,7 @@ builder.node(FactRef, {
 
 export const FactConnection = countedConnection(FactRef, 'Fact');
 
-const factCursor = (f: FactDoc) => encodeCursor('fact', [f.validAt.getTime(), f.factId]);
+const factCursor = (f: FactView) => encodeCursor('fact', [f.validAt.getTime(), f.factId]);
 
 builder.objectField(DatasetRef, 'facts', (t) =>
   t.field({
@@ -202,7 +202,7 @@ builder.objectField(DatasetRef, 'fact', (t) =>
 );
 
 const DeleteFactPayload = builder
-  .objectRef<{ factId: string; fact: FactDoc }>('DeleteFactPayload')
+  .objectRef<{ factId: string; fact: FactView }>('DeleteFactPayload')
   .implement({
     fields: (t) => ({
       factId: t.exposeID('factId'),

@@ -96,6 +96,13 @@ export interface FactDoc {
   restorations?: number;
 }
 
+/**
+ * A fact as the reads that answer clients return it: without the derived fields only
+ * filters use (`terms`, `predicateKey`), which are left in the database rather than
+ * decoded for every fact of every page.
+ */
+export type FactView = Omit<FactDoc, 'terms' | 'predicateKey'>;
+
 export interface MemoryDoc {
   _id: string;
   workspaceId: string;

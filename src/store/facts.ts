@@ -4,7 +4,7 @@ import { documentId, normalizeUuid } from '../domain/ids.js';
 import { entityKey } from '../domain/names.js';
 import type { Collections } from './database.js';
 import { isDuplicateKey, UNPAGED_BATCH_SIZE } from './database.js';
-import type { FactDoc, InvalidationClaimDoc, InvalidReason } from './documents.js';
+import type { FactDoc, FactView, InvalidationClaimDoc, InvalidReason } from './documents.js';
 import {
   afterCursorFilter,
   allOf,
@@ -55,8 +55,11 @@ export function factFilter(tenant: Tenant, query: FactQuery): Filter<FactDoc> {
   return allOf(clauses);
 }
 
+/** Leaves out what FactView leaves out. */
+const FACT_VIEW = { terms: 0, predicateKey: 0 } as const;
+
 export interface FactPage {
-  facts: FactDoc[];
+  facts: FactView[];
   hasNextPage: boolean;
 }
 
@@ -73,7 +76,7 @@ export async function listFacts(
   const base = factFilter(tenant, query);
   const filter = page.after ? allOf([base, afterCursorFilter(page.after)]) : base;
   const docs = await c.facts
-    .find(filter, { comment: 'store:listFacts' })
+    .find<FactView>(filter, { comment: 'store:listFacts', projection: FACT_VIEW })
     .sort(FACT_ORDER)
     .limit(page.first + 1)
     // One round trip: without it, a first batch of exactly 101 leaves a cursor to kill.
@@ -87,7 +90,7 @@ export function countFacts(c: Collections, tenant: Tenant, query: FactQuery): Pr
   return c.facts.countDocuments(factFilter(tenant, query), { comment: 'store:countFacts' });
 }
 
-export function cursorOf(fact: FactDoc): FactCursor {
+export function cursorOf(fact: FactView): FactCursor {
   return { validAt: fact.validAt, factId: fact.factId };
 }
 
@@ -125,18 +128,18 @@ export async function factsOfEntities(
   tenant: Tenant,
   names: readonly string[],
   selection: TemporalSelection,
-): Promise<Map<string, FactDoc[]>> {
+): Promise<Map<string, FactView[]>> {
   const keys = [...new Set(names.map(entityKey))];
-  const byName = new Map<string, FactDoc[]>(keys.map((k) => [k, []]));
+  const byName = new Map<string, FactView[]>(keys.map((k) => [k, []]));
   if (keys.length === 0) return byName;
   const docs = await c.facts
-    .find(
+    .find<FactView>(
       allOf<FactDoc>([
         { workspaceId: tenant.workspaceId, dataset: tenant.dataset },
         { $or: [{ subjectKey: { $in: keys } }, { objectKey: { $in: keys } }] },
         ...selectionFilter(selection),
       ]),
-      { comment: 'store:factsOfEntities' },
+      { comment: 'store:factsOfEntities', projection: FACT_VIEW },
     )
     .sort(FACT_ORDER)
     .batchSize(UNPAGED_BATCH_SIZE)
@@ -209,7 +212,11 @@ export async function invalidateFact(
     await c.claims.insertOne(claim, { comment: 'store:invalidateFact' });
   } catch (error) {
     if (!isDuplicateKey(error)) throw error;
-    const winner = await c.claims.findOne({ _id: claim._id }, { comment: 'store:invalidateFact' });
+    // The tenant as well as the _id: on a sharded cluster the shard key routes the read.
+    const winner = await c.claims.findOne(
+      { _id: claim._id, workspaceId: claim.workspaceId, dataset: claim.dataset },
+      { comment: 'store:invalidateFact' },
+    );
     if (winner && !winner.applied) await applyInvalidationClaim(c, winner);
     return { ok: false, reason: 'already_invalidated' };
   }
@@ -244,7 +251,7 @@ async function applyInvalidationClaim(c: Collections, claim: InvalidationClaimDo
     { comment: 'store:applyInvalidationClaim' },
   );
   await c.claims.updateOne(
-    { _id: claim._id },
+    { _id: claim._id, workspaceId: claim.workspaceId, dataset: claim.dataset },
     { $set: { applied: true } },
     { comment: 'store:applyInvalidationClaim' },
   );
@@ -336,14 +343,14 @@ export async function factsOfEpisodes(
   c: Collections,
   tenant: Tenant,
   episodeIds: readonly string[],
-): Promise<Map<string, FactDoc[]>> {
+): Promise<Map<string, FactView[]>> {
   const ids = [...new Set(episodeIds.map(normalizeUuid))];
-  const byEpisode = new Map<string, FactDoc[]>(ids.map((id) => [id, []]));
+  const byEpisode = new Map<string, FactView[]>(ids.map((id) => [id, []]));
   if (ids.length === 0) return byEpisode;
   const docs = await c.facts
-    .find(
+    .find<FactView>(
       { workspaceId: tenant.workspaceId, dataset: tenant.dataset, episodeId: { $in: ids } },
-      { comment: 'store:factsOfEpisodes' },
+      { comment: 'store:factsOfEpisodes', projection: FACT_VIEW },
     )
     .sort(FACT_ORDER)
     .batchSize(UNPAGED_BATCH_SIZE)

@@ -16,7 +16,7 @@ import {
   type TemporalArgs,
 } from '../../src/domain/factState.js';
 import type { Collections, Database } from '../../src/store/database.js';
-import type { FactDoc } from '../../src/store/documents.js';
+import type { FactView } from '../../src/store/documents.js';
 import type { FactCursor } from '../../src/store/factFilters.js';
 import {
   countFacts,
@@ -505,7 +505,7 @@ function storeQuery(query: GenQuery): FactQuery {
   };
 }
 
-const keyOf = (d: FactDoc) => `${d.workspaceId}|${d.dataset}|${d.factId}`;
+const keyOf = (d: FactView) => `${d.workspaceId}|${d.dataset}|${d.factId}`;
 
 // ---------------------------------------------------------------------------------------
 
