@@ -97,11 +97,12 @@ export interface FactDoc {
 }
 
 /**
- * A fact as the reads that answer clients return it: without the derived fields only
- * filters use (`terms`, `predicateKey`), which are left in the database rather than
- * decoded for every fact of every page.
+ * A fact as the reads that answer clients return it: without what only filters and
+ * writes use (the derived `terms` and `predicateKey`, the storage `_id`, the restoration
+ * generation), which stay in the database rather than being decoded for every fact of
+ * every page.
  */
-export type FactView = Omit<FactDoc, 'terms' | 'predicateKey'>;
+export type FactView = Omit<FactDoc, '_id' | 'terms' | 'predicateKey' | 'restorations'>;
 
 export interface MemoryDoc {
   _id: string;

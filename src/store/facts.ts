@@ -56,7 +56,7 @@ export function factFilter(tenant: Tenant, query: FactQuery): Filter<FactDoc> {
 }
 
 /** Leaves out what FactView leaves out. */
-const FACT_VIEW = { terms: 0, predicateKey: 0 } as const;
+const FACT_VIEW = { _id: 0, terms: 0, predicateKey: 0, restorations: 0 } as const;
 
 export interface FactPage {
   facts: FactView[];
