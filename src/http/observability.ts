@@ -27,7 +27,9 @@ export type Metrics = ReturnType<typeof createMetrics>;
 
 export function createMetrics() {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
+  // Event-loop delay sampled every 100 ms rather than prom-client's 10 ms: the same
+  // metric, a tenth of the timer wake-ups on an idle gateway.
+  collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 100 });
   return {
     registry,
     requests: new Counter({
