@@ -12,6 +12,12 @@ import type {
 import { invalidationClaimId } from './facts.js';
 
 export const BATCH_SIZE = 1000;
+/**
+ * Upserts that find their document, per command: FerretDB 1.x holds one of its 100 SQLite
+ * connections per such update until the command ends, so a command with more than about
+ * 100 never returns.
+ */
+const UPSERT_BATCH_SIZE = 50;
 
 export interface BulkInput {
   workspaceId: string;
@@ -51,9 +57,21 @@ export async function writeBulk(
   };
   await ensureDatasets(c, input.workspaceId, input.datasets, input.now);
 
+  // Entities are inserted; the upsert (which keeps the stored entityId, sets the type and
+  // moves `updatedAt` forward) goes only to those already stored that it would change.
+  // Upserting every entity stores the same documents, but FerretDB 1.x runs a filter other
+  // than `_id` alone by reading the whole collection, so each upsert scanned every entity:
+  // 10,000 facts with 2,000 entities imported in 210 s, against 9 s this way.
+  const stored: { doc: EntityDoc; hasUpdatedAt: boolean }[] = [];
+  let entities = await insertNew(
+    c.entities,
+    input.entities.map((e) => e.doc),
+    progress,
+    (i) => stored.push(input.entities[i]!),
+  );
   // An upsert's filter holds the shard key (a sharded cluster requires it); an insert
   // takes it from there.
-  const entityOps: AnyBulkWriteOperation<EntityDoc>[] = input.entities.map(
+  const entityOps: AnyBulkWriteOperation<EntityDoc>[] = (await entitiesToUpdate(c, stored)).map(
     ({ doc, hasUpdatedAt }) => {
       const { updatedAt, type, workspaceId, dataset, ...rest } = doc;
       return {
@@ -67,7 +85,14 @@ export async function writeBulk(
       };
     },
   );
-  const entities = await bulkInBatches(c.entities, entityOps, progress, (r) => r.upsertedCount);
+  entities += await bulkInBatches(
+    c.entities,
+    entityOps,
+    () => {},
+    (r) => r.upsertedCount,
+    undefined,
+    UPSERT_BATCH_SIZE,
+  );
   const episodes = await insertNew(c.episodes, input.episodes, progress);
   const facts = await insertNew(c.facts, input.facts, progress);
   const claims: InvalidationClaimDoc[] = input.facts
@@ -87,13 +112,60 @@ export async function writeBulk(
   return { entities, episodes, facts, memories };
 }
 
+/**
+ * The already-stored entities (their insert hit the `_id`) whose upsert would change
+ * something: another type, or a later `updatedAt` (or the document has gone since).
+ */
+async function entitiesToUpdate(
+  c: Collections,
+  stored: { doc: EntityDoc; hasUpdatedAt: boolean }[],
+): Promise<{ doc: EntityDoc; hasUpdatedAt: boolean }[]> {
+  const byTenant = new Map<string, { doc: EntityDoc; hasUpdatedAt: boolean }[]>();
+  for (const e of stored) {
+    const key = JSON.stringify([e.doc.workspaceId, e.doc.dataset]);
+    const group = byTenant.get(key);
+    if (group) group.push(e);
+    else byTenant.set(key, [e]);
+  }
+  const changed: { doc: EntityDoc; hasUpdatedAt: boolean }[] = [];
+  for (const group of byTenant.values()) {
+    const { workspaceId, dataset } = group[0]!.doc;
+    for (let i = 0; i < group.length; i += BATCH_SIZE) {
+      const batch = group.slice(i, i + BATCH_SIZE);
+      const current = new Map(
+        (
+          await c.entities
+            .find(
+              { _id: { $in: batch.map((e) => e.doc._id) }, workspaceId, dataset },
+              { projection: { type: 1, updatedAt: 1 }, comment: 'store:writeBulk' },
+            )
+            .batchSize(BATCH_SIZE)
+            .toArray()
+        ).map((d) => [d._id, d]),
+      );
+      for (const e of batch) {
+        const now = current.get(e.doc._id);
+        if (
+          !now ||
+          now.type !== e.doc.type ||
+          (e.hasUpdatedAt && e.doc.updatedAt.getTime() > now.updatedAt.getTime())
+        ) {
+          changed.push(e);
+        }
+      }
+    }
+  }
+  return changed;
+}
+
 async function insertNew<T extends Document & { _id: string }>(
   collection: Collection<T>,
   docs: T[],
   progress: (n: number) => void,
+  onDuplicate?: (index: number) => void,
 ): Promise<number> {
   const ops = docs.map((document) => ({ insertOne: { document } })) as AnyBulkWriteOperation<T>[];
-  return bulkInBatches(collection, ops, progress, (r) => r.insertedCount);
+  return bulkInBatches(collection, ops, progress, (r) => r.insertedCount, onDuplicate);
 }
 
 async function bulkInBatches<T extends Document>(
@@ -101,10 +173,13 @@ async function bulkInBatches<T extends Document>(
   ops: AnyBulkWriteOperation<T>[],
   progress: (n: number) => void,
   count: (r: { insertedCount: number; upsertedCount: number }) => number,
+  /** Told the index (in `ops`) of each operation that found its `_id` already stored. */
+  onDuplicate?: (index: number) => void,
+  batchSize = BATCH_SIZE,
 ): Promise<number> {
   let written = 0;
-  for (let i = 0; i < ops.length; i += BATCH_SIZE) {
-    const batch = ops.slice(i, i + BATCH_SIZE);
+  for (let i = 0; i < ops.length; i += batchSize) {
+    const batch = ops.slice(i, i + batchSize);
     try {
       written += count(
         await collection.bulkWrite(batch, { ordered: false, comment: 'store:writeBulk' }),
@@ -114,6 +189,7 @@ async function bulkInBatches<T extends Document>(
       if (!(error instanceof MongoBulkWriteError)) throw error;
       const errors = Array.isArray(error.writeErrors) ? error.writeErrors : [error.writeErrors];
       if (errors.some((e) => e.code !== 11000)) throw error;
+      for (const e of errors) onDuplicate?.(i + e.index);
       written += count(error.result);
     }
     progress(batch.length);
