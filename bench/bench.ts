@@ -10,6 +10,7 @@ import { type RunningFerretDb, startFerretDb } from '../src/embedded/ferretdb.js
 import { openDatabase } from '../src/store/database.js';
 import { createApiKey } from '../src/store/workspaces.js';
 import { type DatasetSize, type GeneratedDataset, SIZES, seedDataset } from './generate.js';
+import { median, procCpuSeconds, round1, round2, round3 } from './measure.js';
 
 /**
  * `npm run bench [-- --quick]`: the gateway against the minimal baseline (bench/baseline.ts)
@@ -179,18 +180,6 @@ interface Sample {
   dbCpuSeconds: number | null;
 }
 
-function procCpuSeconds(pid: number | undefined): number | null {
-  if (!pid) return null;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // utime and stime are fields 14 and 15 of /proc/<pid>/stat, in clock ticks (100 Hz).
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return null;
-  }
-}
-
 function procPeakRss(pid: number | undefined): number | null {
   if (!pid) return null;
   try {
@@ -317,17 +306,6 @@ async function round(
 /** Requests for a round of about `roundSeconds` at the rate just measured (bounded). */
 const amountFor = (throughput: number) =>
   Math.min(20_000, Math.max(2 * connections, Math.round(throughput * roundSeconds)));
-
-const round3 = (x: number) => Math.round(x * 1000) / 1000;
-const round2 = (x: number) => Math.round(x * 100) / 100;
-const round1 = (x: number) => Math.round(x * 10) / 10;
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  if (s.length === 0) return Number.NaN;
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
-}
 
 function percentile(xs: number[], p: number): number {
   if (xs.length === 0) return Number.NaN;

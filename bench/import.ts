@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -16,6 +16,7 @@ import { workspaceIdFor } from '../src/store/workspaces.js';
 import { parseImportFile } from '../src/transfer/format.js';
 import { importJsonl } from '../src/transfer/importJsonl.js';
 import { generateDataset } from './generate.js';
+import { median, procCpuSeconds, round1, round3 } from './measure.js';
 
 /**
  * `npm run bench:import [-- --quick]`: import throughput against the raw driver's limit.
@@ -96,28 +97,6 @@ const dir = mkdtempSync(join(tmpdir(), 'memory-gateway-bench-import-'));
 const running: { ferret: RunningFerretDb | null } = { ferret: null };
 
 // ---------------------------------------------------------------- measurements
-
-function procCpuSeconds(pid: number | undefined): number | null {
-  if (!pid) return null;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // utime and stime are fields 14 and 15 of /proc/<pid>/stat, in clock ticks (100 Hz).
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return null;
-  }
-}
-
-const round1 = (x: number) => Math.round(x * 10) / 10;
-const round3 = (x: number) => Math.round(x * 1000) / 1000;
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  if (s.length === 0) return Number.NaN;
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
-}
 
 /** Leftover garbage from the previous round should not be collected on this one's clock. */
 const gc = (globalThis as { gc?: () => void }).gc ?? (() => {});
