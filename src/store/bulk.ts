@@ -1,6 +1,6 @@
 import type { AnyBulkWriteOperation, Collection, Document } from 'mongodb';
 import { MongoBulkWriteError } from 'mongodb';
-import type { Collections } from './database.js';
+import { type Collections, UPSERTS_PER_COMMAND } from './database.js';
 import { ensureDatasets } from './datasets.js';
 import type {
   EntityDoc,
@@ -12,12 +12,6 @@ import type {
 import { invalidationClaimId } from './facts.js';
 
 export const BATCH_SIZE = 1000;
-/**
- * Upserts that find their document, per command: FerretDB 1.x holds one of its 100 SQLite
- * connections per such update until the command ends, so a command with more than about
- * 100 never returns.
- */
-const UPSERT_BATCH_SIZE = 50;
 
 export interface BulkInput {
   workspaceId: string;
@@ -91,7 +85,7 @@ export async function writeBulk(
     () => {},
     (r) => r.upsertedCount,
     undefined,
-    UPSERT_BATCH_SIZE,
+    UPSERTS_PER_COMMAND,
   );
   const episodes = await insertNew(c.episodes, input.episodes, progress);
   const facts = await insertNew(c.facts, input.facts, progress);

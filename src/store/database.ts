@@ -218,6 +218,13 @@ export async function openDatabase(
  */
 export const UNPAGED_BATCH_SIZE = 10_000;
 
+/**
+ * Upserts that may find their document, per command. FerretDB 1.x holds one of its 100
+ * SQLite connections for each such update until the command ends, so a command with more
+ * than about 100 of them never returns; MongoDB has no such limit, and 50 costs it little.
+ */
+export const UPSERTS_PER_COMMAND = 50;
+
 /** MongoDB's duplicate-key error, the one atomic "someone else got there first" signal. */
 export function isDuplicateKey(error: unknown): boolean {
   return (

@@ -4,7 +4,7 @@ import { derivedUuid, normalizeUuid } from '../domain/ids.js';
 import { type EntityType, entityKey } from '../domain/names.js';
 import { factSearchTerms } from '../domain/searchTerms.js';
 import type { Collections } from './database.js';
-import { isDuplicateKey } from './database.js';
+import { isDuplicateKey, UPSERTS_PER_COMMAND } from './database.js';
 import { ensureDatasets } from './datasets.js';
 import type { EntityDoc, EpisodeDoc, EpisodeRecordDoc, FactDoc } from './documents.js';
 import { entityDocumentId } from './entities.js';
@@ -263,9 +263,11 @@ async function completeEpisodeRecord(
       },
     });
   }
-  if (entityOps.length > 0) {
+  // A few upserts to a command (see UPSERTS_PER_COMMAND), in order; each is idempotent.
+  for (let i = 0; i < entityOps.length; i += UPSERTS_PER_COMMAND) {
+    const ops = entityOps.slice(i, i + UPSERTS_PER_COMMAND);
     // Two first upserts of one entity can race to insert it; the loser's retry updates.
-    await retryOnDuplicate(() => c.entities.bulkWrite(entityOps, { ordered: true, ...tag }));
+    await retryOnDuplicate(() => c.entities.bulkWrite(ops, { ordered: true, ...tag }));
   }
 
   // 4. Facts.
