@@ -1,5 +1,5 @@
 import { documentId } from '../domain/ids.js';
-import type { Collections } from './database.js';
+import { type Collections, UPSERTS_PER_COMMAND } from './database.js';
 import type { DatasetDoc } from './documents.js';
 import type { ReadCache } from './readCache.js';
 
@@ -21,8 +21,13 @@ export async function ensureDatasets(
       upsert: true,
     },
   }));
-  if (ops.length > 0)
-    await c.datasets.bulkWrite(ops, { ordered: false, comment: 'store:ensureDatasets' });
+  // A few upserts to a command: see UPSERTS_PER_COMMAND.
+  for (let i = 0; i < ops.length; i += UPSERTS_PER_COMMAND) {
+    await c.datasets.bulkWrite(ops.slice(i, i + UPSERTS_PER_COMMAND), {
+      ordered: false,
+      comment: 'store:ensureDatasets',
+    });
+  }
 }
 
 /** A dataset of the workspace, or null; with a `cache`, one found recently costs no read. */

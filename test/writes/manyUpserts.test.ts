@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { ensureDatasets } from '../../src/store/datasets.js';
 import { recordEpisode } from '../../src/store/recordEpisode.js';
 import { workspaceIdFor } from '../../src/store/workspaces.js';
 import { openTestDatabase } from '../helpers/database.js';
@@ -34,5 +35,19 @@ describe('recordEpisode with many stored entities', () => {
     const stored = await c.entities.find({ workspaceId: tenant.workspaceId }).toArray();
     expect(stored).toHaveLength(300);
     expect(stored.every((e) => e.updatedAt.getTime() === second.getTime())).toBe(true);
+  });
+});
+
+describe('ensureDatasets with many stored datasets', () => {
+  it('records 150 datasets a second time (more than one FerretDB update command answers)', async () => {
+    const { collections: c } = await openTestDatabase();
+    const workspaceId = workspaceIdFor('many');
+    const names = Array.from({ length: 150 }, (_, i) => `dataset_${i}`);
+    await ensureDatasets(c, workspaceId, names, new Date('2026-01-01T00:00:00Z'));
+    await ensureDatasets(c, workspaceId, names, new Date('2026-02-01T00:00:00Z'));
+    const stored = await c.datasets.find({ workspaceId }).toArray();
+    expect(stored).toHaveLength(150);
+    // The first write's createdAt stays.
+    expect(stored.every((d) => d.createdAt.getTime() === Date.UTC(2026, 0, 1))).toBe(true);
   });
 });
