@@ -10,7 +10,15 @@ import { type RunningFerretDb, startFerretDb } from '../src/embedded/ferretdb.js
 import { openDatabase } from '../src/store/database.js';
 import { createApiKey } from '../src/store/workspaces.js';
 import { type DatasetSize, type GeneratedDataset, SIZES, seedDataset } from './generate.js';
-import { median, procCpuSeconds, round1, round2, round3 } from './measure.js';
+import {
+  type CpuProfile,
+  median,
+  procCpuSeconds,
+  round1,
+  round2,
+  round3,
+  summarizeCpuProfiles,
+} from './measure.js';
 
 /**
  * `npm run bench [-- --quick]`: the gateway against the minimal baseline (bench/baseline.ts)
@@ -315,90 +323,9 @@ function percentile(xs: number[], p: number): number {
 
 // ---------------------------------------------------------------- CPU profile summary
 
-interface ProfileNode {
-  id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
-  children?: number[];
-}
-
-/** Self and inclusive time per frame and self time per package, from a .cpuprofile. */
-/**
- * Only the samples inside `window` (monotonic microseconds, the clock V8 stamps profiles
- * with and `process.hrtime` reads) count, so start-up and module loading stay out.
- */
-function summarizeProfile(file: string, window: { startUs: number; endUs: number }, top = 15) {
-  const profile = JSON.parse(readFileSync(file, 'utf8')) as {
-    nodes: ProfileNode[];
-    startTime: number;
-    samples: number[];
-    timeDeltas: number[];
-  };
-  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-  const parent = new Map<number, number>();
-  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
-  const where = (url: string) => {
-    const nm = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
-    if (nm) return nm[1]!;
-    if (url.startsWith('node:')) return 'node (internal)';
-    const src = /\/((?:src|dist|bench)\/.*)$/.exec(url);
-    if (src) return src[1]!;
-    return url === '' ? '(native / V8)' : url;
-  };
-  const frameKey = (n: ProfileNode) => {
-    const f = n.callFrame;
-    const name = f.functionName || '(anonymous)';
-    return f.url ? `${name} ${where(f.url)}:${f.lineNumber + 1}` : name;
-  };
-  const self = new Map<string, number>();
-  const inclusive = new Map<string, number>();
-  const packages = new Map<string, number>();
-  let total = 0;
-  let idle = 0;
-  let at = profile.startTime;
-  profile.samples.forEach((id, i) => {
-    at += profile.timeDeltas[i] ?? 0;
-    if (at < window.startUs || at > window.endUs) return;
-    const dt = (profile.timeDeltas[i + 1] ?? profile.timeDeltas[i] ?? 0) / 1000;
-    const node = byId.get(id);
-    if (!node) return;
-    if (node.callFrame.functionName === '(idle)') {
-      idle += dt;
-      return;
-    }
-    total += dt;
-    const key = frameKey(node);
-    self.set(key, (self.get(key) ?? 0) + dt);
-    const pkg = node.callFrame.url ? where(node.callFrame.url) : node.callFrame.functionName;
-    packages.set(pkg, (packages.get(pkg) ?? 0) + dt);
-    const seen = new Set<string>();
-    for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
-      const k = frameKey(byId.get(cur)!);
-      if (seen.has(k)) continue;
-      seen.add(k);
-      inclusive.set(k, (inclusive.get(k) ?? 0) + dt);
-    }
-  });
-  const rank = (m: Map<string, number>, n: number) =>
-    [...m]
-      .sort((a, b) => b[1] - a[1])
-      .slice(0, n)
-      .map(([frame, ms]) => ({ frame, ms: Math.round(ms), share: round3(ms / total) }));
-  const skip = /^\((root|program)\)$/;
-  return {
-    busyMs: Math.round(total),
-    idleMs: Math.round(idle),
-    selfByPackage: rank(packages, top),
-    topSelf: rank(self, top),
-    topInclusive: rank(
-      new Map([...inclusive].filter(([k]) => !skip.test(k) && !k.startsWith('processTicks'))),
-      top + 10,
-    ),
-    /** The server's own functions (src/, bench/), inclusive of what they call. */
-    topInclusiveSrc: rank(
-      new Map([...inclusive].filter(([k]) => / (src|dist|bench)\//.test(k))),
-      top + 10,
-    ),
-  };
+/** The summary of one server's profile, over the measured rounds only. */
+function summarizeProfile(file: string, window: { startUs: number; endUs: number }) {
+  return summarizeCpuProfiles([JSON.parse(readFileSync(file, 'utf8')) as CpuProfile], { window });
 }
 
 // ---------------------------------------------------------------- the run

@@ -16,7 +16,14 @@ import { workspaceIdFor } from '../src/store/workspaces.js';
 import { parseImportFile } from '../src/transfer/format.js';
 import { importJsonl } from '../src/transfer/importJsonl.js';
 import { generateDataset } from './generate.js';
-import { median, procCpuSeconds, round1, round3 } from './measure.js';
+import {
+  type CpuProfile,
+  median,
+  procCpuSeconds,
+  round1,
+  round3,
+  summarizeCpuProfiles,
+} from './measure.js';
 
 /**
  * `npm run bench:import [-- --quick]`: import throughput against the raw driver's limit.
@@ -103,84 +110,9 @@ const gc = (globalThis as { gc?: () => void }).gc ?? (() => {});
 
 // ---------------------------------------------------------------- CPU profile summary
 
-interface ProfileNode {
-  id: number;
-  callFrame: { functionName: string; url: string };
-  children?: number[];
-}
-interface Profile {
-  nodes: ProfileNode[];
-  samples: number[];
-  timeDeltas: number[];
-}
-
-/** Self time per package and per frame, and inclusive time of this repository's frames. */
-function summarizeProfiles(profiles: Profile[], top = 15) {
-  const where = (url: string) => {
-    const nm = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
-    if (nm) return nm[1]!;
-    if (url.startsWith('node:')) return 'node (internal)';
-    const src = /\/((?:src|bench)\/.*)$/.exec(url);
-    if (src) return src[1]!;
-    return url === '' ? '(native / V8)' : url;
-  };
-  // No line numbers: V8 reports them in tsx's transpiled output, not in the sources.
-  const frameKey = (n: ProfileNode) => {
-    const f = n.callFrame;
-    const name = f.functionName || '(anonymous)';
-    return f.url ? `${name} ${where(f.url)}` : name;
-  };
-  const self = new Map<string, number>();
-  const inclusive = new Map<string, number>();
-  const packages = new Map<string, number>();
-  const add = (m: Map<string, number>, k: string, dt: number) => m.set(k, (m.get(k) ?? 0) + dt);
-  let total = 0;
-  let idle = 0;
-  for (const profile of profiles) {
-    const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-    const parent = new Map<number, number>();
-    for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
-    profile.samples.forEach((id, i) => {
-      const dt = (profile.timeDeltas[i + 1] ?? profile.timeDeltas[i] ?? 0) / 1000;
-      const node = byId.get(id);
-      if (!node) return;
-      if (node.callFrame.functionName === '(idle)') {
-        idle += dt;
-        return;
-      }
-      total += dt;
-      add(self, frameKey(node), dt);
-      add(
-        packages,
-        node.callFrame.url ? where(node.callFrame.url) : node.callFrame.functionName,
-        dt,
-      );
-      const seen = new Set<string>();
-      for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
-        const k = frameKey(byId.get(cur)!);
-        if (seen.has(k)) continue;
-        seen.add(k);
-        add(inclusive, k, dt);
-      }
-    });
-  }
-  const rank = (m: Map<string, number>, n: number) =>
-    [...m]
-      .sort((a, b) => b[1] - a[1])
-      .slice(0, n)
-      .map(([frame, ms]) => ({ frame, ms: Math.round(ms), share: round3(ms / total) }));
-  return {
-    busyMs: Math.round(total),
-    idleMs: Math.round(idle),
-    selfByPackage: rank(packages, top),
-    topSelf: rank(self, top),
-    /** This repository's functions (src/, bench/), inclusive of what they call. */
-    topInclusiveSrc: rank(
-      new Map([...inclusive].filter(([k]) => / (src|bench)\//.test(k))),
-      top + 10,
-    ),
-  };
-}
+/** Per side, its rounds' profiles together (line numbers left out: tsx transpiles). */
+const summarizeProfiles = (profiles: CpuProfile[]) =>
+  summarizeCpuProfiles(profiles, { lineNumbers: false });
 
 // ---------------------------------------------------------------- the two sides
 
@@ -337,7 +269,7 @@ async function main() {
     await session.post('Profiler.enable');
     await session.post('Profiler.setSamplingInterval', { interval: 500 });
   }
-  const profiles: Record<Side, Profile[]> = { import: [], raw: [] };
+  const profiles: Record<Side, CpuProfile[]> = { import: [], raw: [] };
 
   const digests: Partial<Record<Side, Awaited<ReturnType<typeof digestOf>>>> = {};
   for (let pair = 1; pair <= pairs; pair++) {
@@ -367,7 +299,7 @@ async function main() {
         const ferret1 = procCpuSeconds(ferretPid);
         if (session) {
           const { profile } = await session.post('Profiler.stop');
-          profiles[side].push(profile as Profile);
+          profiles[side].push(profile as CpuProfile);
         }
         const result: RoundResult = {
           pair,
