@@ -48,6 +48,13 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ GRAPHIQL: 'yes' })).toThrow(/GRAPHIQL="yes" must be true or false/);
     expect(() => loadConfig({ RATE_LIMIT_PER_MINUTE: '-1' })).toThrow(/RATE_LIMIT_PER_MINUTE/);
     expect(loadConfig({ DB_COMMAND_METRICS: 'true' }).DB_COMMAND_METRICS).toBe(true);
+    expect(() => loadConfig({ DB_COMMAND_METRICS: 'yes' })).toThrow(
+      /DB_COMMAND_METRICS="yes" must be true or false/,
+    );
+    expect(() => loadConfig({ CACHE_TTL_MS: '-5' })).toThrow(
+      /CACHE_TTL_MS="-5" must be between 0 and 600000/,
+    );
+    expect(() => loadConfig({ CACHE_TTL_MS: '5s' })).toThrow(/CACHE_TTL_MS="5s" must be a number/);
     expect(() => loadConfig({ DB_TIMEOUT_MS: 'soon' })).toThrow(
       /DB_TIMEOUT_MS="soon" must be a number/,
     );
