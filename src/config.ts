@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { LOOPBACK_HOSTS, normalizeHostName } from './http/hosts.js';
 
 /**
  * Configuration from the environment, parsed once at start. A bad value stops start-up
@@ -22,6 +23,53 @@ const wholeNumber = (min: number, max: number) =>
 const flag = z
   .enum(['true', 'false'], { error: 'must be true or false' })
   .transform((v) => v === 'true');
+
+/** `*`, or comma-separated origins exactly as browsers send them (scheme://host[:port]). */
+const corsOrigins = z
+  .string()
+  .trim()
+  .transform((value, ctx): '*' | string[] => {
+    if (value === '*') return '*';
+    const origins = value
+      .split(',')
+      .map((o) => o.trim())
+      .filter(Boolean);
+    for (const origin of origins) {
+      let parsed: URL | null = null;
+      try {
+        parsed = new URL(origin);
+      } catch {}
+      if (!parsed || !/^https?:$/.test(parsed.protocol) || parsed.origin !== origin) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `must be * or origins like https://app.example.com (no path, no trailing slash); "${origin}" is not one`,
+        });
+        return z.NEVER;
+      }
+    }
+    return origins;
+  });
+
+/** `*`, or comma-separated host names (example.com, 192.168.1.5, [::1]). */
+const allowedHosts = z
+  .string()
+  .trim()
+  .transform((value, ctx): '*' | string[] => {
+    if (value === '*') return '*';
+    const names: string[] = [];
+    for (const raw of value.split(',').filter((h) => h.trim())) {
+      const name = normalizeHostName(raw);
+      if (!name) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `must be * or host names separated by commas; "${raw.trim()}" is not one`,
+        });
+        return z.NEVER;
+      }
+      names.push(name);
+    }
+    return names;
+  });
 
 const schema = z.object({
   PORT: wholeNumber(0, 65535).default(3004),
@@ -60,14 +108,32 @@ const schema = z.object({
    * monitoring decodes every reply a second time (about 40 % more driver CPU per request).
    */
   DB_COMMAND_METRICS: flag.default(false),
+  /** Origins whose pages may call GraphQL and REST; default * in development, none in production. */
+  CORS_ORIGINS: corsOrigins.optional(),
+  /** Embedded mode only: the Host names requests may use (default loopback names and HOST). */
+  ALLOWED_HOSTS: allowedHosts.optional(),
   /** How long shutdown waits for in-flight requests before closing connections. */
   SHUTDOWN_TIMEOUT_MS: wholeNumber(0, 300_000).default(10_000),
 });
 
-export type Config = Omit<z.output<typeof schema>, 'GRAPHQL_INTROSPECTION' | 'GRAPHIQL'> & {
+export type Config = Omit<
+  z.output<typeof schema>,
+  'GRAPHQL_INTROSPECTION' | 'GRAPHIQL' | 'CORS_ORIGINS' | 'ALLOWED_HOSTS'
+> & {
   GRAPHQL_INTROSPECTION: boolean;
   GRAPHIQL: boolean;
+  /** `*`, a list, or none (`[]`). */
+  CORS_ORIGINS: '*' | string[];
+  /** `*` (no check) or the host names; applied only with the embedded database. */
+  ALLOWED_HOSTS: '*' | string[];
 };
+
+/** HOST, as a name a Host header can carry: a wildcard address is not one. */
+function listenHostName(host: string): string[] {
+  if (host === '0.0.0.0' || host === '::' || host === '[::]') return [];
+  const name = normalizeHostName(host);
+  return name ? [name] : [];
+}
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -91,5 +157,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ...result.data,
     GRAPHQL_INTROSPECTION: result.data.GRAPHQL_INTROSPECTION ?? !production,
     GRAPHIQL: result.data.GRAPHIQL ?? !production,
+    CORS_ORIGINS: result.data.CORS_ORIGINS ?? (production ? [] : '*'),
+    ALLOWED_HOSTS: result.data.ALLOWED_HOSTS ?? [
+      ...new Set([...LOOPBACK_HOSTS, ...listenHostName(result.data.HOST)]),
+    ],
   };
 }

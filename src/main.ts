@@ -41,7 +41,13 @@ async function main(): Promise<void> {
     rateLimitPerMinute: config.RATE_LIMIT_PER_MINUTE,
     bodyLimitBytes: config.BODY_LIMIT_BYTES,
     readCacheTtlMs: config.CACHE_TTL_MS,
-    ...(devKey ? { graphiqlHeaders: { Authorization: `Bearer ${devKey}` } } : {}),
+    corsOrigins: config.CORS_ORIGINS,
+    // The Host check guards the development key and the embedded store from DNS rebinding;
+    // a MONGODB_URI deployment sits behind its own proxy and names.
+    ...(store.embedded && config.ALLOWED_HOSTS !== '*'
+      ? { allowedHosts: config.ALLOWED_HOSTS }
+      : {}),
+    ...(devKey ? { developmentKey: devKey } : {}),
   });
   const server = serve(
     { fetch: gateway.fetch, port: config.PORT, hostname: config.HOST },

@@ -13,7 +13,9 @@ import { supaCloudRoutes } from '../rest/supaCloud.js';
 import type { Database } from '../store/database.js';
 import { createReadCache } from '../store/readCache.js';
 import { mountApiDocs } from './apiDocs.js';
+import { type CorsOrigins, corsPolicy } from './cors.js';
 import type { GatewayEnv } from './env.js';
+import { requestHostName } from './hosts.js';
 import type { Metrics } from './observability.js';
 import { createGraphqlYoga, type YogaOptions } from './yoga.js';
 
@@ -27,6 +29,13 @@ export interface GatewayOptions extends YogaOptions {
   bodyLimitBytes?: number;
   /** How long verified keys and existing datasets are remembered (0 or absent: not at all). */
   readCacheTtlMs?: number;
+  /** Origins whose pages may call GraphQL and REST (`*`: any); absent or empty: none. */
+  corsOrigins?: CorsOrigins;
+  /**
+   * Host names requests may use; others are refused (403) before anything runs. Set in
+   * embedded mode (DNS rebinding would otherwise reach a developer's gateway); absent: any.
+   */
+  allowedHosts?: readonly string[];
 }
 
 /** The REST routes, for 405 answers: a path that matches with another method. */
@@ -78,6 +87,11 @@ function setResponseHeader(c: Context, name: string, value: string): void {
   } catch {
     c.header(name, value);
   }
+}
+
+/** Yoga renders GraphiQL for a GET that accepts HTML (and not only JSON). */
+function wantsGraphiqlPage(request: Request): boolean {
+  return request.method === 'GET' && (request.headers.get('accept') ?? '').includes('text/html');
 }
 
 function clientAddress(c: Context): string {
@@ -144,6 +158,19 @@ export function createGateway(options: GatewayOptions) {
     }
   });
 
+  // Embedded mode: only the allowed Host names. A page on a DNS name rebound to
+  // 127.0.0.1 is same-origin with the gateway in the browser's eyes; its Host is not.
+  const allowedHosts = options.allowedHosts ? new Set(options.allowedHosts) : null;
+  if (allowedHosts) {
+    app.use('*', async (c, next) => {
+      const name = requestHostName(c.req.raw);
+      if (!allowedHosts.has(name)) {
+        return edgeError(c, 'FORBIDDEN', `Host "${name}" is not allowed; see ALLOWED_HOSTS`);
+      }
+      await next();
+    });
+  }
+
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   app.get('/readyz', async (c) => {
     if (lifecycle.shuttingDown) return c.json({ status: 'shutting down' }, 503);
@@ -163,7 +190,10 @@ export function createGateway(options: GatewayOptions) {
   }
 
   const memoryRoutes = ['/graphql', `${MEMORY_SODA_BASE}/*`, '/api/*'];
+  const cors = corsPolicy(options.corsOrigins ?? []);
   for (const path of memoryRoutes) {
+    // CORS first: preflights are answered before authentication and the rate limit.
+    app.use(path, cors);
     // Bodies are bounded before anything reads them.
     app.use(
       path,
@@ -246,9 +276,18 @@ export function createGateway(options: GatewayOptions) {
   app.route('/', supaCloudRoutes());
   mountApiDocs(app);
 
-  app.on(['GET', 'POST', 'OPTIONS'], '/graphql', (c) =>
-    yoga.fetch(c.req.raw, c.get('requestContext')),
-  );
+  // With introspection off (production), a request without a valid key learns nothing
+  // about the schema: it is refused before parsing and validation. GraphiQL's page, when
+  // turned on, still loads (it holds no key).
+  const keyBeforeParsing = options.introspection === false;
+  app.on(['GET', 'POST'], '/graphql', (c) => {
+    const ctx = c.get('requestContext');
+    const page = options.graphiql !== false && wantsGraphiqlPage(c.req.raw);
+    if (keyBeforeParsing && !ctx.auth && !page) {
+      return edgeError(c, 'UNAUTHENTICATED', unauthenticated(ctx.authProblem).message);
+    }
+    return yoga.fetch(c.req.raw, ctx);
+  });
 
   // Failures outside a route's own handler (building the context reads the key from the
   // database) are answered in the shape of the surface they hit.

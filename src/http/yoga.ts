@@ -9,11 +9,15 @@ import { createYoga, type Plugin } from 'graphql-yoga';
 import { type RequestContext, unauthenticated } from '../context.js';
 import { maskError } from '../errors.js';
 import { schema } from '../schema/index.js';
+import { isLoopbackHostName, requestHostName } from './hosts.js';
 import type { Metrics } from './observability.js';
 
 export interface YogaOptions {
-  /** Prefilled in GraphiQL's headers editor (the development key in embedded mode). */
-  graphiqlHeaders?: Record<string, string>;
+  /**
+   * The development key (embedded mode only): GraphiQL's headers editor is prefilled with
+   * it when the page is asked for through a loopback Host name, and never otherwise.
+   */
+  developmentKey?: string;
   /** GraphiQL on GET /graphql from a browser (default on). */
   graphiql?: boolean;
   /** Schema introspection (default on). */
@@ -108,6 +112,9 @@ export function createGraphqlYoga(options: YogaOptions = {}) {
     schema,
     graphqlEndpoint: '/graphql',
     landingPage: false,
+    // CORS is the edge's one policy for GraphQL and REST (src/http/cors.ts); Yoga's own
+    // would reflect any origin with credentials.
+    cors: false,
     logging: false,
     maskedErrors: { maskError: (error) => maskError(error) },
     plugins: [
@@ -122,13 +129,14 @@ export function createGraphqlYoga(options: YogaOptions = {}) {
     graphiql:
       options.graphiql === false
         ? false
-        : {
+        : (request) => ({
             title: 'Memory gateway GraphiQL',
-            headers: options.graphiqlHeaders
-              ? JSON.stringify(options.graphiqlHeaders, null, 2)
-              : undefined,
+            headers:
+              options.developmentKey && isLoopbackHostName(requestHostName(request))
+                ? JSON.stringify({ Authorization: `Bearer ${options.developmentKey}` }, null, 2)
+                : undefined,
             defaultQuery: DEFAULT_QUERY,
-          },
+          }),
   });
 }
 

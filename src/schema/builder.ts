@@ -1,8 +1,10 @@
 import SchemaBuilder from '@pothos/core';
 import RelayPlugin from '@pothos/plugin-relay';
+import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
 import ValidationPlugin from '@pothos/plugin-validation';
 import type { RequestContext } from '../context.js';
 import { badInput } from '../errors.js';
+import { forbidden, scopesOf } from './authScopes.js';
 import { dateTimeScalar } from './scalars.js';
 
 /**
@@ -12,9 +14,20 @@ import { dateTimeScalar } from './scalars.js';
  * Nullability: fields are non-null by default (`defaultFieldNullability: false`); a field
  * is nullable only where "absent" is a real answer (a fact's validUntil, a lookup that
  * finds nothing). Connection edges and nodes are never null.
+ *
+ * Authorization is declared on the schema (scope-auth), never checked in resolvers: every
+ * object type carries `authScopes` (workspace data needs `read`), and every root field
+ * declares the scope it needs. The rules and their test are described in authScopes.ts.
  */
 export const builder = new SchemaBuilder<{
   Context: RequestContext;
+  AuthScopes: {
+    /** Any valid key of the workspace, whatever its scopes. */
+    authenticated: boolean;
+    read: boolean;
+    write: boolean;
+    admin: boolean;
+  };
   DefaultFieldNullability: false;
   DefaultEdgesNullability: false;
   DefaultNodeNullability: false;
@@ -23,14 +36,21 @@ export const builder = new SchemaBuilder<{
     ID: { Input: string; Output: string };
   };
 }>({
-  plugins: [RelayPlugin, ValidationPlugin],
+  plugins: [ScopeAuthPlugin, RelayPlugin, ValidationPlugin],
   defaultFieldNullability: false,
+  scopeAuth: {
+    // Computed once per request from the key the edge verified.
+    authScopes: scopesOf,
+    unauthorizedError: (_parent, _ctx, info, result) => forbidden(info, result),
+  },
   relay: {
     clientMutationId: 'omit',
     cursorType: 'String',
     edgesFieldOptions: { nullable: false },
     nodeFieldOptions: { nullable: false },
     nodesQueryOptions: false,
+    nodeQueryOptions: { authScopes: { read: true } },
+    pageInfoTypeOptions: { authScopes: { authenticated: true } },
   },
   validation: {
     validationError: (result) =>

@@ -1,4 +1,4 @@
-import { requireAuth } from '../context.js';
+import { keyOf } from '../context.js';
 import { countDatasets, listDatasets } from '../store/datasets.js';
 import type { DatasetDoc } from '../store/documents.js';
 import { datasetNameSchema } from './args.js';
@@ -26,10 +26,8 @@ builder.node(DatasetRef, {
     'name' in value &&
     'createdAt' in value &&
     !('type' in value),
-  loadOne: (name, ctx) => {
-    requireAuth(ctx, 'read');
-    return ctx.loaders.datasetByName.load(name);
-  },
+  authScopes: { read: true },
+  loadOne: (name, ctx) => ctx.loaders.datasetByName.load(name),
   fields: (t) => ({
     name: t.exposeString('name'),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
@@ -42,12 +40,13 @@ builder.queryFields((t) => ({
   datasets: t.field({
     type: DatasetConnection,
     description: "The workspace's datasets, by name.",
+    authScopes: { read: true },
     args: {
       first: t.arg.int({ defaultValue: DEFAULT_PAGE_SIZE, validate: firstSchema }),
       after: t.arg.string({ validate: afterSchema }),
     },
     resolve: async (_root, args, ctx, info) => {
-      const auth = requireAuth(ctx, 'read');
+      const auth = keyOf(ctx);
       const after = args.after ? String(decodeCursor('dataset', args.after, 1)[0]) : null;
       const totalCount = totalCountFor(info, () => countDatasets(ctx.store, auth.workspaceId));
       const page = await listDatasets(ctx.store, auth.workspaceId, {
@@ -67,10 +66,8 @@ builder.queryFields((t) => ({
     nullable: true,
     description:
       'One dataset by name (any string, exact). Null when the workspace has no such dataset; a dataset of another workspace looks exactly the same.',
+    authScopes: { read: true },
     args: { name: t.arg.string({ required: true, validate: datasetNameSchema }) },
-    resolve: (_root, args, ctx) => {
-      requireAuth(ctx, 'read');
-      return ctx.loaders.datasetByName.load(args.name);
-    },
+    resolve: (_root, args, ctx) => ctx.loaders.datasetByName.load(args.name),
   }),
 }));

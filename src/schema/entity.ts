@@ -1,4 +1,4 @@
-import { requireAuth } from '../context.js';
+import { keyOf } from '../context.js';
 import { ENTITY_TYPES } from '../domain/names.js';
 import type { EntityDoc } from '../store/documents.js';
 import { countEntities, listEntities } from '../store/entities.js';
@@ -28,8 +28,8 @@ builder.node(EntityRef, {
   description: 'Something facts mention. Names are stored lower-cased and unique per dataset.',
   id: { resolve: (e) => nodeKey(e.dataset, e.name) },
   isTypeOf: (value) => typeof value === 'object' && value !== null && 'entityId' in value,
+  authScopes: { read: true },
   loadOne: (key, ctx) => {
-    requireAuth(ctx, 'read');
     const parsed = parseNodeKey(key);
     return parsed
       ? ctx.loaders.entityByName.load({ dataset: parsed.dataset, name: parsed.id })
@@ -75,7 +75,7 @@ builder.objectFields(DatasetRef, (t) => ({
       after: t.arg.string({ validate: afterSchema }),
     },
     resolve: async (ds, args, ctx, info) => {
-      const auth = requireAuth(ctx, 'read');
+      const auth = keyOf(ctx);
       const tenant = { workspaceId: auth.workspaceId, dataset: ds.name };
       const after = args.after ? decodeCursor('entity', args.after, 2) : null;
       const totalCount = totalCountFor(info, () =>
@@ -101,7 +101,7 @@ builder.objectFields(DatasetRef, (t) => ({
     description:
       "Every entity of the dataset, most recently mentioned first, unpaginated (what Memory Soda's GET entities returns). Prefer `entities` for large datasets.",
     resolve: async (ds, _args, ctx) => {
-      const auth = requireAuth(ctx, 'read');
+      const auth = keyOf(ctx);
       const { entities } = await listEntities(ctx.store, {
         workspaceId: auth.workspaceId,
         dataset: ds.name,

@@ -1,7 +1,8 @@
-import { requireAuth } from '../context.js';
+import { keyOf } from '../context.js';
 import type { EpisodeDoc } from '../store/documents.js';
 import { countEpisodes, listEpisodes } from '../store/episodes.js';
 import { uuidSchema } from './args.js';
+import { READABLE_WITHOUT_READ } from './authScopes.js';
 import { builder } from './builder.js';
 import { DatasetRef } from './dataset.js';
 import { FactRef } from './fact.js';
@@ -24,15 +25,15 @@ builder.node(EpisodeRef, {
   id: { resolve: (e) => nodeKey(e.dataset, e.episodeId) },
   isTypeOf: (value) =>
     typeof value === 'object' && value !== null && 'occurredAt' in value && 'content' in value,
+  authScopes: { read: true },
   loadOne: (key, ctx) => {
-    requireAuth(ctx, 'read');
     const parsed = parseNodeKey(key);
     return parsed
       ? ctx.loaders.episodeById.load({ dataset: parsed.dataset, episodeId: parsed.id })
       : null;
   },
   fields: (t) => ({
-    episodeId: t.exposeID('episodeId'),
+    episodeId: t.exposeID('episodeId', READABLE_WITHOUT_READ),
     dataset: t.exposeString('dataset'),
     occurredAt: t.expose('occurredAt', { type: 'DateTime' }),
     source: t.exposeString('source'),
@@ -58,7 +59,7 @@ builder.objectFields(DatasetRef, (t) => ({
       after: t.arg.string({ validate: afterSchema }),
     },
     resolve: async (ds, args, ctx, info) => {
-      const auth = requireAuth(ctx, 'read');
+      const auth = keyOf(ctx);
       const tenant = { workspaceId: auth.workspaceId, dataset: ds.name };
       const after = args.after ? decodeCursor('episode', args.after, 2) : null;
       const totalCount = totalCountFor(info, () => countEpisodes(ctx.store, tenant));

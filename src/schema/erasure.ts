@@ -1,4 +1,4 @@
-import { requireAuth } from '../context.js';
+import { keyOf } from '../context.js';
 import { forgetDataset } from '../store/datasets.js';
 import { type ErasureCounts, eraseDataset } from '../store/erasure.js';
 import { datasetNameSchema } from './args.js';
@@ -6,6 +6,7 @@ import { builder } from './builder.js';
 
 export const ErasureCountsRef = builder.objectRef<ErasureCounts>('ErasureCounts').implement({
   description: 'What an erasure removed (zeros when there was nothing left to remove).',
+  authScopes: { authenticated: true },
   fields: (t) => ({
     facts: t.exposeInt('facts'),
     entities: t.exposeInt('entities'),
@@ -22,9 +23,10 @@ builder.mutationField('eraseDataset', (t) =>
     type: ErasureCountsRef,
     description:
       'Physically removes every document of the dataset in every collection (a privacy request). Idempotent; audited (who, when, what, counts; never the content). Needs the admin scope.',
+    authScopes: { admin: true },
     args: { name: t.arg.string({ required: true, validate: datasetNameSchema }) },
     resolve: async (_root, args, ctx) => {
-      const auth = requireAuth(ctx, 'admin');
+      const auth = keyOf(ctx);
       const counts = await eraseDataset(
         ctx.store,
         { workspaceId: auth.workspaceId, dataset: args.name },

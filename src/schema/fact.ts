@@ -1,4 +1,4 @@
-import { requireAuth } from '../context.js';
+import { keyOf } from '../context.js';
 import { FACT_STATES, factStateAt, resolveTemporalSelection } from '../domain/factState.js';
 import { normalizeUuid } from '../domain/ids.js';
 import { GatewayError } from '../errors.js';
@@ -11,6 +11,7 @@ import {
   restoreFact,
 } from '../store/facts.js';
 import { datasetNameSchema, querySchema, uuidSchema } from './args.js';
+import { READABLE_WITHOUT_READ } from './authScopes.js';
 import { builder } from './builder.js';
 import { DatasetRef } from './dataset.js';
 import { EntityRef } from './entity.js';
@@ -49,6 +50,7 @@ builder.node(FactRef, {
     'A subject / predicate / object statement on two time axes: valid time (validAt..validUntil, when it is true in the world) and transaction time (recordedAt..invalidAt, when the store believed it).',
   id: { resolve: (f) => nodeKey(f.dataset, f.factId) },
   isTypeOf: (value) => typeof value === 'object' && value !== null && 'factId' in value,
+  authScopes: { read: true },
   loadOne: (key, ctx) => {
     const parsed = parseNodeKey(key);
     return parsed
@@ -56,7 +58,7 @@ builder.node(FactRef, {
       : null;
   },
   fields: (t) => ({
-    factId: t.exposeID('factId'),
+    factId: t.exposeID('factId', READABLE_WITHOUT_READ),
     dataset: t.exposeString('dataset'),
     subject: t.exposeString('subject'),
     predicate: t.exposeString('predicate'),
@@ -116,7 +118,7 @@ builder.node(FactRef, {
         'Every fact with the same subject and predicate (case-insensitive), whatever its state, validAt descending: how this statement changed over time.',
       args: { first: t.arg.int({ defaultValue: DEFAULT_PAGE_SIZE, validate: firstSchema }) },
       resolve: async (f, args, ctx) => {
-        const auth = requireAuth(ctx, 'read');
+        const auth = keyOf(ctx);
         const page = await listFacts(
           ctx.store,
           { workspaceId: auth.workspaceId, dataset: f.dataset },
@@ -159,7 +161,7 @@ builder.objectField(DatasetRef, 'facts', (t) =>
       states: t.arg({ type: [FactStateEnum] }),
     },
     resolve: async (ds, args, ctx, info) => {
-      const auth = requireAuth(ctx, 'read');
+      const auth = keyOf(ctx);
       const tenant = { workspaceId: auth.workspaceId, dataset: ds.name };
       const after = args.after ? decodeCursor('fact', args.after, 2) : null;
       const hasTime = Boolean(args.asOf || args.validAt || args.knownAt);
@@ -204,6 +206,7 @@ builder.objectField(DatasetRef, 'fact', (t) =>
 const DeleteFactPayload = builder
   .objectRef<{ factId: string; fact: FactView }>('DeleteFactPayload')
   .implement({
+    authScopes: { authenticated: true },
     fields: (t) => ({
       factId: t.exposeID('factId'),
       deleted: t.boolean({ resolve: () => true }),
@@ -216,12 +219,13 @@ builder.mutationField('deleteFact', (t) =>
     type: DeleteFactPayload,
     description:
       'Soft delete: stamps invalidAt (reason DELETED). Succeeds once; an unknown id, a fact of another dataset, or one already invalidated is NOT_FOUND. Needs the write scope.',
+    authScopes: { write: true },
     args: {
       dataset: t.arg.string({ required: true, validate: datasetNameSchema }),
       id: t.arg.id({ required: true, validate: uuidSchema, description: 'The factId.' }),
     },
     resolve: async (_root, args, ctx) => {
-      const auth = requireAuth(ctx, 'write');
+      const auth = keyOf(ctx);
       const result = await invalidateFact(
         ctx.store,
         { workspaceId: auth.workspaceId, dataset: args.dataset },
@@ -239,12 +243,13 @@ builder.mutationField('restoreFact', (t) =>
     type: FactRef,
     description:
       'Undoes a soft delete: the fact is live again (and can be deleted again). Only a deleted fact can be restored; anything else is NOT_FOUND. Needs the admin scope.',
+    authScopes: { admin: true },
     args: {
       dataset: t.arg.string({ required: true, validate: datasetNameSchema }),
       id: t.arg.id({ required: true, validate: uuidSchema, description: 'The factId.' }),
     },
     resolve: async (_root, args, ctx) => {
-      const auth = requireAuth(ctx, 'admin');
+      const auth = keyOf(ctx);
       const result = await restoreFact(
         ctx.store,
         { workspaceId: auth.workspaceId, dataset: args.dataset },

@@ -1,8 +1,9 @@
 import type { GraphQLResolveInfo } from 'graphql';
 import type { RequestContext } from '../context.js';
-import { requireAuth } from '../context.js';
+import { keyOf } from '../context.js';
 import type { MemoryDoc } from '../store/documents.js';
 import { countMemories, findMemory, listMemories, type MemoryQuery } from '../store/memories.js';
+import { READABLE_WITHOUT_READ } from './authScopes.js';
 import { builder } from './builder.js';
 import { DatasetRef } from './dataset.js';
 import { nodeKey, parseNodeKey } from './nodeIds.js';
@@ -24,8 +25,9 @@ builder.node(MemoryRef, {
     "A free-text memory, SupaCloud's model: validFrom..validUntil is its validity; archivedAt, pinned, importance, salience, version and supersededBy are metadata.",
   id: { resolve: (m) => nodeKey(m.dataset, m.memoryId) },
   isTypeOf: (value) => typeof value === 'object' && value !== null && 'memoryId' in value,
+  authScopes: { read: true },
   loadOne: async (key, ctx) => {
-    const auth = requireAuth(ctx, 'read');
+    const auth = keyOf(ctx);
     const parsed = parseNodeKey(key);
     if (!parsed) return null;
     return findMemory(
@@ -35,7 +37,7 @@ builder.node(MemoryRef, {
     );
   },
   fields: (t) => ({
-    memoryId: t.exposeID('memoryId', { description: "SupaCloud's id." }),
+    memoryId: t.exposeID('memoryId', { description: "SupaCloud's id.", ...READABLE_WITHOUT_READ }),
     workspaceId: t.exposeID('workspaceId'),
     dataset: t.exposeString('dataset'),
     text: t.exposeString('text'),
@@ -48,7 +50,7 @@ builder.node(MemoryRef, {
     importance: t.exposeFloat('importance'),
     salience: t.exposeFloat('salience'),
     pinned: t.exposeBoolean('pinned'),
-    version: t.exposeInt('version'),
+    version: t.exposeInt('version', READABLE_WITHOUT_READ),
     archivedAt: t.expose('archivedAt', { type: 'DateTime', nullable: true }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
@@ -75,7 +77,7 @@ function resolveMemories(
     after?: string | null;
   },
 ) {
-  const auth = requireAuth(ctx, 'read');
+  const auth = keyOf(ctx);
   const query: MemoryQuery = {
     workspaceId: auth.workspaceId,
     dataset,
@@ -116,6 +118,7 @@ builder.queryField('memories', (t) =>
   t.field({
     type: MemoryConnection,
     description: `Memories of every dataset of the workspace (what SupaCloud's GET /api/memories lists). ${MEMORIES_DESCRIPTION}`,
+    authScopes: { read: true },
     args: {
       includeArchived: t.arg.boolean({ defaultValue: false }),
       asOf: t.arg({ type: 'DateTime' }),
@@ -130,12 +133,13 @@ builder.queryField('allMemories', (t) =>
   t.field({
     type: [MemoryRef],
     description: `Every memory of the workspace, unpaginated (what SupaCloud's GET /api/memories returns). ${MEMORIES_DESCRIPTION}`,
+    authScopes: { read: true },
     args: {
       includeArchived: t.arg.boolean({ defaultValue: false }),
       asOf: t.arg({ type: 'DateTime' }),
     },
     resolve: async (_root, args, ctx) => {
-      const auth = requireAuth(ctx, 'read');
+      const auth = keyOf(ctx);
       const { memories } = await listMemories(ctx.store, {
         workspaceId: auth.workspaceId,
         includeArchived: args.includeArchived ?? false,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { RequestContext } from '../context.js';
-import { requireAuth } from '../context.js';
+import { keyOf } from '../context.js';
 import type { MemoryDoc } from '../store/documents.js';
 import { findMemory } from '../store/memories.js';
 import {
@@ -126,7 +126,7 @@ function toNewMemory(input: MemoryInputShape): NewMemory {
 }
 
 const tenantOf = (ctx: RequestContext, dataset: string) => ({
-  workspaceId: requireAuth(ctx, 'write').workspaceId,
+  workspaceId: keyOf(ctx).workspaceId,
   dataset,
 });
 
@@ -135,6 +135,7 @@ builder.mutationField('createMemory', (t) =>
     type: MemoryRef,
     description:
       'Creates a memory (version 1, valid from validFrom or now). Needs the write scope.',
+    authScopes: { write: true },
     args: {
       dataset: t.arg.string({ required: true, validate: datasetNameSchema }),
       input: t.arg({ type: MemoryInputRef, required: true }).validate(memoryInputSchema),
@@ -155,6 +156,7 @@ function versionedMutation(name: string, description: string, change: (now: Date
     t.field({
       type: MemoryRef,
       description: `${description} Bumps version; with expectedVersion, a memory at another version is a CONFLICT and nothing changes. Needs the write scope.`,
+      authScopes: { write: true },
       args: {
         dataset: t.arg.string({ required: true, validate: datasetNameSchema }),
         memoryId: t.arg.id({ required: true, validate: uuidSchema }),
@@ -200,6 +202,7 @@ builder.mutationField('updateMemory', (t) =>
     type: MemoryRef,
     description:
       "Changes a memory's fields as its next version. With expectedVersion, a memory at another version is a CONFLICT and nothing changes. Needs the write scope.",
+    authScopes: { write: true },
     args: {
       dataset: t.arg.string({ required: true, validate: datasetNameSchema }),
       memoryId: t.arg.id({ required: true, validate: uuidSchema }),
@@ -230,6 +233,7 @@ builder.mutationField('updateMemory', (t) =>
 const SupersedeMemoryPayload = builder
   .objectRef<{ previous: MemoryDoc; memory: MemoryDoc }>('SupersedeMemoryPayload')
   .implement({
+    authScopes: { authenticated: true },
     fields: (t) => ({
       previous: t.field({
         type: MemoryRef,
@@ -245,6 +249,7 @@ builder.mutationField('supersedeMemory', (t) =>
     type: SupersedeMemoryPayload,
     description:
       'Replaces a memory: stamps validUntil and supersededBy on it (it stays readable with asOf) and creates its successor, valid from now. A memory is superseded at most once (a second attempt is a CONFLICT). Needs the write scope.',
+    authScopes: { write: true },
     args: {
       dataset: t.arg.string({ required: true, validate: datasetNameSchema }),
       memoryId: t.arg.id({ required: true, validate: uuidSchema }),

@@ -108,9 +108,10 @@ function selects(info: GraphQLResolveInfo, name: string): boolean {
 type Types = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer S> ? S : never;
 
 export function countedConnection<T>(ref: ObjectRef<Types, T>, name: string) {
+  // Shapes only: what they hold is guarded by the node type's own rule.
   const type = builder.connectionObject(
-    { type: ref, name: `${name}Connection` },
-    { name: `${name}Edge` },
+    { type: ref, name: `${name}Connection`, authScopes: { authenticated: true } },
+    { name: `${name}Edge`, authScopes: { authenticated: true } },
   );
   builder.objectField(type, 'totalCount', (t) =>
     t.int({

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { requireAuth } from '../context.js';
+import { keyOf } from '../context.js';
 import { newId, normalizeUuid } from '../domain/ids.js';
 import { ENTITY_TYPES } from '../domain/names.js';
 import type { EpisodeDoc, FactDoc } from '../store/documents.js';
@@ -155,6 +155,7 @@ const RecordEpisodePayload = builder
     'RecordEpisodePayload',
   )
   .implement({
+    authScopes: { authenticated: true },
     fields: (t) => ({
       episode: t.field({ type: EpisodeRef, resolve: (p) => p.episode }),
       facts: t.field({
@@ -180,12 +181,13 @@ builder.mutationField('recordEpisode', (t) =>
     type: RecordEpisodePayload,
     description:
       'Records an episode with the entities it mentions and the facts extracted from it, superseding the facts they replace. Idempotent by episode.episodeId: a retry returns the same result and changes nothing. Needs the write scope.',
+    authScopes: { write: true },
     args: {
       dataset: t.arg.string({ required: true, validate: datasetNameSchema }),
       input: t.arg({ type: RecordEpisodeInputRef, required: true }).validate(recordEpisodeSchema),
     },
     resolve: (_root, { dataset, input }, ctx) => {
-      const auth = requireAuth(ctx, 'write');
+      const auth = keyOf(ctx);
       return storeWrite(() =>
         recordEpisode(
           ctx.store,
@@ -204,12 +206,13 @@ builder.mutationField('eraseEpisode', (t) =>
     type: ErasureCountsRef,
     description:
       'Physically removes an episode and what only it produced (its facts, entities nothing else mentions), restoring facts it superseded to live. Idempotent; audited. Needs the admin scope.',
+    authScopes: { admin: true },
     args: {
       dataset: t.arg.string({ required: true, validate: datasetNameSchema }),
       id: t.arg.id({ required: true, validate: uuidSchema, description: 'The episodeId.' }),
     },
     resolve: (_root, args, ctx) => {
-      const auth = requireAuth(ctx, 'admin');
+      const auth = keyOf(ctx);
       return eraseEpisode(
         ctx.store,
         { workspaceId: auth.workspaceId, dataset: args.dataset },

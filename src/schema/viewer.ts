@@ -1,4 +1,4 @@
-import { requireAuth } from '../context.js';
+import { keyOf } from '../context.js';
 import { SCOPES } from '../domain/apiKey.js';
 import type { AuthenticatedKey } from '../store/workspaces.js';
 import { builder } from './builder.js';
@@ -13,6 +13,7 @@ export const ScopeEnum = builder.enumType('Scope', {
 
 const ViewerRef = builder.objectRef<AuthenticatedKey>('Viewer').implement({
   description: 'The API key making the request: its workspace and scopes.',
+  authScopes: { authenticated: true },
   fields: (t) => ({
     keyId: t.exposeID('keyId'),
     workspaceId: t.exposeID('workspaceId'),
@@ -22,5 +23,10 @@ const ViewerRef = builder.objectRef<AuthenticatedKey>('Viewer').implement({
 });
 
 builder.queryField('viewer', (t) =>
-  t.field({ type: ViewerRef, resolve: (_root, _args, ctx) => requireAuth(ctx) }),
+  t.field({
+    type: ViewerRef,
+    description: 'Any valid key may ask what it is (a write-only pipeline key included).',
+    authScopes: { authenticated: true },
+    resolve: (_root, _args, ctx) => keyOf(ctx),
+  }),
 );

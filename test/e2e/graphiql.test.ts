@@ -1,25 +1,22 @@
-import { existsSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { type ServerType, serve } from '@hono/node-server';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadDemoDataset } from '../../src/demo/seed.js';
 import { createGateway } from '../../src/http/app.js';
 import { createApiKey } from '../../src/store/workspaces.js';
+import { launchChromium, PAGE_TIMEOUT } from '../helpers/browser.js';
 import { openTestDatabase } from '../helpers/database.js';
 
 /**
- * GraphiQL end to end, in a real headless Chromium (Debian's /usr/bin/chromium, see
- * .ci/install-chromium.sh) against a real listener on loopback. Every request that is not
+ * GraphiQL end to end, in a real headless Chromium (test/helpers/browser.ts) against a
+ * real listener on loopback. Every request that is not
  * for the test server is aborted and recorded, and the browser cannot resolve any host
  * name, so a passing run proves the page works with no internet access: its JS, CSS and
  * Monaco workers are all served inline by the gateway itself.
  *
  * Deliberately no skip: without Chromium this file fails.
  */
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const PAGE_TIMEOUT = 60_000;
 
 // Pinned in time so the count does not depend on the clock: at this instant three demo
 // facts are live (the budget expired on 2026-09-01, the test drive starts in 2027, two
@@ -60,36 +57,14 @@ async function editorText(page: Page, selector: string): Promise<string> {
   return (text ?? '').replace(/\u00a0/g, ' ');
 }
 
-async function launchChromium(): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`Chromium not found at ${CHROMIUM}; run .ci/install-chromium.sh`);
-  }
-
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    timeout: PAGE_TIMEOUT,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--disable-dev-shm-usage',
-      // Belt and braces: even a request Playwright's routing did not see cannot leave.
-      '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1',
-    ],
-  });
-}
-
 beforeAll(async () => {
   const database = await openTestDatabase();
   await loadDemoDataset(database.collections, 'acme');
   key = (await createApiKey(database.collections, 'acme', ['read'])).key;
   const gateway = createGateway({
     database,
-    graphiqlHeaders: { Authorization: `Bearer ${key}` },
+    // As in embedded mode: the page on a loopback host gets the key prefilled.
+    developmentKey: key,
   });
 
   const port = await new Promise<number>((resolve, reject) => {
@@ -115,7 +90,8 @@ afterAll(async () => {
 
 describe('GraphiQL in a browser, offline', () => {
   it('loads from the gateway alone and runs a query with the prefilled key', async () => {
-    browser = await launchChromium();
+    // Belt and braces: even a request Playwright's routing did not see cannot leave.
+    browser = await launchChromium(['--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1']);
     const context = await browser.newContext({ viewport: { width: 1600, height: 1200 } });
     try {
       context.on('request', (request) => {

@@ -677,6 +677,11 @@ describe('fuzz', () => {
               : null;
         // '..' segments can leave both surfaces; what is there is not these surfaces' contract.
         if (!surface) return;
+        if (r.method === 'OPTIONS') {
+          // A CORS preflight: answered before authentication, with no body.
+          check(response.status === 204 && text === '', 'OPTIONS must be a bodiless 204', full);
+          return;
+        }
         const validKey = r.key.kind === 'read' || r.key.kind === 'readWrite';
         if (!validKey && pathname.startsWith(surface === 'memorySoda' ? `${BASE}/` : '/api/')) {
           check(response.status === 401, 'no valid key must be a 401 first', full);
