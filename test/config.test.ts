@@ -29,8 +29,55 @@ describe('loadConfig', () => {
       DB_COMMAND_METRICS: false,
       CACHE_TTL_MS: 5000,
       SHUTDOWN_TIMEOUT_MS: 10000,
+      CORS_ORIGINS: '*',
+      ALLOWED_HOSTS: ['localhost', '127.0.0.1', '[::1]'],
     });
     expect(config.MONGODB_URI).toBeUndefined();
+  });
+
+  it('CORS_ORIGINS: * in development, none in production, or a list of exact origins', () => {
+    expect(loadConfig({ NODE_ENV: 'production' }).CORS_ORIGINS).toEqual([]);
+    expect(loadConfig({ NODE_ENV: 'production', CORS_ORIGINS: '*' }).CORS_ORIGINS).toBe('*');
+    expect(
+      loadConfig({ CORS_ORIGINS: 'https://app.example.com, http://localhost:5173' }).CORS_ORIGINS,
+    ).toEqual(['https://app.example.com', 'http://localhost:5173']);
+    for (const bad of [
+      'app.example.com',
+      'https://app.example.com/',
+      'ftp://x.example',
+      'https://a.example/path',
+    ]) {
+      expect(() => loadConfig({ CORS_ORIGINS: bad })).toThrow(
+        /CORS_ORIGINS=.* must be \* or origins/,
+      );
+    }
+  });
+
+  it('ALLOWED_HOSTS: the loopback names and HOST by default, or a list, or *', () => {
+    expect(loadConfig({ HOST: 'devbox.local' }).ALLOWED_HOSTS).toEqual([
+      'localhost',
+      '127.0.0.1',
+      '[::1]',
+      'devbox.local',
+    ]);
+    // A wildcard address is not a name a browser sends.
+    expect(loadConfig({ HOST: '0.0.0.0' }).ALLOWED_HOSTS).toEqual([
+      'localhost',
+      '127.0.0.1',
+      '[::1]',
+    ]);
+    expect(loadConfig({ HOST: '::1' }).ALLOWED_HOSTS).toEqual(['localhost', '127.0.0.1', '[::1]']);
+    expect(loadConfig({ ALLOWED_HOSTS: 'Gateway.Example., 10.0.0.5, ::1' }).ALLOWED_HOSTS).toEqual([
+      'gateway.example',
+      '10.0.0.5',
+      '[::1]',
+    ]);
+    expect(loadConfig({ ALLOWED_HOSTS: '*' }).ALLOWED_HOSTS).toBe('*');
+    for (const bad of ['a.example:8080', 'http://a.example', 'a b']) {
+      expect(() => loadConfig({ ALLOWED_HOSTS: bad })).toThrow(
+        /ALLOWED_HOSTS=.* must be \* or host names/,
+      );
+    }
   });
 
   it('turns introspection and GraphiQL off in production unless enabled', () => {
@@ -93,6 +140,8 @@ describe('loadConfig', () => {
       MONGODB_DB: 'gateway_prod',
       DATA_DIR: '/var/lib/gateway',
       LOG_LEVEL: 'debug',
+      CORS_ORIGINS: [],
+      ALLOWED_HOSTS: ['localhost', '127.0.0.1', '[::1]'],
     });
     expect(loadConfig({ MONGODB_URI: 'mongodb://127.0.0.1:27017' }).MONGODB_URI).toBe(
       'mongodb://127.0.0.1:27017',

@@ -5,6 +5,7 @@ import {
   type FactInput,
   RecordEpisodeEntitiesDocument,
   RecordEpisodeFactDocument,
+  RecordEpisodeIdsDocument,
   type RecordEpisodeInput,
   RecordEpisodeLiveFactsDocument,
   RecordEpisodeWriteDocument,
@@ -567,9 +568,23 @@ describe('scopes and tenancy', () => {
     expect(await snapshot()).toEqual(before);
   });
 
-  it('a key with only the write scope records', async () => {
-    const result = await recorded('write-only', input(), writeOnly);
+  it('a key with only the write scope records and reads back ids; the content is FORBIDDEN', async () => {
+    const ids = await t.graphql(
+      RecordEpisodeIdsDocument,
+      { dataset: 'write-only', input: input() },
+      writeOnly,
+    );
+    expect(ids.body.errors).toBeUndefined();
+    const result = ids.body.data!.recordEpisode;
+    expect(result.alreadyRecorded).toBe(false);
     expect(result.facts).toHaveLength(1);
+    // The full payload (episode text, facts' content) needs read.
+    const full = await record('write-only-full', input(), writeOnly);
+    expect(full.body.data).toBeNull();
+    expect(new Set(full.body.errors?.map((e) => e.extensions?.code))).toEqual(
+      new Set(['FORBIDDEN']),
+    );
+    expect(full.body.errors?.[0]?.message).toMatch(/needs the "read" scope/);
     const { body } = await t.graphql(
       RecordEpisodeLiveFactsDocument,
       { dataset: 'write-only' },

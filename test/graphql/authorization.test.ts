@@ -1,0 +1,845 @@
+import SchemaBuilder from '@pothos/core';
+import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
+import { isObjectType } from 'graphql';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { schema } from '../../src/schema/index.js';
+import { authorizationRules } from '../helpers/authRules.js';
+import { openTestGateway, type TestGateway } from '../helpers/gateway.js';
+
+/**
+ * Authorization is declared on the schema (src/schema/authScopes.ts). This file checks it
+ * two ways:
+ * - by walking the built schema: every type and field has a rule, workspace data needs
+ *   `read`, and only the listed ids and versions are readable without it;
+ * - by a matrix: seven keys × every Query field, `node(id:)` for every node type (own and
+ *   forged ids), every Mutation (its ids, and its payload's objects) and every REST route,
+ *   each cell's outcome written below. The rows are checked against the schema, so a new
+ *   root field or node type without a row fails here.
+ */
+
+describe('the schema declares a rule for every type and field', () => {
+  const { gaps, fields, types } = authorizationRules(schema);
+
+  it('no object type, root field or type-skipping field is without a rule', () => {
+    expect(gaps).toEqual([]);
+    expect(fields.length).toBeGreaterThan(100);
+  });
+
+  it('every node type (workspace data) needs read', () => {
+    const nodeTypes = Object.values(schema.getTypeMap()).filter(
+      (t) => isObjectType(t) && t.getInterfaces().some((i) => i.name === 'Node'),
+    );
+    expect(nodeTypes.map((t) => t.name).sort()).toEqual([
+      'Dataset',
+      'Entity',
+      'Episode',
+      'Fact',
+      'Memory',
+    ]);
+    for (const type of nodeTypes) expect(types.get(type.name), type.name).toEqual(['read']);
+  });
+
+  it('without read, a key reads only the ids and versions its mutations hand back', () => {
+    const nodeTypes = new Set(['Dataset', 'Entity', 'Episode', 'Fact', 'Memory']);
+    const withoutRead = fields
+      .filter((f) => nodeTypes.has(f.coordinate.split('.')[0]!) && !f.scopes.includes('read'))
+      .map((f) => f.coordinate)
+      .sort();
+    expect(withoutRead).toEqual([
+      'Episode.episodeId',
+      'Fact.factId',
+      'Memory.memoryId',
+      'Memory.version',
+    ]);
+  });
+
+  it('each root field needs the scope the README lists', () => {
+    const root = Object.fromEntries(
+      fields
+        .filter((f) => /^(Query|Mutation)\./.test(f.coordinate))
+        .map((f) => [f.coordinate, f.scopes.join(',')]),
+    );
+    expect(root).toEqual({
+      'Query.allMemories': 'read',
+      'Query.dataset': 'read',
+      'Query.datasets': 'read',
+      'Query.memories': 'read',
+      'Query.node': 'read',
+      'Query.viewer': 'authenticated',
+      'Mutation.archiveMemory': 'write',
+      'Mutation.createMemory': 'write',
+      'Mutation.deleteFact': 'write',
+      'Mutation.eraseDataset': 'admin',
+      'Mutation.eraseEpisode': 'admin',
+      'Mutation.pinMemory': 'write',
+      'Mutation.recordEpisode': 'write',
+      'Mutation.restoreFact': 'admin',
+      'Mutation.supersedeMemory': 'write',
+      'Mutation.unarchiveMemory': 'write',
+      'Mutation.unpinMemory': 'write',
+      'Mutation.updateMemory': 'write',
+    });
+  });
+
+  it('the walk finds a rule that was left out (its own check)', () => {
+    const b = new SchemaBuilder<{ AuthScopes: { read: boolean } }>({
+      plugins: [ScopeAuthPlugin],
+      scopeAuth: { authScopes: () => ({ read: true }) },
+    });
+    const Secret = b.objectRef<{ text: string; id: string }>('Secret').implement({
+      fields: (t) => ({
+        text: t.exposeString('text'),
+        id: t.exposeString('id', { skipTypeScopes: true }),
+      }),
+    });
+    b.queryType({
+      fields: (t) => ({
+        secret: t.field({ type: Secret, resolve: () => ({ text: 'x', id: '1' }) }),
+        guarded: t.string({ authScopes: { read: true }, resolve: () => 'y' }),
+      }),
+    });
+    expect(authorizationRules(b.toSchema()).gaps.sort()).toEqual([
+      "Secret.id skips its type's rule and declares none of its own",
+      'root field Query.secret declares no authScopes',
+      'type Secret declares no authScopes',
+    ]);
+  });
+});
+
+// ---------------------------------------------------------------------------------------
+// The matrix
+// ---------------------------------------------------------------------------------------
+
+type KeyName = 'none' | 'read' | 'write' | 'admin' | 'readWrite' | 'all' | 'otherWorkspace';
+const KEY_NAMES: KeyName[] = [
+  'none',
+  'read',
+  'write',
+  'admin',
+  'readWrite',
+  'all',
+  'otherWorkspace',
+];
+
+/**
+ * What a cell answers:
+ * - `401`: UNAUTHENTICATED, HTTP 401, no data;
+ * - `403`: FORBIDDEN on the root field, nothing of it in `data`;
+ * - `data`: the field's own data (the case's `data` check);
+ * - `nothing`: another workspace's key sees nothing (null, empty, zero, NOT_FOUND).
+ */
+type Outcome = '401' | '403' | 'data' | 'nothing';
+
+// biome-ignore lint/suspicious/noExplicitAny: GraphQL answers, read by the checks below
+type Json = any;
+
+const DATASET = 'user_42';
+const HONDA_BUDGET_MEMORY = '5e8b3d1a-7c24-4f96-a0b5-2d9c6e1f3a78';
+
+let t: TestGateway;
+const keys = {} as Record<KeyName, string | null>;
+let counter = 0;
+const uuid = () => {
+  counter++;
+  return `00000000-0000-4000-8000-${String(counter).padStart(12, '0')}`;
+};
+
+interface GraphqlAnswer {
+  status: number;
+  body: {
+    data?: Record<string, unknown> | null;
+    errors?: { message: string; path?: (string | number)[]; extensions?: { code?: string } }[];
+  };
+}
+
+async function gql(
+  query: string,
+  variables: Record<string, unknown>,
+  key: string | null,
+): Promise<GraphqlAnswer> {
+  const response = await t.request('/graphql', {
+    method: 'POST',
+    key,
+    headers: { 'content-type': 'application/json', accept: 'application/json' },
+    body: JSON.stringify({ query, variables }),
+  });
+  return { status: response.status, body: await response.json() };
+}
+
+const codes = (a: GraphqlAnswer) => [
+  ...new Set((a.body.errors ?? []).map((e) => e.extensions?.code)),
+];
+
+function expectUnauthenticated(a: GraphqlAnswer) {
+  expect(a.status).toBe(401);
+  expect(codes(a)).toEqual(['UNAUTHENTICATED']);
+  expect(a.body.data ?? null).toBeNull();
+}
+
+/** FORBIDDEN only, and the field's answer gone (null, or `data` itself null). */
+function expectForbidden(a: GraphqlAnswer, field: string) {
+  expect(a.status).toBe(200);
+  expect(codes(a)).toEqual(['FORBIDDEN']);
+  expect(a.body.data?.[field] ?? null).toBeNull();
+}
+
+/** Everything the demo data says that a key without read must never see. */
+const DEMO_CONTENT = /toyota|honda|berlin|family car|Corolla|euros|lives in/i;
+
+/** Acme's admin reads a node's global id. */
+async function globalId(
+  query: string,
+  variables: Record<string, unknown>,
+  pick: (d: Json) => string,
+) {
+  const a = await gql(query, variables, keys.all);
+  expect(a.body.errors).toBeUndefined();
+  return pick(a.body.data);
+}
+
+/** A fresh episode in acme's dataset, with one fact about a subject of its own. */
+async function recordFresh(dataset = DATASET) {
+  const episodeId = uuid();
+  const subject = `subject ${episodeId}`;
+  const a = await gql(
+    `mutation($dataset: String!, $input: RecordEpisodeInput!) {
+      recordEpisode(dataset: $dataset, input: $input) { facts { factId } }
+    }`,
+    {
+      dataset,
+      input: {
+        episode: {
+          episodeId,
+          occurredAt: '2026-01-01',
+          source: 'chat',
+          content: `secret ${episodeId}`,
+        },
+        facts: [{ subject, predicate: 'likes', object: 'toyota', confidence: 0.9 }],
+      },
+    },
+    keys.all,
+  );
+  expect(a.body.errors).toBeUndefined();
+  const factId = (a.body.data!.recordEpisode as { facts: { factId: string }[] }).facts[0]!.factId;
+  return { episodeId, factId, subject };
+}
+
+async function createFreshMemory() {
+  const memoryId = uuid();
+  const a = await gql(
+    `mutation($input: MemoryInput!) { createMemory(dataset: "${DATASET}", input: $input) { memoryId } }`,
+    {
+      input: {
+        memoryId,
+        text: `secret memory ${memoryId} about toyota`,
+        memoryKind: 'fact',
+        scope: 'user',
+        sourceType: 'conversation',
+      },
+    },
+    keys.all,
+  );
+  expect(a.body.errors).toBeUndefined();
+  return memoryId;
+}
+
+beforeAll(async () => {
+  // acme and globex hold the same demo data (same dataset names and public ids).
+  t = await openTestGateway({ demoWorkspaces: ['acme', 'globex'] });
+  keys.none = null;
+  keys.read = await t.key('acme', ['read']);
+  keys.write = await t.key('acme', ['write']);
+  keys.admin = await t.key('acme', ['admin']);
+  keys.readWrite = await t.key('acme', ['read', 'write']);
+  keys.all = await t.key('acme', ['read', 'write', 'admin']);
+  keys.otherWorkspace = await t.key('initech', ['read', 'write', 'admin']);
+});
+
+// Query fields ------------------------------------------------------------------------
+
+interface QueryCase {
+  query: string;
+  variables?: Record<string, unknown>;
+  field: string;
+  expected: Record<KeyName, Outcome>;
+  /** The own workspace's data (for `data` cells). */
+  data: (value: Json, key: KeyName) => void;
+  /** What another workspace's key sees (for `nothing` cells). */
+  nothing?: (value: Json) => void;
+}
+
+const READERS: Record<KeyName, Outcome> = {
+  none: '401',
+  read: 'data',
+  write: '403',
+  admin: '403',
+  readWrite: 'data',
+  all: 'data',
+  otherWorkspace: 'nothing',
+};
+
+const QUERY_CASES: Record<string, QueryCase> = {
+  viewer: {
+    query: '{ viewer { workspace scopes } }',
+    field: 'viewer',
+    expected: {
+      none: '401',
+      read: 'data',
+      write: 'data',
+      admin: 'data',
+      readWrite: 'data',
+      all: 'data',
+      otherWorkspace: 'data',
+    },
+    data: (v, key) => {
+      expect(v.workspace).toBe(key === 'otherWorkspace' ? 'initech' : 'acme');
+      const scopes: Record<KeyName, string[]> = {
+        none: [],
+        read: ['READ'],
+        write: ['WRITE'],
+        admin: ['ADMIN'],
+        readWrite: ['READ', 'WRITE'],
+        all: ['READ', 'WRITE', 'ADMIN'],
+        otherWorkspace: ['READ', 'WRITE', 'ADMIN'],
+      };
+      expect(v.scopes).toEqual(scopes[key]);
+    },
+  },
+  datasets: {
+    query: '{ datasets { totalCount edges { node { name } } } }',
+    field: 'datasets',
+    expected: READERS,
+    data: (v) => expect(v.edges.map((e: Json) => e.node.name)).toContain(DATASET),
+    nothing: (v) => expect(v).toEqual({ totalCount: 0, edges: [] }),
+  },
+  dataset: {
+    query: `{ dataset(name: "${DATASET}") { name facts(includeInvalidated: true) { totalCount edges { node { subject episode { content } subjectEntity { facts { object } } } } } entities { totalCount } episodes { totalCount } memories { totalCount } } }`,
+    field: 'dataset',
+    expected: READERS,
+    data: (v) => {
+      expect(v.name).toBe(DATASET);
+      expect(v.facts.totalCount).toBeGreaterThan(0);
+    },
+    nothing: (v) => expect(v).toBeNull(),
+  },
+  memories: {
+    query: '{ memories(includeArchived: true) { totalCount edges { node { memoryId text } } } }',
+    field: 'memories',
+    expected: READERS,
+    data: (v) => expect(v.totalCount).toBeGreaterThan(0),
+    nothing: (v) => expect(v).toEqual({ totalCount: 0, edges: [] }),
+  },
+  allMemories: {
+    query: '{ allMemories(includeArchived: true) { memoryId text } }',
+    field: 'allMemories',
+    expected: READERS,
+    data: (v) => expect(v.length).toBeGreaterThan(0),
+    nothing: (v) => expect(v).toEqual([]),
+  },
+};
+
+describe('matrix: every Query field × every key', () => {
+  it('has a row for every Query field (node has its own rows below)', () => {
+    const queryFields = Object.keys(schema.getQueryType()!.getFields()).sort();
+    expect([...Object.keys(QUERY_CASES), 'node'].sort()).toEqual(queryFields);
+  });
+
+  for (const [name, c] of Object.entries(QUERY_CASES)) {
+    for (const key of KEY_NAMES) {
+      it(`${name} × ${key}: ${c.expected[key]}`, async () => {
+        const a = await gql(c.query, c.variables ?? {}, keys[key]);
+        switch (c.expected[key]) {
+          case '401':
+            return expectUnauthenticated(a);
+          case '403':
+            expectForbidden(a, c.field);
+            expect(JSON.stringify(a.body)).not.toMatch(DEMO_CONTENT);
+            return;
+          case 'data':
+            expect(a.body.errors).toBeUndefined();
+            return c.data(a.body.data![c.field], key);
+          case 'nothing':
+            expect(a.body.errors).toBeUndefined();
+            return c.nothing!(a.body.data![c.field]);
+        }
+      });
+    }
+  }
+});
+
+// node(id:) -------------------------------------------------------------------------------
+
+const NODE_LOOKUPS: Record<string, { query: string; pick: (d: Json) => string; field: string }> = {
+  Dataset: {
+    query: `{ dataset(name: "${DATASET}") { id } }`,
+    pick: (d) => d.dataset.id,
+    field: 'name',
+  },
+  Fact: {
+    query: `{ dataset(name: "${DATASET}") { facts(first: 1) { edges { node { id } } } } }`,
+    pick: (d) => d.dataset.facts.edges[0].node.id,
+    field: 'subject',
+  },
+  Entity: {
+    query: `{ dataset(name: "${DATASET}") { entity(name: "berlin") { id } } }`,
+    pick: (d) => d.dataset.entity.id,
+    field: 'name',
+  },
+  Episode: {
+    query: `{ dataset(name: "${DATASET}") { episodes(first: 1) { edges { node { id } } } } }`,
+    pick: (d) => d.dataset.episodes.edges[0].node.id,
+    field: 'content',
+  },
+  Memory: {
+    query: '{ memories(first: 1) { edges { node { id } } } }',
+    pick: (d) => d.memories.edges[0].node.id,
+    field: 'text',
+  },
+};
+
+/** A global id for a node that does not exist in acme: the dataset is globex's alone. */
+const forged = (type: string, id: string) =>
+  Buffer.from(`${type}:${JSON.stringify(['globex-only', id])}`).toString('base64');
+
+describe('matrix: node(id:) for every node type, own and forged ids × every key', () => {
+  it('has a row for every node type', () => {
+    const nodeTypes = Object.values(schema.getTypeMap())
+      .filter((t) => isObjectType(t) && t.getInterfaces().some((i) => i.name === 'Node'))
+      .map((t) => t.name)
+      .sort();
+    expect(Object.keys(NODE_LOOKUPS).sort()).toEqual(nodeTypes);
+  });
+
+  for (const [type, lookup] of Object.entries(NODE_LOOKUPS)) {
+    for (const key of KEY_NAMES) {
+      const outcome = READERS[key];
+      it(`node(${type}) × ${key}: ${outcome} (own), ${outcome === 'data' ? 'null' : outcome} (forged)`, async () => {
+        const own = await globalId(lookup.query, {}, lookup.pick);
+        const query = `query($id: ID!) { node(id: $id) { id __typename ... on ${type} { ${lookup.field} } } }`;
+        const answers = [await gql(query, { id: own }, keys[key])];
+        answers.push(await gql(query, { id: forged(type, HONDA_BUDGET_MEMORY) }, keys[key]));
+        answers.push(await gql(query, { id: forged(type, DATASET) }, keys[key]));
+        const [mine, ...forgeries] = answers as [GraphqlAnswer, ...GraphqlAnswer[]];
+        switch (outcome) {
+          case '401':
+            for (const a of answers) expectUnauthenticated(a);
+            return;
+          case '403':
+            for (const a of answers) expectForbidden(a, 'node');
+            return;
+          case 'data':
+            expect(mine.body.errors).toBeUndefined();
+            expect(mine.body.data!.node).toMatchObject({ id: own, __typename: type });
+            for (const a of forgeries) expect(a.body).toEqual({ data: { node: null } });
+            return;
+          case 'nothing':
+            // Another workspace's key: acme's own id is as unknown as a forged one.
+            for (const a of answers) expect(a.body).toEqual({ data: { node: null } });
+            return;
+        }
+      });
+    }
+  }
+});
+
+// Mutations -----------------------------------------------------------------------------
+
+interface MutationCase {
+  scope: 'write' | 'admin';
+  /** A fresh target in acme for one cell; returns the variables. */
+  setup: () => Promise<Record<string, unknown>>;
+  /** `mutation(<declarations>) { <field>(<args>) <selection> }` */
+  declarations: string;
+  args: string;
+  /** What any key with the scope reads back: ids, counts, flags, versions. */
+  ids: string;
+  /** The payload's objects: workspace data, which needs read. */
+  objects: string;
+  /** Checks the ids answer of a key of acme. */
+  idsData: (value: Json, vars: Record<string, unknown>) => void;
+  /** Another workspace's key: what it gets (never acme's data). */
+  otherWorkspace: 'NOT_FOUND' | 'zero' | 'own';
+}
+
+const freshFact = async () => ({ dataset: DATASET, id: (await recordFresh()).factId });
+const deletedFact = async () => {
+  const vars = await freshFact();
+  const a = await gql(
+    'mutation($dataset: String!, $id: ID!) { deleteFact(dataset: $dataset, id: $id) { factId } }',
+    vars,
+    keys.all,
+  );
+  expect(a.body.errors).toBeUndefined();
+  return vars;
+};
+const memoryVars = async () => ({ dataset: DATASET, memoryId: await createFreshMemory() });
+const archivedMemoryVars = async () => {
+  const vars = await memoryVars();
+  const a = await gql(
+    'mutation($dataset: String!, $memoryId: ID!) { archiveMemory(dataset: $dataset, memoryId: $memoryId) { version } }',
+    vars,
+    keys.all,
+  );
+  expect(a.body.errors).toBeUndefined();
+  return vars;
+};
+const pinnedMemoryVars = async () => {
+  const vars = await memoryVars();
+  const a = await gql(
+    'mutation($dataset: String!, $memoryId: ID!) { pinMemory(dataset: $dataset, memoryId: $memoryId) { version } }',
+    vars,
+    keys.all,
+  );
+  expect(a.body.errors).toBeUndefined();
+  return vars;
+};
+
+const MEMORY_OBJECTS = '{ memoryId version text validFrom pinned }';
+const memoryVersionMutation = (
+  setup: () => Promise<Record<string, unknown>>,
+  version: number,
+): MutationCase => ({
+  scope: 'write',
+  setup,
+  declarations: '$dataset: String!, $memoryId: ID!',
+  args: 'dataset: $dataset, memoryId: $memoryId',
+  ids: '{ memoryId version }',
+  objects: MEMORY_OBJECTS,
+  idsData: (v, vars) => expect(v).toEqual({ memoryId: vars.memoryId, version }),
+  otherWorkspace: 'NOT_FOUND',
+});
+
+const MUTATION_CASES: Record<string, MutationCase> = {
+  deleteFact: {
+    scope: 'write',
+    setup: freshFact,
+    declarations: '$dataset: String!, $id: ID!',
+    args: 'dataset: $dataset, id: $id',
+    ids: '{ factId deleted }',
+    objects: '{ factId fact { subject sourceQuote episode { content } } }',
+    idsData: (v, vars) => expect(v).toEqual({ factId: vars.id, deleted: true }),
+    otherWorkspace: 'NOT_FOUND',
+  },
+  restoreFact: {
+    scope: 'admin',
+    setup: deletedFact,
+    declarations: '$dataset: String!, $id: ID!',
+    args: 'dataset: $dataset, id: $id',
+    ids: '{ factId }',
+    objects:
+      '{ factId subject subjectEntity { facts(includeInvalidated: true) { object sourceQuote episode { content } } } }',
+    idsData: (v, vars) => expect(v).toEqual({ factId: vars.id }),
+    otherWorkspace: 'NOT_FOUND',
+  },
+  recordEpisode: {
+    scope: 'write',
+    setup: async () => ({
+      dataset: DATASET,
+      input: {
+        episode: {
+          episodeId: uuid(),
+          occurredAt: '2026-02-01',
+          source: 'chat',
+          content: 'user: my car is a toyota',
+        },
+        facts: [
+          {
+            subject: 'user',
+            predicate: 'drives',
+            object: 'toyota',
+            confidence: 0.8,
+            replaceExisting: true,
+          },
+        ],
+      },
+    }),
+    declarations: '$dataset: String!, $input: RecordEpisodeInput!',
+    args: 'dataset: $dataset, input: $input',
+    ids: '{ alreadyRecorded supersededIds episode { episodeId } facts { factId } }',
+    objects:
+      '{ alreadyRecorded facts { factId subjectEntity { facts(includeInvalidated: true) { object sourceQuote episode { content } } } } }',
+    idsData: (v, vars) => {
+      expect(v.alreadyRecorded).toBe(false);
+      expect(v.episode.episodeId).toBe((vars.input as Json).episode.episodeId);
+      expect(v.facts).toHaveLength(1);
+      expect(Array.isArray(v.supersededIds)).toBe(true);
+    },
+    otherWorkspace: 'own',
+  },
+  eraseEpisode: {
+    scope: 'admin',
+    setup: async () => ({ dataset: DATASET, id: (await recordFresh()).episodeId }),
+    declarations: '$dataset: String!, $id: ID!',
+    args: 'dataset: $dataset, id: $id',
+    ids: '{ facts episodes entities memories restoredFacts }',
+    objects: '{ facts episodes }',
+    idsData: (v) => expect(v).toMatchObject({ facts: 1, episodes: 1 }),
+    otherWorkspace: 'zero',
+  },
+  eraseDataset: {
+    scope: 'admin',
+    setup: async () => {
+      const dataset = `erasable ${uuid()}`;
+      await recordFresh(dataset);
+      return { name: dataset };
+    },
+    declarations: '$name: String!',
+    args: 'name: $name',
+    ids: '{ facts episodes entities memories }',
+    objects: '{ facts episodes }',
+    idsData: (v) => expect(v).toMatchObject({ facts: 1, episodes: 1 }),
+    otherWorkspace: 'zero',
+  },
+  createMemory: {
+    scope: 'write',
+    setup: async () => ({
+      dataset: DATASET,
+      input: {
+        memoryId: uuid(),
+        text: 'likes toyota',
+        memoryKind: 'fact',
+        scope: 'user',
+        sourceType: 'conversation',
+      },
+    }),
+    declarations: '$dataset: String!, $input: MemoryInput!',
+    args: 'dataset: $dataset, input: $input',
+    ids: '{ memoryId version }',
+    objects: MEMORY_OBJECTS,
+    idsData: (v, vars) =>
+      expect(v).toEqual({ memoryId: (vars.input as Json).memoryId, version: 1 }),
+    otherWorkspace: 'own',
+  },
+  updateMemory: {
+    ...memoryVersionMutation(
+      async () => ({ ...(await memoryVars()), patch: { text: 'now a honda' } }),
+      2,
+    ),
+    declarations: '$dataset: String!, $memoryId: ID!, $patch: MemoryPatch!',
+    args: 'dataset: $dataset, memoryId: $memoryId, patch: $patch',
+  },
+  archiveMemory: memoryVersionMutation(memoryVars, 2),
+  unarchiveMemory: memoryVersionMutation(archivedMemoryVars, 3),
+  pinMemory: memoryVersionMutation(memoryVars, 2),
+  unpinMemory: memoryVersionMutation(pinnedMemoryVars, 3),
+  supersedeMemory: {
+    scope: 'write',
+    setup: async () => ({
+      ...(await memoryVars()),
+      input: {
+        text: 'drives a honda now',
+        memoryKind: 'fact',
+        scope: 'user',
+        sourceType: 'conversation',
+      },
+    }),
+    declarations: '$dataset: String!, $memoryId: ID!, $input: MemoryInput!',
+    args: 'dataset: $dataset, memoryId: $memoryId, input: $input',
+    ids: '{ previous { memoryId version } memory { memoryId version } }',
+    objects: `{ previous ${MEMORY_OBJECTS} memory ${MEMORY_OBJECTS} }`,
+    idsData: (v, vars) => {
+      expect(v.previous).toEqual({ memoryId: vars.memoryId, version: 2 });
+      expect(v.memory.version).toBe(1);
+    },
+    otherWorkspace: 'NOT_FOUND',
+  },
+};
+
+const SCOPES_OF: Record<KeyName, string[]> = {
+  none: [],
+  read: ['read'],
+  write: ['write'],
+  admin: ['admin'],
+  readWrite: ['read', 'write'],
+  all: ['read', 'write', 'admin'],
+  otherWorkspace: ['read', 'write', 'admin'],
+};
+const hasScope = (key: KeyName, scope: 'read' | 'write' | 'admin'): boolean =>
+  SCOPES_OF[key].includes(scope);
+
+describe('matrix: every Mutation, its ids and its payload objects × every key', () => {
+  it('has a row for every Mutation field', () => {
+    expect(Object.keys(MUTATION_CASES).sort()).toEqual(
+      Object.keys(schema.getMutationType()!.getFields()).sort(),
+    );
+  });
+
+  for (const [name, c] of Object.entries(MUTATION_CASES)) {
+    const run = (selection: string, vars: Record<string, unknown>, key: KeyName) =>
+      gql(`mutation(${c.declarations}) { ${name}(${c.args}) ${selection} }`, vars, keys[key]);
+
+    for (const key of KEY_NAMES) {
+      const cell =
+        key === 'none'
+          ? '401'
+          : !hasScope(key, c.scope)
+            ? '403, nothing written'
+            : key === 'otherWorkspace'
+              ? { NOT_FOUND: 'NOT_FOUND', zero: 'zero counts', own: 'its own workspace only' }[
+                  c.otherWorkspace
+                ]
+              : hasScope(key, 'read')
+                ? 'ids and objects'
+                : 'ids; objects FORBIDDEN with no data';
+      it(`${name} × ${key}: ${cell}`, async () => {
+        const vars = await c.setup();
+        if (key === 'none') return expectUnauthenticated(await run(c.ids, vars, key));
+        if (!hasScope(key, c.scope)) {
+          const a = await run(c.objects, vars, key);
+          expectForbidden(a, name);
+          expect(a.body.errors?.[0]?.message).toBe(`This operation needs the "${c.scope}" scope`);
+          // Nothing was written: the same mutation with acme's admin still finds its target.
+          const after = await run(c.ids, vars, 'all');
+          expect(after.body.errors).toBeUndefined();
+          c.idsData(after.body.data![name], vars);
+          return;
+        }
+        if (key === 'otherWorkspace') {
+          // A mutation that writes into the caller's own workspace gets a workspace of its
+          // own, so the read rows below still see an empty one.
+          const a =
+            c.otherWorkspace === 'own'
+              ? await gql(
+                  `mutation(${c.declarations}) { ${name}(${c.args}) ${c.objects} }`,
+                  vars,
+                  await t.key('umbrella', ['read', 'write', 'admin']),
+                )
+              : await run(c.objects, vars, key);
+          if (c.otherWorkspace === 'NOT_FOUND') {
+            expect(codes(a)).toEqual(['NOT_FOUND']);
+            expect(a.body.data).toBeNull();
+          } else if (c.otherWorkspace === 'zero') {
+            expect(a.body).toEqual({ data: { [name]: { facts: 0, episodes: 0 } } });
+          } else {
+            expect(a.body.errors).toBeUndefined();
+          }
+          // acme's target is untouched: acme's admin can still do it.
+          const after = await run(c.ids, vars, 'all');
+          expect(after.body.errors).toBeUndefined();
+          if (c.otherWorkspace !== 'own') c.idsData(after.body.data![name], vars);
+          return;
+        }
+        if (hasScope(key, 'read')) {
+          const a = await run(c.objects, vars, key);
+          expect(a.body.errors).toBeUndefined();
+          expect(a.body.data![name]).not.toBeNull();
+          return;
+        }
+        // A key with the mutation's scope and no read: the ids come back...
+        const ids = await run(c.ids, vars, key);
+        expect(ids.body.errors).toBeUndefined();
+        c.idsData(ids.body.data![name], vars);
+        // ...and on a fresh target, the payload's objects are FORBIDDEN, nothing of them shown.
+        const again = await c.setup();
+        const objects = await run(c.objects, again, key);
+        if (name === 'eraseEpisode' || name === 'eraseDataset') {
+          // Counts are all the payload has: nothing there needs read.
+          expect(objects.body.errors).toBeUndefined();
+          return;
+        }
+        // Each field that needs read is an error and null (a non-null one takes its parent
+        // with it); only ids, counts and flags are left.
+        expect(codes(objects)).toEqual(['FORBIDDEN']);
+        expect(JSON.stringify(objects.body)).not.toMatch(/toyota|honda|secret|user:/i);
+        for (const error of objects.body.errors ?? []) {
+          expect(error.message).toMatch(/^\w+\.\w+ needs the "read" scope$/);
+        }
+      });
+    }
+  }
+});
+
+// REST routes ---------------------------------------------------------------------------
+
+interface RestCase {
+  method: 'GET' | 'DELETE';
+  path: () => Promise<string>;
+  expected: Record<KeyName, number>;
+  /** The body of a 200 for acme's keys, and for another workspace's. */
+  own: (body: Json) => void;
+  other: (body: Json) => void;
+}
+
+const BASE = '/v1/memory/semantic';
+const READ_ROUTE: Record<KeyName, number> = {
+  none: 401,
+  read: 200,
+  write: 403,
+  admin: 403,
+  readWrite: 200,
+  all: 200,
+  otherWorkspace: 200,
+};
+
+const REST_CASES: Record<string, RestCase> = {
+  'GET facts': {
+    method: 'GET',
+    path: async () => `${BASE}/datasets/${DATASET}/facts`,
+    expected: READ_ROUTE,
+    own: (b) => expect(b.total).toBeGreaterThan(0),
+    other: (b) => expect(b).toEqual({ facts: [], total: 0 }),
+  },
+  'GET entities': {
+    method: 'GET',
+    path: async () => `${BASE}/datasets/${DATASET}/entities`,
+    expected: READ_ROUTE,
+    own: (b) => expect(b.entities.length).toBeGreaterThan(0),
+    other: (b) => expect(b).toEqual({ entities: [] }),
+  },
+  'GET entity facts': {
+    method: 'GET',
+    path: async () => `${BASE}/datasets/${DATASET}/entities/user/facts`,
+    expected: READ_ROUTE,
+    own: (b) => expect(b.facts.length).toBeGreaterThan(0),
+    other: (b) => expect(b).toEqual({ facts: [] }),
+  },
+  'DELETE fact': {
+    method: 'DELETE',
+    path: async () => `${BASE}/datasets/${DATASET}/facts/${(await recordFresh()).factId}`,
+    expected: {
+      none: 401,
+      read: 403,
+      write: 200,
+      admin: 403,
+      readWrite: 200,
+      all: 200,
+      otherWorkspace: 404,
+    },
+    own: (b) => expect(b).toEqual({ factId: expect.any(String), deleted: true }),
+    other: (b) => expect(b).toEqual({ error: 'Fact not found' }),
+  },
+  'GET /api/memories': {
+    method: 'GET',
+    path: async () => '/api/memories',
+    expected: READ_ROUTE,
+    own: (b) => expect(b.length).toBeGreaterThan(0),
+    other: (b) => expect(b).toEqual([]),
+  },
+};
+
+describe('matrix: every REST route × every key', () => {
+  it('has a row for every route in the OpenAPI document', async () => {
+    const doc = (await (await t.request('/openapi.json')).json()) as {
+      paths: Record<string, Record<string, unknown>>;
+    };
+    const routes = Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`),
+    );
+    expect(routes).toHaveLength(Object.keys(REST_CASES).length);
+  });
+
+  for (const [name, c] of Object.entries(REST_CASES)) {
+    for (const key of KEY_NAMES) {
+      it(`${name} × ${key}: ${c.expected[key]}`, async () => {
+        const path = await c.path();
+        const response = await t.request(path, { method: c.method, key: keys[key] });
+        const body = await response.json();
+        expect(response.status).toBe(c.expected[key]);
+        if (response.status === 200) (key === 'otherWorkspace' ? c.other : c.own)(body);
+        if (response.status === 403) expect(JSON.stringify(body)).toMatch(/scope/);
+        if (response.status === 401) expect(JSON.stringify(body)).toMatch(/API key/);
+        if (key === 'otherWorkspace' && response.status !== 404) c.other(body);
+      });
+    }
+  }
+});
