@@ -43,3 +43,22 @@ describe('README: how an extraction pipeline writes', () => {
     expect(payload?.facts?.length).toBeGreaterThan(0);
   });
 });
+
+describe('README: what a write-only pipeline key sees', () => {
+  it('the API keys section’s recordEpisode example runs with a write-only key', async () => {
+    const heading = /^#{1,6} API keys$/m.exec(README);
+    expect(heading).not.toBeNull();
+    const section = README.slice(heading!.index, HEADING.exec(README)!.index);
+    const example = /```graphql\n([\s\S]*?)```/.exec(section);
+    expect(example?.[1]).toContain('recordEpisode');
+    const writeOnly = await t.key('development', ['write']);
+    const { body } = await t.graphql(parse(example![1]!), writeExample().variables, writeOnly);
+    expect(body.errors).toBeUndefined();
+    const payload = (body.data as { recordEpisode: { facts: { factId: string }[] } }).recordEpisode;
+    expect(payload.facts.length).toBeGreaterThan(0);
+    // The pipeline example's full payload needs read: FORBIDDEN, nothing of the content.
+    const full = await t.graphql(parse(writeExample().query), writeExample().variables, writeOnly);
+    expect(full.body.errors?.map((e) => e.extensions?.code)).toContain('FORBIDDEN');
+    expect(JSON.stringify(full.body)).not.toMatch(/Corolla|toyota/i);
+  });
+});
