@@ -47,7 +47,7 @@ builder.queryFields((t) => ({
     },
     resolve: async (_root, args, ctx, info) => {
       const auth = keyOf(ctx);
-      const after = args.after ? String(decodeCursor('dataset', args.after, 1)[0]) : null;
+      const after = args.after ? String(decodeCursor('dataset', args.after, ['string'])[0]) : null;
       const totalCount = totalCountFor(info, () => countDatasets(ctx.store, auth.workspaceId));
       const page = await listDatasets(ctx.store, auth.workspaceId, {
         first: args.first ?? DEFAULT_PAGE_SIZE,

@@ -77,7 +77,7 @@ builder.objectFields(DatasetRef, (t) => ({
     resolve: async (ds, args, ctx, info) => {
       const auth = keyOf(ctx);
       const tenant = { workspaceId: auth.workspaceId, dataset: ds.name };
-      const after = args.after ? decodeCursor('entity', args.after, 2) : null;
+      const after = args.after ? decodeCursor('entity', args.after, ['time', 'string']) : null;
       const totalCount = totalCountFor(info, () =>
         countEntities(ctx.store, tenant, { type: args.type ?? null }),
       );

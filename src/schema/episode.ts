@@ -61,7 +61,7 @@ builder.objectFields(DatasetRef, (t) => ({
     resolve: async (ds, args, ctx, info) => {
       const auth = keyOf(ctx);
       const tenant = { workspaceId: auth.workspaceId, dataset: ds.name };
-      const after = args.after ? decodeCursor('episode', args.after, 2) : null;
+      const after = args.after ? decodeCursor('episode', args.after, ['time', 'string']) : null;
       const totalCount = totalCountFor(info, () => countEpisodes(ctx.store, tenant));
       const page = await listEpisodes(ctx.store, tenant, {
         first: args.first ?? DEFAULT_PAGE_SIZE,

@@ -163,7 +163,7 @@ builder.objectField(DatasetRef, 'facts', (t) =>
     resolve: async (ds, args, ctx, info) => {
       const auth = keyOf(ctx);
       const tenant = { workspaceId: auth.workspaceId, dataset: ds.name };
-      const after = args.after ? decodeCursor('fact', args.after, 2) : null;
+      const after = args.after ? decodeCursor('fact', args.after, ['time', 'string']) : null;
       const hasTime = Boolean(args.asOf || args.validAt || args.knownAt);
       const selection = resolveTemporalSelection(
         {

@@ -85,7 +85,7 @@ function resolveMemories(
     asOf: args.asOf ?? null,
     now: ctx.now,
   };
-  const after = args.after ? decodeCursor('memory', args.after, 2) : null;
+  const after = args.after ? decodeCursor('memory', args.after, ['time', 'string']) : null;
   const totalCount = totalCountFor(info, () => countMemories(ctx.store, query));
   return listMemories(ctx.store, query, {
     first: args.first ?? DEFAULT_PAGE_SIZE,

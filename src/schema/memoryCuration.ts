@@ -222,7 +222,12 @@ builder.mutationField('updateMemory', (t) =>
           tenantOf(ctx, args.dataset),
           args.memoryId,
           args.expectedVersion ?? null,
-          () => ({ set }),
+          // A patch that changes nothing (empty, or every value as it is) is no new
+          // version: bumping it would fail other clients' expectedVersion for nothing.
+          (m) =>
+            Object.entries(set).every(([k, v]) => m[k as keyof MemoryDoc] === v)
+              ? 'unchanged'
+              : { set },
           now,
         ),
       );

@@ -24,14 +24,30 @@ export function encodeCursor(kind: string, parts: (string | number)[]): string {
   return Buffer.from(JSON.stringify([kind, ...parts])).toString('base64url');
 }
 
-export function decodeCursor(kind: string, cursor: string, arity: number): (string | number)[] {
+/** What each part of a connection's sort key is: an instant (epoch ms) or a string. */
+export type CursorShape = readonly ('time' | 'string')[];
+
+const fitsShape = (part: unknown, type: 'time' | 'string') =>
+  type === 'string'
+    ? typeof part === 'string'
+    : typeof part === 'number' &&
+      Number.isSafeInteger(part) &&
+      !Number.isNaN(new Date(part).getTime());
+
+export function decodeCursor(
+  kind: string,
+  cursor: string,
+  shape: CursorShape,
+): (string | number)[] {
   try {
     const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
+    // A part of the wrong type would become an Invalid Date in the page's filter, which
+    // reads as an empty page: a malformed cursor is the client's mistake, said as such.
     if (
       Array.isArray(parsed) &&
       parsed[0] === kind &&
-      parsed.length === arity + 1 &&
-      parsed.slice(1).every((p) => typeof p === 'string' || typeof p === 'number')
+      parsed.length === shape.length + 1 &&
+      shape.every((type, i) => fitsShape(parsed[i + 1], type))
     ) {
       return parsed.slice(1) as (string | number)[];
     }

@@ -80,4 +80,24 @@ describe('keyset pagination', () => {
     expect(next.body.data!.dataset!.facts.edges).toEqual([]);
     expect(next.body.data!.dataset!.facts.totalCount).toBe(30);
   });
+
+  it('a cursor whose parts have the wrong type or range is BAD_USER_INPUT, not an empty page', async () => {
+    const cursor = (parts: unknown[]) => Buffer.from(JSON.stringify(parts)).toString('base64url');
+    for (const after of [
+      cursor(['fact', 'not a time', 'x']),
+      cursor(['fact', 1.5, 'x']),
+      cursor(['fact', 9e15, 'x']),
+      cursor(['fact', Date.parse(TIE), 42]),
+      cursor(['fact', Date.parse(TIE)]),
+    ]) {
+      const { body } = await t.graphql(FactsDocument, { dataset: 'ties', first: 5, after }, key);
+      expect(body.errors?.[0]?.extensions?.code, after).toBe('BAD_USER_INPUT');
+      expect(body.errors?.[0]?.message).toMatch(/^after: .* is not a cursor of this connection$/);
+    }
+    // A well-formed one still pages.
+    const ok = cursor(['fact', Date.parse(TIE), 'ffffffff-ffff-4fff-bfff-ffffffffffff']);
+    const { body } = await t.graphql(FactsDocument, { dataset: 'ties', first: 5, after: ok }, key);
+    expect(body.errors).toBeUndefined();
+    expect(body.data!.dataset!.facts.edges.length).toBe(5);
+  });
 });

@@ -297,6 +297,40 @@ describe('updateMemory', () => {
     expect(await versionsOf(m.memoryId)).toEqual([2, 3]);
   });
 
+  it('a patch that changes nothing (empty, or the values as they are) keeps the version and writes nothing', async () => {
+    const m = await create({ text: 'The user drinks tea.', importance: 0.4 });
+    const before = await snapshot(m.memoryId);
+    for (const patch of [
+      {},
+      { text: 'The user drinks tea.' },
+      { text: ' The user drinks tea. ', importance: 0.4 },
+    ]) {
+      const same = data(
+        await t.graphql(
+          CurationUpdateMemoryDocument,
+          { dataset: DATASET, memoryId: m.memoryId, expectedVersion: 1, patch },
+          writer,
+        ),
+      ).updateMemory;
+      expect(same).toMatchObject({
+        version: 1,
+        text: 'The user drinks tea.',
+        updatedAt: m.updatedAt,
+      });
+    }
+    expect(await snapshot(m.memoryId)).toEqual(before);
+    expect(await versionsOf(m.memoryId)).toEqual([]);
+    // Another client's expectedVersion still holds.
+    const changed = data(
+      await t.graphql(
+        CurationUpdateMemoryDocument,
+        { dataset: DATASET, memoryId: m.memoryId, expectedVersion: 1, patch: { importance: 0.5 } },
+        writer,
+      ),
+    ).updateMemory;
+    expect(changed.version).toBe(2);
+  });
+
   it('a demo memory at version 2 goes to version 3', async () => {
     const updated = data(
       await t.graphql(
