@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { getConnInfo } from '@hono/node-server/conninfo';
 import { OpenAPIHono } from '@hono/zod-openapi';
+import { shouldRenderGraphiQL } from 'graphql-yoga';
 import type { Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { Logger } from 'pino';
@@ -17,6 +18,7 @@ import { type CorsOrigins, corsPolicy } from './cors.js';
 import type { GatewayEnv } from './env.js';
 import { requestHostName } from './hosts.js';
 import type { Metrics } from './observability.js';
+import { setResponseHeader } from './responseHeaders.js';
 import { createGraphqlYoga, type YogaOptions } from './yoga.js';
 
 export interface GatewayOptions extends YogaOptions {
@@ -72,26 +74,6 @@ function edgeError(c: Context, code: ErrorCode, message: string): Response {
   const surface = surfaceOf(c.req.path);
   if (surface) return errorResponse(c, surface, code, message);
   return c.json({ errors: [{ message, extensions: { code } }] }, ERROR_STATUS[code] as 400);
-}
-
-/**
- * Sets a header on the finished response in place. `c.header()` after the handler would
- * copy the whole response into a new one with a streamed body (Hono re-wraps a finalized
- * response), which also costs @hono/node-server its fast path for string bodies: about a
- * tenth of the gateway's CPU per request. Our handlers build their responses themselves,
- * so the headers are mutable; a response whose headers are not falls back to the copy.
- */
-function setResponseHeader(c: Context, name: string, value: string): void {
-  try {
-    c.res.headers.set(name, value);
-  } catch {
-    c.header(name, value);
-  }
-}
-
-/** Yoga renders GraphiQL for a GET that accepts HTML (and not only JSON). */
-function wantsGraphiqlPage(request: Request): boolean {
-  return request.method === 'GET' && (request.headers.get('accept') ?? '').includes('text/html');
 }
 
 function clientAddress(c: Context): string {
@@ -282,7 +264,7 @@ export function createGateway(options: GatewayOptions) {
   const keyBeforeParsing = options.introspection === false;
   app.on(['GET', 'POST'], '/graphql', (c) => {
     const ctx = c.get('requestContext');
-    const page = options.graphiql !== false && wantsGraphiqlPage(c.req.raw);
+    const page = options.graphiql !== false && shouldRenderGraphiQL(c.req.raw);
     if (keyBeforeParsing && !ctx.auth && !page) {
       return edgeError(c, 'UNAUTHENTICATED', unauthenticated(ctx.authProblem).message);
     }

@@ -1,4 +1,5 @@
-import type { Context, MiddlewareHandler } from 'hono';
+import type { MiddlewareHandler } from 'hono';
+import { setResponseHeader as setHeader } from './responseHeaders.js';
 
 /**
  * One CORS policy for GraphQL and REST (CORS_ORIGINS). Keys travel in the Authorization
@@ -21,14 +22,6 @@ const PREFLIGHT_MAX_AGE_SECONDS = '600';
 function allowedOrigin(origins: CorsOrigins, origin: string | undefined): string | null {
   if (origins === '*') return '*';
   return origin && origins.includes(origin) ? origin : null;
-}
-
-function setHeader(c: Context, name: string, value: string): void {
-  try {
-    c.res.headers.set(name, value);
-  } catch {
-    c.header(name, value);
-  }
 }
 
 /**
