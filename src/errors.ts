@@ -22,6 +22,7 @@ export const ERROR_STATUS = {
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
   CONFLICT: 409,
+  QUERY_TOO_COMPLEX: 400,
   PAYLOAD_TOO_LARGE: 413,
   RATE_LIMITED: 429,
   INTERNAL_SERVER_ERROR: 500,
@@ -48,9 +49,8 @@ export const badInput = (message: string, details?: Record<string, unknown>) =>
 
 export const GENERIC_ERROR_MESSAGE = 'Internal server error';
 
-/** The code of an error in the request itself, by graphql-js's and graphql-armor's wording. */
+/** The code of an error in the request itself, by graphql-js's wording. */
 function requestErrorCode(message: string): string {
-  if (/limit of \d+ exceeded/i.test(message)) return 'QUERY_LIMIT_EXCEEDED';
   if (message.startsWith('Variable "$')) return 'BAD_USER_INPUT';
   if (message.startsWith('Syntax Error')) return 'GRAPHQL_PARSE_FAILED';
   return 'GRAPHQL_VALIDATION_FAILED';

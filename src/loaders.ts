@@ -124,14 +124,19 @@ export function createLoaders(
 
   /** Facts touching an entity (subject or object), per temporal argument set. */
   const factsOfEntity = new DataLoader<
-    DatasetKey & { name: string; asOf: string | null; includeInvalidated: boolean },
+    DatasetKey & {
+      name: string;
+      asOf: string | null;
+      includeInvalidated: boolean;
+      first: number;
+    },
     FactView[],
     string
   >(
     observed(
       'factsOfEntity',
       batchBy(
-        (k) => JSON.stringify([k.dataset, k.asOf, k.includeInvalidated]),
+        (k) => JSON.stringify([k.dataset, k.asOf, k.includeInvalidated, k.first]),
         async (keys) => {
           const first = keys[0]!;
           const selection: TemporalSelection = resolveTemporalSelection(
@@ -146,6 +151,7 @@ export function createLoaders(
             tenant(first.dataset),
             keys.map((k) => k.name),
             selection,
+            first.first,
           );
           return (k) => found.get(entityKey(k.name)) ?? [];
         },
@@ -154,17 +160,22 @@ export function createLoaders(
     { cacheKeyFn: cacheKey },
   );
 
-  /** Every fact an episode produced, whatever its state. */
-  const factsOfEpisode = new DataLoader<DatasetKey & { episodeId: string }, FactView[], string>(
+  /** The facts an episode produced, whatever their state (the first `first`). */
+  const factsOfEpisode = new DataLoader<
+    DatasetKey & { episodeId: string; first: number },
+    FactView[],
+    string
+  >(
     observed(
       'factsOfEpisode',
       batchBy(
-        (k) => k.dataset,
+        (k) => JSON.stringify([k.dataset, k.first]),
         async (keys) => {
           const found = await factsOfEpisodes(
             c,
             tenant(keys[0]!.dataset),
             keys.map((k) => k.episodeId),
+            keys[0]!.first,
           );
           return (k) => found.get(normalizeUuid(k.episodeId)) ?? [];
         },

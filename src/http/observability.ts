@@ -74,6 +74,35 @@ export function createMetrics() {
   };
 }
 
+/** Operation names longer than this are labelled `other`. */
+export const MAX_OPERATION_LABEL_LENGTH = 64;
+/** Distinct operation names one gateway labels by name; later ones are `other`. */
+export const MAX_OPERATION_LABELS = 200;
+
+export type OperationLabels = ReturnType<typeof operationLabels>;
+
+/**
+ * The operation label of the access log and the metrics. Clients choose operation names,
+ * so a label is bounded: only requests with a valid key are labelled by name (others are
+ * `unauthenticated`), a name must be a short GraphQL name, and past a fixed number of
+ * distinct names every new one is `other`: /metrics cannot be grown by naming requests.
+ */
+export function operationLabels(max = MAX_OPERATION_LABELS) {
+  const seen = new Set<string>();
+  return {
+    of(name: string | null, authenticated: boolean): string {
+      if (!authenticated) return 'unauthenticated';
+      if (name === null) return 'anonymous';
+      if (name.length > MAX_OPERATION_LABEL_LENGTH || !/^[_A-Za-z][_0-9A-Za-z]*$/.test(name))
+        return 'other';
+      if (seen.has(name)) return name;
+      if (seen.size >= max) return 'other';
+      seen.add(name);
+      return name;
+    },
+  };
+}
+
 /** Feeds the database command histogram from the driver's command monitoring. */
 export function observeDatabase(client: MongoClient, metrics: Metrics): void {
   client.on('commandSucceeded', (event) =>

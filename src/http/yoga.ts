@@ -1,4 +1,3 @@
-import { EnvelopArmor } from '@escape.tech/graphql-armor';
 import {
   type DocumentNode,
   Kind,
@@ -10,7 +9,8 @@ import { type RequestContext, unauthenticated } from '../context.js';
 import { maskError } from '../errors.js';
 import { schema } from '../schema/index.js';
 import { isLoopbackHostName, requestHostName } from './hosts.js';
-import type { Metrics } from './observability.js';
+import { type Metrics, type OperationLabels, operationLabels } from './observability.js';
+import { queryLimitPlugins } from './queryLimits.js';
 
 export interface YogaOptions {
   /**
@@ -24,19 +24,6 @@ export interface YogaOptions {
   introspection?: boolean;
   metrics?: Metrics;
 }
-
-/**
- * Abuse limits (graphql-armor), checked at validation, before anything runs. Generous
- * for real front ends (the REST adapters' and the README's operations are far below
- * them); introspection is exempt from depth and cost so GraphiQL can load the schema.
- */
-export const QUERY_LIMITS = {
-  maxDepth: 12,
-  maxAliases: 15,
-  maxDirectives: 30,
-  maxTokens: 3000,
-  maxCost: 5000,
-} as const;
 
 const INTROSPECTION_FIELDS = new Set(['__schema', '__type', '__typename']);
 
@@ -60,29 +47,42 @@ function isIntrospectionOnly(operation: OperationDefinitionNode | undefined): bo
 /**
  * Every operation needs a valid key, except introspection alone, so GraphiQL can load
  * the schema before a key is typed in. Checked before execution, so no resolver runs.
- * Also records the operation's name for the access log and the metrics.
  */
-function requireKey(metrics?: Metrics): Plugin<RequestContext> {
+const requireKey: Plugin<RequestContext> = {
+  onExecute({ args }) {
+    const ctx = args.contextValue;
+    if (!ctx.auth && !isIntrospectionOnly(selectedOperation(args.document, args.operationName))) {
+      const error = unauthenticated(ctx.authProblem);
+      error.extensions.http = { status: 401 };
+      throw error;
+    }
+  },
+};
+
+/**
+ * Names the operation for the access log and the metrics (a bounded label: see
+ * operationLabels), and counts every answer's outcome and error codes, refusals before
+ * execution included.
+ */
+function observeOperations(labels: OperationLabels, metrics?: Metrics): Plugin<RequestContext> {
   return {
     onExecute({ args }) {
       const ctx = args.contextValue;
       const operation = selectedOperation(args.document, args.operationName);
-      ctx.observed.operation = operation?.name?.value ?? (operation ? 'anonymous' : null);
-      if (!ctx.auth && !isIntrospectionOnly(operation)) {
-        const error = unauthenticated(ctx.authProblem);
-        error.extensions.http = { status: 401 };
-        throw error;
+      ctx.observed.operation = operation
+        ? labels.of(operation.name?.value ?? null, ctx.auth !== null)
+        : null;
+    },
+    onResultProcess({ result, serverContext }) {
+      if (!metrics || Array.isArray(result) || Symbol.asyncIterator in result) return;
+      const ctx = (serverContext as Partial<RequestContext>).observed;
+      metrics.operations.inc({
+        operation: ctx?.operation ?? 'unknown',
+        outcome: result.errors?.length ? 'error' : 'ok',
+      });
+      for (const error of result.errors ?? []) {
+        metrics.errors.inc({ code: String(error.extensions?.code ?? 'UNKNOWN') });
       }
-      return {
-        onExecuteDone({ result }) {
-          if (!metrics || Symbol.asyncIterator in result) return;
-          const outcome = result.errors?.length ? 'error' : 'ok';
-          metrics.operations.inc({ operation: ctx.observed.operation ?? 'unknown', outcome });
-          for (const error of result.errors ?? []) {
-            metrics.errors.inc({ code: String(error.extensions?.code ?? 'UNKNOWN') });
-          }
-        },
-      };
     },
   };
 }
@@ -99,14 +99,6 @@ const disableIntrospection: Plugin = {
  * as Yoga's server context, so GraphQL and the REST adapters share one object.
  */
 export function createGraphqlYoga(options: YogaOptions = {}) {
-  const armor = new EnvelopArmor({
-    maxDepth: { n: QUERY_LIMITS.maxDepth, ignoreIntrospection: true },
-    maxAliases: { n: QUERY_LIMITS.maxAliases },
-    maxDirectives: { n: QUERY_LIMITS.maxDirectives },
-    maxTokens: { n: QUERY_LIMITS.maxTokens },
-    costLimit: { maxCost: QUERY_LIMITS.maxCost, ignoreIntrospection: true },
-    blockFieldSuggestion: { enabled: options.introspection === false },
-  });
   const introspection = options.introspection !== false;
   return createYoga<RequestContext>({
     schema,
@@ -118,9 +110,11 @@ export function createGraphqlYoga(options: YogaOptions = {}) {
     logging: false,
     maskedErrors: { maskError: (error) => maskError(error) },
     plugins: [
-      ...armor.protect().plugins,
       ...(introspection ? [] : [disableIntrospection]),
-      requireKey(options.metrics),
+      observeOperations(operationLabels(), options.metrics),
+      // The key first: a keyless request learns nothing, not even what its query costs.
+      requireKey,
+      ...queryLimitPlugins({ introspection, metrics: options.metrics }),
     ],
     // Loaded on the first GraphiQL page, not at start: its inlined assets hold about
     // 75 MB of memory, which a production gateway (GraphiQL off) never needs.
@@ -140,7 +134,7 @@ export function createGraphqlYoga(options: YogaOptions = {}) {
   });
 }
 
-const DEFAULT_QUERY = `# The facts live now in the demo dataset, with their entities.
+export const DEFAULT_QUERY = `# The facts live now in the demo dataset, with their entities.
 query CurrentFacts {
   viewer { workspace scopes }
   dataset(name: "user_42") {

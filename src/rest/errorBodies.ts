@@ -22,6 +22,7 @@ const SUPACLOUD_CODES: Record<ErrorCode, string> = {
   NOT_FOUND: 'not_found',
   METHOD_NOT_ALLOWED: 'method_not_allowed',
   CONFLICT: 'conflict',
+  QUERY_TOO_COMPLEX: 'bad_request',
   PAYLOAD_TOO_LARGE: 'bad_request',
   RATE_LIMITED: 'rate_limited',
   INTERNAL_SERVER_ERROR: 'internal_error',

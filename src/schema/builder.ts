@@ -1,10 +1,12 @@
 import SchemaBuilder from '@pothos/core';
+import ComplexityPlugin from '@pothos/plugin-complexity';
 import RelayPlugin from '@pothos/plugin-relay';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
 import ValidationPlugin from '@pothos/plugin-validation';
 import type { RequestContext } from '../context.js';
 import { badInput } from '../errors.js';
 import { forbidden, scopesOf } from './authScopes.js';
+import { defaultFieldCost } from './cost.js';
 import { dateTimeScalar } from './scalars.js';
 
 /**
@@ -18,6 +20,9 @@ import { dateTimeScalar } from './scalars.js';
  * Authorization is declared on the schema (scope-auth), never checked in resolvers: every
  * object type carries `authScopes` (workspace data needs `read`), and every root field
  * declares the scope it needs. The rules and their test are described in authScopes.ts.
+ *
+ * Query cost is declared on the schema too (complexity plugin): every list field states
+ * its bound next to its definition; the model is described in cost.ts.
  */
 export const builder = new SchemaBuilder<{
   Context: RequestContext;
@@ -36,17 +41,25 @@ export const builder = new SchemaBuilder<{
     ID: { Input: string; Output: string };
   };
 }>({
-  plugins: [ScopeAuthPlugin, RelayPlugin, ValidationPlugin],
+  plugins: [ScopeAuthPlugin, RelayPlugin, ValidationPlugin, ComplexityPlugin],
   defaultFieldNullability: false,
   scopeAuth: {
     // Computed once per request from the key the edge verified.
     authScopes: scopesOf,
     unauthorizedError: (_parent, _ctx, info, result) => forbidden(info, result),
   },
+  complexity: {
+    fieldComplexity: defaultFieldCost,
+    // The plugin's own check runs inside root resolvers, after execution has begun; the
+    // gateway checks the same costs before execution instead (src/http/queryLimits.ts).
+    disabled: true,
+  },
   relay: {
     clientMutationId: 'omit',
     cursorType: 'String',
-    edgesFieldOptions: { nullable: false },
+    // The page's `first` is paid by the connection field; edges and pageInfo are wrappers.
+    edgesFieldOptions: { nullable: false, complexity: { field: 0, multiplier: 1 } },
+    pageInfoFieldOptions: { complexity: 0 },
     nodeFieldOptions: { nullable: false },
     nodesQueryOptions: false,
     nodeQueryOptions: { authScopes: { read: true } },

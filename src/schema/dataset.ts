@@ -11,6 +11,7 @@ import {
   decodeCursor,
   encodeCursor,
   firstSchema,
+  pageComplexity,
   totalCountFor,
 } from './pagination.js';
 
@@ -41,6 +42,7 @@ builder.queryFields((t) => ({
     type: DatasetConnection,
     description: "The workspace's datasets, by name.",
     authScopes: { read: true },
+    complexity: pageComplexity,
     args: {
       first: t.arg.int({ defaultValue: DEFAULT_PAGE_SIZE, validate: firstSchema }),
       after: t.arg.string({ validate: afterSchema }),

@@ -4,6 +4,7 @@ import type { EntityDoc } from '../store/documents.js';
 import { countEntities, listEntities } from '../store/entities.js';
 import { entityNameSchema } from './args.js';
 import { builder } from './builder.js';
+import { boundOf, listCost, WHOLE_LIST_CAP } from './cost.js';
 import { DatasetRef } from './dataset.js';
 import { FactRef } from './fact.js';
 import { nodeKey, parseNodeKey } from './nodeIds.js';
@@ -11,10 +12,14 @@ import {
   afterSchema,
   connection,
   countedConnection,
+  DEFAULT_NESTED_LIST_SIZE,
   DEFAULT_PAGE_SIZE,
   decodeCursor,
   encodeCursor,
   firstSchema,
+  MAX_NESTED_LIST_SIZE,
+  nestedFirstSchema,
+  pageComplexity,
   totalCountFor,
 } from './pagination.js';
 
@@ -46,18 +51,22 @@ builder.node(EntityRef, {
     }),
     facts: t.field({
       type: [FactRef],
-      description:
-        'Facts whose subject or object is this entity, validAt descending. Default: live now; `includeInvalidated`: every state; `asOf`: believed true at that instant.',
+      description: `Facts whose subject or object is this entity, validAt descending: the first \`first\` (at most ${MAX_NESTED_LIST_SIZE}). Default: live now; \`includeInvalidated\`: every state; \`asOf\`: believed true at that instant.`,
       args: {
         asOf: t.arg({ type: 'DateTime' }),
         includeInvalidated: t.arg.boolean({ defaultValue: false }),
+        first: t.arg.int({ defaultValue: DEFAULT_NESTED_LIST_SIZE, validate: nestedFirstSchema }),
       },
+      // Batched by a loader across parents: no query of its own per entity.
+      complexity: (args) =>
+        listCost(boundOf(args.first, DEFAULT_NESTED_LIST_SIZE, MAX_NESTED_LIST_SIZE), false),
       resolve: (e, args, ctx) =>
         ctx.loaders.factsOfEntity.load({
           dataset: e.dataset,
           name: e.name,
           asOf: args.asOf ? args.asOf.toISOString() : null,
           includeInvalidated: args.includeInvalidated ?? false,
+          first: args.first ?? DEFAULT_NESTED_LIST_SIZE,
         }),
     }),
   }),
@@ -69,6 +78,7 @@ builder.objectFields(DatasetRef, (t) => ({
   entities: t.field({
     type: EntityConnection,
     description: 'Entities, most recently mentioned (updatedAt) first.',
+    complexity: pageComplexity,
     args: {
       type: t.arg({ type: EntityTypeEnum }),
       first: t.arg.int({ defaultValue: DEFAULT_PAGE_SIZE, validate: firstSchema }),
@@ -98,14 +108,15 @@ builder.objectFields(DatasetRef, (t) => ({
   }),
   allEntities: t.field({
     type: [EntityRef],
-    description:
-      "Every entity of the dataset, most recently mentioned first, unpaginated (what Memory Soda's GET entities returns). Prefer `entities` for large datasets.",
+    description: `Every entity of the dataset, most recently mentioned first, unpaginated (what Memory Soda's GET entities returns), at most ${WHOLE_LIST_CAP}. Prefer \`entities\` for large datasets.`,
+    complexity: listCost(WHOLE_LIST_CAP, true),
     resolve: async (ds, _args, ctx) => {
       const auth = keyOf(ctx);
-      const { entities } = await listEntities(ctx.store, {
-        workspaceId: auth.workspaceId,
-        dataset: ds.name,
-      });
+      const { entities } = await listEntities(
+        ctx.store,
+        { workspaceId: auth.workspaceId, dataset: ds.name },
+        { first: WHOLE_LIST_CAP },
+      );
       return entities;
     },
   }),

@@ -4,6 +4,7 @@ import { countEpisodes, listEpisodes } from '../store/episodes.js';
 import { uuidSchema } from './args.js';
 import { READABLE_WITHOUT_READ } from './authScopes.js';
 import { builder } from './builder.js';
+import { boundOf, listCost } from './cost.js';
 import { DatasetRef } from './dataset.js';
 import { FactRef } from './fact.js';
 import { nodeKey, parseNodeKey } from './nodeIds.js';
@@ -11,10 +12,14 @@ import {
   afterSchema,
   connection,
   countedConnection,
+  DEFAULT_NESTED_LIST_SIZE,
   DEFAULT_PAGE_SIZE,
   decodeCursor,
   encodeCursor,
   firstSchema,
+  MAX_NESTED_LIST_SIZE,
+  nestedFirstSchema,
+  pageComplexity,
   totalCountFor,
 } from './pagination.js';
 
@@ -41,9 +46,19 @@ builder.node(EpisodeRef, {
     recordedAt: t.expose('recordedAt', { type: 'DateTime' }),
     facts: t.field({
       type: [FactRef],
-      description: 'Every fact this episode produced, whatever its state, validAt descending.',
-      resolve: (e, _args, ctx) =>
-        ctx.loaders.factsOfEpisode.load({ dataset: e.dataset, episodeId: e.episodeId }),
+      description: `Every fact this episode produced, whatever its state, validAt descending: the first \`first\` (an episode holds at most ${MAX_NESTED_LIST_SIZE}).`,
+      args: {
+        first: t.arg.int({ defaultValue: DEFAULT_NESTED_LIST_SIZE, validate: nestedFirstSchema }),
+      },
+      // Batched by a loader across parents: no query of its own per episode.
+      complexity: (args) =>
+        listCost(boundOf(args.first, DEFAULT_NESTED_LIST_SIZE, MAX_NESTED_LIST_SIZE), false),
+      resolve: (e, args, ctx) =>
+        ctx.loaders.factsOfEpisode.load({
+          dataset: e.dataset,
+          episodeId: e.episodeId,
+          first: args.first ?? DEFAULT_NESTED_LIST_SIZE,
+        }),
     }),
   }),
 });
@@ -54,6 +69,7 @@ builder.objectFields(DatasetRef, (t) => ({
   episodes: t.field({
     type: EpisodeConnection,
     description: 'Episodes, most recent (occurredAt) first.',
+    complexity: pageComplexity,
     args: {
       first: t.arg.int({ defaultValue: DEFAULT_PAGE_SIZE, validate: firstSchema }),
       after: t.arg.string({ validate: afterSchema }),

@@ -13,6 +13,7 @@ import {
 import { datasetNameSchema, querySchema, uuidSchema } from './args.js';
 import { READABLE_WITHOUT_READ } from './authScopes.js';
 import { builder } from './builder.js';
+import { boundOf, listCost } from './cost.js';
 import { DatasetRef } from './dataset.js';
 import { EntityRef } from './entity.js';
 import { EpisodeRef } from './episode.js';
@@ -25,6 +26,8 @@ import {
   decodeCursor,
   encodeCursor,
   firstSchema,
+  MAX_PAGE_SIZE,
+  pageComplexity,
   totalCountFor,
 } from './pagination.js';
 
@@ -117,6 +120,8 @@ builder.node(FactRef, {
       description:
         'Every fact with the same subject and predicate (case-insensitive), whatever its state, validAt descending: how this statement changed over time.',
       args: { first: t.arg.int({ defaultValue: DEFAULT_PAGE_SIZE, validate: firstSchema }) },
+      // One query per fact asking (not batched).
+      complexity: (args) => listCost(boundOf(args.first, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE), true),
       resolve: async (f, args, ctx) => {
         const auth = keyOf(ctx);
         const page = await listFacts(
@@ -149,6 +154,7 @@ builder.objectField(DatasetRef, 'facts', (t) =>
       '`states`: keep facts whose state at `asOf` (default now) is one of these; without a time argument it searches the full history.',
       '`q`: every word must occur in subject + predicate + object (case-insensitive whole words).',
     ].join('\n'),
+    complexity: pageComplexity,
     args: {
       q: t.arg.string({ validate: querySchema }),
       first: t.arg.int({ defaultValue: DEFAULT_PAGE_SIZE, validate: firstSchema }),

@@ -5,6 +5,7 @@ import type { MemoryDoc } from '../store/documents.js';
 import { countMemories, findMemory, listMemories, type MemoryQuery } from '../store/memories.js';
 import { READABLE_WITHOUT_READ } from './authScopes.js';
 import { builder } from './builder.js';
+import { listCost, WHOLE_LIST_CAP } from './cost.js';
 import { DatasetRef } from './dataset.js';
 import { nodeKey, parseNodeKey } from './nodeIds.js';
 import {
@@ -15,6 +16,7 @@ import {
   decodeCursor,
   encodeCursor,
   firstSchema,
+  pageComplexity,
   totalCountFor,
 } from './pagination.js';
 
@@ -104,6 +106,7 @@ builder.objectField(DatasetRef, 'memories', (t) =>
   t.field({
     type: MemoryConnection,
     description: MEMORIES_DESCRIPTION,
+    complexity: pageComplexity,
     args: {
       includeArchived: t.arg.boolean({ defaultValue: false }),
       asOf: t.arg({ type: 'DateTime' }),
@@ -119,6 +122,7 @@ builder.queryField('memories', (t) =>
     type: MemoryConnection,
     description: `Memories of every dataset of the workspace (what SupaCloud's GET /api/memories lists). ${MEMORIES_DESCRIPTION}`,
     authScopes: { read: true },
+    complexity: pageComplexity,
     args: {
       includeArchived: t.arg.boolean({ defaultValue: false }),
       asOf: t.arg({ type: 'DateTime' }),
@@ -132,20 +136,25 @@ builder.queryField('memories', (t) =>
 builder.queryField('allMemories', (t) =>
   t.field({
     type: [MemoryRef],
-    description: `Every memory of the workspace, unpaginated (what SupaCloud's GET /api/memories returns). ${MEMORIES_DESCRIPTION}`,
+    description: `Every memory of the workspace, unpaginated (what SupaCloud's GET /api/memories returns), at most ${WHOLE_LIST_CAP}. ${MEMORIES_DESCRIPTION}`,
     authScopes: { read: true },
+    complexity: listCost(WHOLE_LIST_CAP, true),
     args: {
       includeArchived: t.arg.boolean({ defaultValue: false }),
       asOf: t.arg({ type: 'DateTime' }),
     },
     resolve: async (_root, args, ctx) => {
       const auth = keyOf(ctx);
-      const { memories } = await listMemories(ctx.store, {
-        workspaceId: auth.workspaceId,
-        includeArchived: args.includeArchived ?? false,
-        asOf: args.asOf ?? null,
-        now: ctx.now,
-      });
+      const { memories } = await listMemories(
+        ctx.store,
+        {
+          workspaceId: auth.workspaceId,
+          includeArchived: args.includeArchived ?? false,
+          asOf: args.asOf ?? null,
+          now: ctx.now,
+        },
+        { first: WHOLE_LIST_CAP },
+      );
       return memories;
     },
   }),

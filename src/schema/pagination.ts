@@ -3,6 +3,7 @@ import { type GraphQLResolveInfo, Kind, type SelectionSetNode } from 'graphql';
 import { z } from 'zod';
 import { badInput } from '../errors.js';
 import { builder } from './builder.js';
+import { pageCost } from './cost.js';
 
 /**
  * Forward keyset pagination (`first`, `after`). Cursors are opaque base64url strings of a
@@ -17,6 +18,22 @@ export const firstSchema = z
   .int('must be a whole number')
   .min(1, `must be between 1 and ${MAX_PAGE_SIZE}`)
   .max(MAX_PAGE_SIZE, `must be between 1 and ${MAX_PAGE_SIZE}`);
+
+/** A connection field's cost: its page and count queries, then `first` nodes. */
+export const pageComplexity = pageCost(MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE);
+
+/**
+ * Lists under an object without pages of their own (an entity's facts, an episode's
+ * facts): `first` up to this many, the most recent (validAt) first.
+ */
+export const DEFAULT_NESTED_LIST_SIZE = 100;
+export const MAX_NESTED_LIST_SIZE = 1000;
+
+export const nestedFirstSchema = z
+  .number()
+  .int('must be a whole number')
+  .min(1, `must be between 1 and ${MAX_NESTED_LIST_SIZE}`)
+  .max(MAX_NESTED_LIST_SIZE, `must be between 1 and ${MAX_NESTED_LIST_SIZE}`);
 
 export const afterSchema = z.string().max(1000, 'is not a cursor of this connection');
 

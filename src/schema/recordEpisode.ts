@@ -7,6 +7,7 @@ import { eraseEpisode } from '../store/erasure.js';
 import { recordEpisode, type EpisodeInput as StoreEpisodeInput } from '../store/recordEpisode.js';
 import { datasetNameSchema, uuidSchema } from './args.js';
 import { builder } from './builder.js';
+import { listCost } from './cost.js';
 import { EntityTypeEnum } from './entity.js';
 import { EpisodeRef } from './episode.js';
 import { ErasureCountsRef } from './erasure.js';
@@ -161,11 +162,14 @@ const RecordEpisodePayload = builder
       facts: t.field({
         type: [FactRef],
         description: 'The stored facts, in input order.',
+        // Already in memory: charged as the objects an episode can hold.
+        complexity: listCost(MAX_ITEMS, false),
         resolve: (p) => p.facts,
       }),
       superseded: t.field({
         type: [FactRef],
         description: "The facts this episode's facts superseded.",
+        complexity: listCost(MAX_ITEMS, false),
         resolve: (p) => p.superseded,
       }),
       supersededIds: t.idList({ resolve: (p) => p.superseded.map((f) => f.factId) }),

@@ -120,35 +120,64 @@ export async function findFact(
 }
 
 /**
- * Facts of several entities at once (for DataLoader): one query for every name, split per
- * name afterwards. Each name's facts come back in the standard order.
+ * The first `first` facts (standard order) of each of several parents, for a DataLoader.
+ * One query reads at most `first` per parent; when it comes back full, a parent with
+ * fewer than `first` may have more past the others' share and is read again alone, so
+ * every answer is exact and no read is unbounded.
+ */
+async function firstFactsOfEach(
+  keys: string[],
+  first: number,
+  find: (keys: string[], limit: number) => Promise<FactView[]>,
+  parentsOf: (fact: FactView) => string[],
+): Promise<Map<string, FactView[]>> {
+  const byKey = new Map<string, FactView[]>(keys.map((k) => [k, []]));
+  if (keys.length === 0) return byKey;
+  const limit = keys.length * first;
+  const docs = await find(keys, limit);
+  for (const doc of docs) {
+    for (const parent of parentsOf(doc)) {
+      const list = byKey.get(parent);
+      if (list && list.length < first) list.push(doc);
+    }
+  }
+  if (docs.length < limit) return byKey;
+  const short = keys.filter((k) => byKey.get(k)!.length < first);
+  await Promise.all(short.map(async (k) => byKey.set(k, await find([k], first))));
+  return byKey;
+}
+
+/**
+ * Facts of several entities at once (for DataLoader): the first `first` facts touching
+ * each name (as subject or object), in the standard order.
  */
 export async function factsOfEntities(
   c: Collections,
   tenant: Tenant,
   names: readonly string[],
   selection: TemporalSelection,
+  first: number,
 ): Promise<Map<string, FactView[]>> {
-  const keys = [...new Set(names.map(entityKey))];
-  const byName = new Map<string, FactView[]>(keys.map((k) => [k, []]));
-  if (keys.length === 0) return byName;
-  const docs = await c.facts
-    .find<FactView>(
-      allOf<FactDoc>([
-        { workspaceId: tenant.workspaceId, dataset: tenant.dataset },
-        { $or: [{ subjectKey: { $in: keys } }, { objectKey: { $in: keys } }] },
-        ...selectionFilter(selection),
-      ]),
-      { comment: 'store:factsOfEntities', projection: FACT_VIEW },
-    )
-    .sort(FACT_ORDER)
-    .batchSize(UNPAGED_BATCH_SIZE)
-    .toArray();
-  for (const doc of docs) {
-    byName.get(doc.subjectKey)?.push(doc);
-    if (doc.objectKey !== doc.subjectKey) byName.get(doc.objectKey)?.push(doc);
-  }
-  return byName;
+  return firstFactsOfEach(
+    [...new Set(names.map(entityKey))],
+    first,
+    (keys, limit) =>
+      c.facts
+        .find<FactView>(
+          allOf<FactDoc>([
+            { workspaceId: tenant.workspaceId, dataset: tenant.dataset },
+            { $or: [{ subjectKey: { $in: keys } }, { objectKey: { $in: keys } }] },
+            ...selectionFilter(selection),
+          ]),
+          { comment: 'store:factsOfEntities', projection: FACT_VIEW },
+        )
+        .sort(FACT_ORDER)
+        .limit(limit)
+        .batchSize(Math.min(limit, UNPAGED_BATCH_SIZE))
+        .toArray(),
+    (fact) =>
+      fact.objectKey === fact.subjectKey ? [fact.subjectKey] : [fact.subjectKey, fact.objectKey],
+  );
 }
 
 /**
@@ -338,23 +367,26 @@ export async function restoreFact(
   };
 }
 
-/** Every fact of several episodes, in one query; each episode's in the standard order. */
+/** The first `first` facts (standard order) each of several episodes produced, whatever their state. */
 export async function factsOfEpisodes(
   c: Collections,
   tenant: Tenant,
   episodeIds: readonly string[],
+  first: number,
 ): Promise<Map<string, FactView[]>> {
-  const ids = [...new Set(episodeIds.map(normalizeUuid))];
-  const byEpisode = new Map<string, FactView[]>(ids.map((id) => [id, []]));
-  if (ids.length === 0) return byEpisode;
-  const docs = await c.facts
-    .find<FactView>(
-      { workspaceId: tenant.workspaceId, dataset: tenant.dataset, episodeId: { $in: ids } },
-      { comment: 'store:factsOfEpisodes', projection: FACT_VIEW },
-    )
-    .sort(FACT_ORDER)
-    .batchSize(UNPAGED_BATCH_SIZE)
-    .toArray();
-  for (const doc of docs) byEpisode.get(doc.episodeId!)?.push(doc);
-  return byEpisode;
+  return firstFactsOfEach(
+    [...new Set(episodeIds.map(normalizeUuid))],
+    first,
+    (ids, limit) =>
+      c.facts
+        .find<FactView>(
+          { workspaceId: tenant.workspaceId, dataset: tenant.dataset, episodeId: { $in: ids } },
+          { comment: 'store:factsOfEpisodes', projection: FACT_VIEW },
+        )
+        .sort(FACT_ORDER)
+        .limit(limit)
+        .batchSize(Math.min(limit, UNPAGED_BATCH_SIZE))
+        .toArray(),
+    (fact) => (fact.episodeId ? [fact.episodeId] : []),
+  );
 }

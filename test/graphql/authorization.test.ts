@@ -556,8 +556,10 @@ const MUTATION_CASES: Record<string, MutationCase> = {
     declarations: '$dataset: String!, $input: RecordEpisodeInput!',
     args: 'dataset: $dataset, input: $input',
     ids: '{ alreadyRecorded supersededIds episode { episodeId } facts { factId } }',
+    // The payload's lists are costed at an episode's 1,000 facts, so objects under them
+    // stay one level deep (lists of lists there are over the cost limit).
     objects:
-      '{ alreadyRecorded facts { factId subjectEntity { facts(includeInvalidated: true) { object sourceQuote episode { content } } } } }',
+      '{ alreadyRecorded facts { factId subject subjectEntity { name } episode { content } } superseded { object sourceQuote } }',
     idsData: (v, vars) => {
       expect(v.alreadyRecorded).toBe(false);
       expect(v.episode.episodeId).toBe((vars.input as Json).episode.episodeId);

@@ -176,8 +176,8 @@ describe('DataLoader batching', () => {
     const c = t.database.collections;
     const all = resolveTemporalSelection({ includeInvalidated: true }, new Date());
     const page = await listFacts(c, tenant, { selection: all }, { first: 5 });
-    const ofEntities = await factsOfEntities(c, tenant, ['entity 1'], all);
-    const ofEpisodes = await factsOfEpisodes(c, tenant, [uuid(1)]);
+    const ofEntities = await factsOfEntities(c, tenant, ['entity 1'], all, 100);
+    const ofEpisodes = await factsOfEpisodes(c, tenant, [uuid(1)], 100);
     const read = [...page.facts, ...ofEntities.get('entity 1')!, ...ofEpisodes.values()].flat();
     expect(read.length).toBeGreaterThan(5);
     for (const fact of read) {

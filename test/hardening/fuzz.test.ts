@@ -977,7 +977,7 @@ describe('found by fuzzing', () => {
       'the cost limit',
       {
         query:
-          '{ dataset(name: "user_42") { facts(first: 100) { edges { node { factId subject predicate object state history { factId } } } } } }',
+          '{ dataset(name: "user_42") { facts(first: 100) { edges { node { factId subject predicate object state history { history { factId } } } } } } }',
       },
     ],
     ['a subscription', { query: 'subscription { viewer { keyId } }' }],

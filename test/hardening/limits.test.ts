@@ -1,7 +1,12 @@
 import { Writable } from 'node:stream';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createLogger, createMetrics, observeDatabase } from '../../src/http/observability.js';
-import { QUERY_LIMITS } from '../../src/http/yoga.js';
+import {
+  createLogger,
+  createMetrics,
+  MAX_OPERATION_LABELS,
+  observeDatabase,
+} from '../../src/http/observability.js';
+import { QUERY_LIMITS } from '../../src/http/queryLimits.js';
 import { openTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 const logLines: Record<string, unknown>[] = [];
@@ -42,16 +47,39 @@ const post = (query: string, k: string | null = key, extraHeaders: Record<string
     body: JSON.stringify({ query }),
   });
 
-describe('GraphQL abuse limits (graphql-armor), each with a clear error', () => {
+describe('GraphQL abuse limits, each refused as QUERY_TOO_COMPLEX with what was measured', () => {
+  /** The one error of a refusal, checked for the shape every limit shares. */
+  async function refusal(query: string, measure: string) {
+    const response = await post(query, key, { accept: 'application/graphql-response+json' });
+    expect(response.status).toBe(400);
+    const body = await response.json();
+    expect(body.data).toBeUndefined();
+    expect(body.errors).toHaveLength(1);
+    const [error] = body.errors;
+    expect(error.message).not.toMatch(/Syntax Error/);
+    expect(error.message).toMatch(new RegExp(`${measure}.*over the limit`));
+    expect(error.extensions).toMatchObject({ code: 'QUERY_TOO_COMPLEX', measure });
+    // With application/json the same refusal is a 200 (GraphQL over HTTP).
+    const legacy = await post(query, key, { accept: 'application/json' });
+    expect(legacy.status).toBe(200);
+    expect((await legacy.json()).errors[0].extensions.code).toBe('QUERY_TOO_COMPLEX');
+    return error.extensions;
+  }
+
   it('depth', async () => {
     let nested = 'factId';
     for (let i = 0; i < QUERY_LIMITS.maxDepth; i++) nested = `supersededBy { ${nested} }`;
-    const response = await post(
+    const extensions = await refusal(
       `{ dataset(name: "user_42") { fact(id: "3a91c6e8-0f2d-4b57-a8e3-5d1c9b7f2a40") { ${nested} } } }`,
+      'depth',
     );
-    const body = await response.json();
-    expect(body.errors[0].message).toMatch(/depth/i);
-    expect(body.data).toBeUndefined();
+    expect(extensions).toEqual({
+      code: 'QUERY_TOO_COMPLEX',
+      measure: 'depth',
+      // dataset, fact, 12 supersededBy and the leaf factId: fields are counted, leaves included.
+      depth: QUERY_LIMITS.maxDepth + 3,
+      limit: QUERY_LIMITS.maxDepth,
+    });
   });
 
   it('aliases', async () => {
@@ -59,8 +87,10 @@ describe('GraphQL abuse limits (graphql-armor), each with a clear error', () => 
       { length: QUERY_LIMITS.maxAliases + 1 },
       (_, i) => `a${i}: viewer { workspace }`,
     ).join(' ');
-    const body = await (await post(`{ ${aliases} }`)).json();
-    expect(body.errors[0].message).toMatch(/alias/i);
+    expect(await refusal(`{ ${aliases} }`, 'aliases')).toMatchObject({
+      aliases: QUERY_LIMITS.maxAliases + 1,
+      limit: QUERY_LIMITS.maxAliases,
+    });
   });
 
   it('directives', async () => {
@@ -68,29 +98,30 @@ describe('GraphQL abuse limits (graphql-armor), each with a clear error', () => 
       { length: QUERY_LIMITS.maxDirectives + 1 },
       () => '@include(if: true)',
     ).join(' ');
-    const body = await (await post(`{ viewer ${directives} { workspace } }`)).json();
-    expect(body.errors[0].message).toMatch(/directive/i);
+    expect(await refusal(`{ viewer ${directives} { workspace } }`, 'directives')).toMatchObject({
+      limit: QUERY_LIMITS.maxDirectives,
+    });
   });
 
   it('tokens', async () => {
     const fields = Array.from({ length: QUERY_LIMITS.maxTokens }, () => 'workspace').join(' ');
-    const body = await (await post(`{ viewer { ${fields} } }`)).json();
-    expect(body.errors[0].message).toMatch(/token/i);
+    expect(await refusal(`{ viewer { ${fields} } }`, 'tokens')).toMatchObject({
+      limit: QUERY_LIMITS.maxTokens,
+    });
   });
 
   it('cost', async () => {
     // Shallow enough for the depth limit and short enough for the token limit, but each
-    // level doubles the work: the static cost estimate refuses it before anything runs.
+    // level multiplies the work: the cost model refuses it before anything runs.
     let inner = 'subject predicate object confidence validAt';
-    for (let i = 0; i < 6; i++)
+    for (let i = 0; i < 4; i++)
       inner = `subject object predicate supersededBy { ${inner} } history { ${inner} }`;
-    const body = await (
-      await post(
-        `{ dataset(name: "user_42") { fact(id: "3a91c6e8-0f2d-4b57-a8e3-5d1c9b7f2a40") { ${inner} } } }`,
-      )
-    ).json();
-    expect(body.errors[0].message).toMatch(/Query Cost limit of 5000 exceeded/);
-    expect(body.data).toBeUndefined();
+    const extensions = await refusal(
+      `{ dataset(name: "user_42") { fact(id: "3a91c6e8-0f2d-4b57-a8e3-5d1c9b7f2a40") { ${inner} } } }`,
+      'cost',
+    );
+    expect(extensions.limit).toBe(QUERY_LIMITS.maxCost);
+    expect(extensions.cost).toBeGreaterThan(QUERY_LIMITS.maxCost);
   });
 
   it('ordinary queries, the README examples and introspection pass', async () => {
@@ -186,6 +217,47 @@ describe('request ids, logs and metrics', () => {
     expect(text).toMatch(
       /gateway_db_command_duration_seconds_count\{command="find",outcome="ok"\} \d+/,
     );
+  });
+});
+
+describe('bounded metrics', () => {
+  it('1,000 distinct operation names, and names without a key or too long, add a bounded number of series', async () => {
+    const m = createMetrics();
+    const g = await openTestGateway({ demoWorkspaces: [], gateway: { metrics: m } });
+    const k = await g.key('acme', ['read']);
+    const send = (name: string, withKey: string | null) =>
+      g.request('/graphql', {
+        method: 'POST',
+        key: withKey,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ query: `query ${name} { __typename }` }),
+      });
+    for (let i = 0; i < 1000; i++) expect((await send(`Op${i}`, k)).status).toBe(200);
+    // Introspection-only requests need no key: they are never labelled by their name.
+    for (let i = 0; i < 20; i++) await send(`Anonymous${i}_${'x'.repeat(2000)}`, null);
+    await send(`Long_${'y'.repeat(5000)}`, k);
+    const text = await (await g.request('/metrics')).text();
+    const series = (metric: string) =>
+      text.split('\n').filter((line) => line.startsWith(`${metric}{`));
+    const operations = series('gateway_graphql_operations_total');
+    const labels = new Set(operations.map((line) => /operation="([^"]*)"/.exec(line)![1]));
+    expect(labels.size).toBe(MAX_OPERATION_LABELS + 2);
+    expect(labels).toContain('other');
+    expect(labels).toContain('unauthenticated');
+    expect(labels).toContain('Op0');
+    expect(labels).not.toContain(`Op${MAX_OPERATION_LABELS}`);
+    expect(operations.find((l) => l.includes('operation="other"'))).toMatch(
+      new RegExp(` ${1000 - MAX_OPERATION_LABELS + 1}$`),
+    );
+    expect(text).not.toContain('xxxxxxxx');
+    expect(text).not.toContain('yyyyyyyy');
+    // The latency histogram carries the same bounded label.
+    const latencyLabels = new Set(
+      series('gateway_http_request_duration_seconds_count').map(
+        (line) => /operation="([^"]*)"/.exec(line)![1],
+      ),
+    );
+    expect(latencyLabels.size).toBeLessThanOrEqual(MAX_OPERATION_LABELS + 2);
   });
 });
 

@@ -1,0 +1,139 @@
+import { EnvelopArmor } from '@escape.tech/graphql-armor';
+import { createComplexityRule } from '@pothos/plugin-complexity';
+import { type DocumentNode, type GraphQLError, type GraphQLSchema, validate } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import type { RequestContext } from '../context.js';
+import { GatewayError } from '../errors.js';
+import type { Metrics } from './observability.js';
+
+/**
+ * The limits on an operation's shape, all checked before any resolver runs.
+ *
+ * - `maxCost`: the cost model declared on the schema (src/schema/cost.ts), computed with
+ *   the request's variables and the arguments' defaults. 20,000 lets through what front
+ *   ends ask for every day (a page of 100 facts with their entities, episode and
+ *   successor costs 610; 50 episodes with 100 facts each and their entities 15,060) and
+ *   refuses lists nested in lists of lists (the corpus in test/graphql/queryCost.test.ts).
+ * - `maxDepth`: nesting, fragments included.
+ * - `maxAliases`, `maxDirectives`, `maxTokens` (graphql-armor): cheap checks on the
+ *   document itself, at parse and validation time.
+ */
+export const QUERY_LIMITS = {
+  maxCost: 20_000,
+  maxDepth: 12,
+  maxAliases: 15,
+  maxDirectives: 30,
+  maxTokens: 3000,
+} as const;
+
+export type QueryMeasure = 'cost' | 'depth' | 'aliases' | 'directives' | 'tokens';
+
+/**
+ * A refusal: code QUERY_TOO_COMPLEX, what was measured, its value (when known) and the
+ * limit. A request error in GraphQL over HTTP's terms: 400 with
+ * application/graphql-response+json, 200 with application/json (`spec: true` lets Yoga
+ * choose).
+ */
+export function queryTooComplex(measure: QueryMeasure, limit: number, value?: number) {
+  const found = value === undefined ? '' : ` (${value})`;
+  return new GatewayError(
+    'QUERY_TOO_COMPLEX',
+    `The operation's ${measure}${found} is over the limit of ${limit}; ask for fewer or smaller lists (see the README's "Query limits")`,
+    {
+      measure,
+      ...(value === undefined ? {} : { [measure]: value }),
+      limit,
+      http: { status: 400, spec: true },
+    },
+  );
+}
+
+/** graphql-armor's own errors say "Syntax Error: ... found N."; the number is all we keep. */
+const foundIn = (error: GraphQLError) => {
+  const match = /found (\d+)/.exec(error.message);
+  return match ? Number(match[1]) : undefined;
+};
+
+const rejectAs = (measure: QueryMeasure, limit: number) => (_ctx: unknown, error: GraphQLError) => {
+  throw queryTooComplex(measure, limit, foundIn(error));
+};
+
+/**
+ * An operation's cost and depth (src/schema/cost.ts), with the request's variables and
+ * the arguments' defaults. Variables that do not coerce measure as zero: execution then
+ * refuses them with its own message.
+ */
+export function measureOperation(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  request: { variables?: Record<string, unknown> | null; operationName?: string | null },
+  context: object,
+): { cost: number; depth: number } {
+  let measured = { cost: 0, depth: 0 };
+  // A validation rule run on its own here, not beside graphql's rules: Yoga caches
+  // validation per document, and a cost depends on the variables of each request.
+  validate(schema, document, [
+    createComplexityRule({
+      context,
+      variableValues: request.variables ?? {},
+      operationName: request.operationName ?? null,
+      // Called once per operation of the document; the largest counts.
+      validate: ({ complexity, depth }) => {
+        measured = {
+          cost: Math.max(measured.cost, Math.ceil(complexity)),
+          depth: Math.max(measured.depth, depth),
+        };
+      },
+    }),
+  ]);
+  return measured;
+}
+
+/** Cost and depth, measured on the operation about to run, before it runs. */
+function costLimit(metrics?: Metrics): Plugin<RequestContext> {
+  return {
+    onExecute({ args }) {
+      const { cost, depth } = measureOperation(
+        args.schema,
+        args.document,
+        { variables: args.variableValues, operationName: args.operationName },
+        args.contextValue,
+      );
+      const refusal =
+        depth > QUERY_LIMITS.maxDepth
+          ? queryTooComplex('depth', QUERY_LIMITS.maxDepth, depth)
+          : cost > QUERY_LIMITS.maxCost
+            ? queryTooComplex('cost', QUERY_LIMITS.maxCost, cost)
+            : null;
+      if (refusal) {
+        metrics?.errors.inc({ code: refusal.code });
+        throw refusal;
+      }
+    },
+  };
+}
+
+/** Every query limit, as Yoga plugins. */
+export function queryLimitPlugins(options: {
+  introspection: boolean;
+  metrics?: Metrics | undefined;
+}): Plugin<RequestContext>[] {
+  const armor = new EnvelopArmor({
+    maxAliases: {
+      n: QUERY_LIMITS.maxAliases,
+      onReject: [rejectAs('aliases', QUERY_LIMITS.maxAliases)],
+    },
+    maxDirectives: {
+      n: QUERY_LIMITS.maxDirectives,
+      onReject: [rejectAs('directives', QUERY_LIMITS.maxDirectives)],
+    },
+    maxTokens: {
+      n: QUERY_LIMITS.maxTokens,
+      onReject: [rejectAs('tokens', QUERY_LIMITS.maxTokens)],
+    },
+    maxDepth: { enabled: false },
+    costLimit: { enabled: false },
+    blockFieldSuggestion: { enabled: !options.introspection },
+  });
+  return [...(armor.protect().plugins as Plugin<RequestContext>[]), costLimit(options.metrics)];
+}

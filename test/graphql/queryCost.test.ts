@@ -1,0 +1,336 @@
+import { readFileSync } from 'node:fs';
+import SchemaBuilder from '@pothos/core';
+import ComplexityPlugin from '@pothos/plugin-complexity';
+import {
+  type DefinitionNode,
+  type DocumentNode,
+  type GraphQLField,
+  type GraphQLSchema,
+  getNamedType,
+  isListType,
+  isNonNullType,
+  isObjectType,
+  Kind,
+  parse,
+  print,
+} from 'graphql';
+import type { CommandStartedEvent } from 'mongodb';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { measureOperation, QUERY_LIMITS } from '../../src/http/queryLimits.js';
+import { DEFAULT_QUERY } from '../../src/http/yoga.js';
+import { defaultFieldCost, WHOLE_LIST_CAP } from '../../src/schema/cost.js';
+import { schema } from '../../src/schema/index.js';
+import { openTestGateway, type TestGateway } from '../helpers/gateway.js';
+
+// ---------------------------------------------------------------------------------------
+// The schema walk: every list of objects declares its bound where it is defined.
+// ---------------------------------------------------------------------------------------
+
+type Complexity = number | { field?: number; multiplier?: number };
+type ComplexityOption = Complexity | ((args: Record<string, unknown>) => Complexity);
+
+const objectList = (field: GraphQLField<unknown, unknown>) => {
+  const type = isNonNullType(field.type) ? field.type.ofType : field.type;
+  return (
+    (isListType(type) || getNamedType(field.type).name.endsWith('Connection')) &&
+    isObjectType(getNamedType(field.type))
+  );
+};
+
+const multiplierOf = (option: ComplexityOption, args: Record<string, unknown>) => {
+  const value = typeof option === 'function' ? option(args) : option;
+  return typeof value === 'number' ? undefined : value.multiplier;
+};
+
+/** What is wrong with the cost rules of a schema: one line per field. */
+function costRuleProblems(s: GraphQLSchema): { problems: string[]; checked: number } {
+  const problems: string[] = [];
+  let checked = 0;
+  for (const type of Object.values(s.getTypeMap())) {
+    if (!isObjectType(type) || type.name.startsWith('__')) continue;
+    for (const field of Object.values(type.getFields())) {
+      const option = field.extensions?.complexity as ComplexityOption | undefined;
+      const name = `${type.name}.${field.name}`;
+      if (option === undefined) {
+        problems.push(`${name}: no cost`);
+        continue;
+      }
+      if (!objectList(field) || name.endsWith('Connection.edges')) continue;
+      checked++;
+      if (option === defaultFieldCost) {
+        problems.push(`${name}: a list without a declared bound`);
+        continue;
+      }
+      const first = field.args.find((a) => a.name === 'first');
+      if (first) {
+        const fallback = multiplierOf(option, {});
+        if (fallback !== first.defaultValue)
+          problems.push(
+            `${name}: costed as ${fallback} without first, defaults to ${first.defaultValue}`,
+          );
+        if (multiplierOf(option, { first: 7 }) !== 7)
+          problems.push(`${name}: first: 7 is not costed as 7`);
+        const huge = multiplierOf(option, { first: 10 ** 9 }) ?? Number.POSITIVE_INFINITY;
+        if (huge > WHOLE_LIST_CAP) problems.push(`${name}: first is not clamped (${huge})`);
+      } else {
+        const bound = multiplierOf(option, {}) ?? Number.POSITIVE_INFINITY;
+        if (!(bound >= 1 && bound <= WHOLE_LIST_CAP))
+          problems.push(`${name}: unbounded list (multiplier ${bound})`);
+      }
+    }
+  }
+  return { problems, checked };
+}
+
+describe('the cost model, declared on the schema', () => {
+  it('gives every list of objects a bound: first (literal, variable or default, clamped) or a cap', () => {
+    const { problems, checked } = costRuleProblems(schema);
+    expect(problems).toEqual([]);
+    // Connections, Entity.facts, Episode.facts, Fact.history, allEntities, allMemories,
+    // the recordEpisode payload's lists: a walk that finds none has checked nothing.
+    expect(checked).toBeGreaterThanOrEqual(12);
+  });
+
+  it('the walk flags a list whose bound nobody declared', () => {
+    // Only the complexity plugin (the cast: the project's other plugins declare required options).
+    const b = new SchemaBuilder<{ DefaultFieldNullability: false }>({
+      plugins: [ComplexityPlugin],
+      defaultFieldNullability: false,
+      complexity: { fieldComplexity: defaultFieldCost },
+    } as never);
+    const Thing = b.objectRef<{ n: number }>('Thing').implement({
+      fields: (t) => ({ n: t.exposeInt('n') }),
+    });
+    b.queryType({
+      fields: (t) => ({ things: t.field({ type: [Thing], resolve: () => [] }) }),
+    });
+    expect(costRuleProblems(b.toSchema()).problems).toEqual([
+      'Query.things: a list without a declared bound',
+    ]);
+  });
+
+  it('scalars are free, objects cost one, a list multiplies its selection by its bound', () => {
+    const cost = (query: string, variables: Record<string, unknown> = {}) =>
+      measureOperation(schema, parse(query), { variables }, {}).cost;
+    const page = '{ dataset(name: "d") { facts(first: 10) { edges { node { subject } } } } }';
+    // dataset 1 + facts page 10 (its own query) + 10 nodes.
+    expect(cost(page)).toBe(21);
+    expect(
+      cost(
+        '{ dataset(name: "d") { facts(first: 10) { edges { node { subject object validAt state } } } } }',
+      ),
+    ).toBe(21);
+    // Each loaded entity costs one more per node.
+    expect(
+      cost(
+        '{ dataset(name: "d") { facts(first: 10) { edges { node { subjectEntity { name } } } } } }',
+      ),
+    ).toBe(31);
+    // Variables and defaults count like literals.
+    const byVariable =
+      'query ($f: Int) { dataset(name: "d") { facts(first: $f) { edges { node { subject } } } } }';
+    expect(cost(byVariable, { f: 10 })).toBe(21);
+    expect(cost(byVariable, {})).toBe(
+      cost('{ dataset(name: "d") { facts { edges { node { subject } } } } }'),
+    );
+    expect(cost('{ dataset(name: "d") { facts { edges { node { subject } } } } }')).toBe(61);
+  });
+});
+
+// ---------------------------------------------------------------------------------------
+// Calibration: the front-end corpus passes, the attacks are refused before anything runs.
+// ---------------------------------------------------------------------------------------
+
+function operationsIn(source: string): { name: string; document: DocumentNode }[] {
+  const definitions = parse(source).definitions;
+  const fragments = definitions.filter((d) => d.kind === Kind.FRAGMENT_DEFINITION);
+  return definitions
+    .filter((d) => d.kind === Kind.OPERATION_DEFINITION)
+    .map((op: DefinitionNode) => {
+      const used = fragments.filter(
+        (f) => f.kind === Kind.FRAGMENT_DEFINITION && print(op).includes(`...${f.name.value}`),
+      );
+      return {
+        name: (op.kind === Kind.OPERATION_DEFINITION && op.name?.value) || 'anonymous',
+        document: { kind: Kind.DOCUMENT, definitions: [op, ...used] } as DocumentNode,
+      };
+    });
+}
+
+const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+const corpus = [
+  ...operationsIn(readFileSync(new URL('./frontEndCorpus.graphql', import.meta.url), 'utf8')),
+  ...operationsIn(DEFAULT_QUERY),
+  ...[...readme.matchAll(/```graphql\n([\s\S]*?)```/g)].flatMap((m) => operationsIn(m[1]!)),
+  ...operationsIn(
+    readFileSync(new URL('../../src/rest/memorySoda.graphql', import.meta.url), 'utf8'),
+  ),
+  ...operationsIn(
+    readFileSync(new URL('../../src/rest/supaCloud.graphql', import.meta.url), 'utf8'),
+  ),
+];
+
+/** Variables for the corpus, by name: the largest values each allows. */
+const VARIABLES: Record<string, unknown> = {
+  dataset: 'user_42',
+  name: 'user',
+  first: 100,
+  q: 'car',
+  includeInvalidated: true,
+  includeArchived: true,
+  factId: '00000000-0000-4000-8000-000000000000',
+};
+
+const variablesFor = (document: DocumentNode) => {
+  const op = document.definitions[0]!;
+  if (op.kind !== Kind.OPERATION_DEFINITION) return {};
+  return Object.fromEntries(
+    (op.variableDefinitions ?? [])
+      .map((v) => v.variable.name.value)
+      .filter((n) => n in VARIABLES)
+      .map((n) => [n, VARIABLES[n]]),
+  );
+};
+
+/** Attacks seen on the running gateway, and the same through variables and aliases. */
+const nestedFacts = (levels: number, first = '') => {
+  let selection = 'facts { subject }';
+  for (let i = 0; i < levels; i++)
+    selection = `facts${first} { subject subjectEntity { ${selection} } }`;
+  return selection;
+};
+const ATTACKS: { name: string; query: string; variables?: Record<string, unknown> }[] = [
+  {
+    name: 'unpaginated lists nested four deep under a hub entity',
+    query: `{ dataset(name: "user_42") { entity(name: "user") { facts { subjectEntity { facts { subjectEntity { facts { subjectEntity { facts { subject } } } } } } } } } }`,
+  },
+  {
+    name: 'the same nesting with first given through variables',
+    query: `query Nested($f: Int) { dataset(name: "user_42") { entity(name: "user") { ${nestedFacts(3, '(first: $f)')} } } }`,
+    variables: { f: 1000 },
+  },
+  {
+    name: 'a page of 100 facts fanned out through aliases',
+    query: `{ dataset(name: "user_42") { ${Array.from(
+      { length: 3 },
+      (_, i) =>
+        `a${i}: facts(first: 100) { edges { node { subjectEntity { facts { subject } } } } }`,
+    ).join(' ')} } }`,
+  },
+  {
+    name: 'histories of histories',
+    query: `query H($n: Int = 100) { dataset(name: "user_42") { facts(first: $n) { edges { node { history(first: $n) { history(first: $n) { subject } } } } } } }`,
+  },
+  {
+    name: 'every entity of every dataset with its facts',
+    query: `{ datasets(first: 100) { edges { node { allEntities { facts { subject } } } } } }`,
+  },
+];
+
+let t: TestGateway;
+let key: string;
+const commands: CommandStartedEvent[] = [];
+
+beforeAll(async () => {
+  t = await openTestGateway({ clientOptions: { monitorCommands: true } });
+  key = await t.key('acme', ['read', 'write']);
+  t.database.client.on('commandStarted', (event) => commands.push(event));
+});
+
+const post = (body: object, accept = 'application/graphql-response+json') =>
+  t.request('/graphql', {
+    method: 'POST',
+    key,
+    headers: { 'content-type': 'application/json', accept },
+    body: JSON.stringify(body),
+  });
+
+describe('the front-end corpus passes the limits', () => {
+  it('holds the operations the issue names (and is not empty)', () => {
+    const names = corpus.map((c) => c.name);
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'CorpusFactsPage',
+        'CorpusMemoriesPage',
+        'CorpusEntitiesWithLiveFacts',
+        'CorpusEpisodesWithFactsAndEntities',
+        'CurrentFacts',
+        'MemorySodaListFacts',
+        'MemorySodaListEntities',
+        'MemorySodaEntityFacts',
+        'SupaCloudListMemories',
+      ]),
+    );
+    // The README's examples are in it too.
+    expect(corpus.length).toBeGreaterThan(15);
+  });
+
+  it.each(corpus.map((c) => [c.name, c.document] as const))(
+    '%s costs no more than the limit and runs without errors',
+    async (_name, document) => {
+      const variables = variablesFor(document);
+      const { cost, depth } = measureOperation(schema, document, { variables }, {});
+      expect(cost).toBeLessThanOrEqual(QUERY_LIMITS.maxCost);
+      expect(depth).toBeLessThanOrEqual(QUERY_LIMITS.maxDepth);
+      const response = await post({ query: print(document), variables });
+      const body = await response.json();
+      const op = document.definitions[0]!;
+      const isMutation = op.kind === Kind.OPERATION_DEFINITION && op.operation === 'mutation';
+      if (isMutation) {
+        // Mutations run without the inputs they need here (they are measured, not applied):
+        // whatever they answer, it is not a limit's refusal.
+        const codes = (body.errors ?? []).map(
+          (e: { extensions: { code: string } }) => e.extensions.code,
+        );
+        expect(codes).not.toContain('QUERY_TOO_COMPLEX');
+      } else {
+        expect(body.errors).toBeUndefined();
+        expect(response.status).toBe(200);
+      }
+    },
+  );
+});
+
+describe('abusive operations are refused before anything runs', () => {
+  it.each(ATTACKS.map((a) => [a.name, a] as const))('%s', async (_name, attack) => {
+    const body = { query: attack.query, variables: attack.variables ?? {} };
+    commands.length = 0;
+    const response = await post(body);
+    const ran = commands
+      .map((c) => String(c.command.comment ?? c.commandName))
+      .filter((c) => c !== 'store:authenticateApiKey');
+    expect(ran).toEqual([]);
+    expect(response.status).toBe(400);
+    const answer = await response.json();
+    expect(answer.data).toBeUndefined();
+    expect(answer.errors, JSON.stringify(answer.errors)).toHaveLength(1);
+    const [error] = answer.errors;
+    expect(error.message).not.toMatch(/Syntax Error/);
+    expect(error.extensions).toMatchObject({
+      code: 'QUERY_TOO_COMPLEX',
+      limit: expect.any(Number),
+    });
+    const measure = error.extensions.measure as string;
+    expect(error.extensions[measure]).toBeGreaterThan(error.extensions.limit);
+    expect(measureOperation(schema, parse(attack.query), body, {}).cost).toBeGreaterThan(
+      QUERY_LIMITS.maxCost,
+    );
+
+    // With application/json, the same refusal answers 200 (GraphQL over HTTP).
+    const legacy = await post(body, 'application/json');
+    expect(legacy.status).toBe(200);
+    expect((await legacy.json()).errors[0].extensions.code).toBe('QUERY_TOO_COMPLEX');
+  });
+
+  it('the refusal names the computed cost and the limit', async () => {
+    const answer = await (await post({ query: ATTACKS[0]!.query })).json();
+    const expected = measureOperation(schema, parse(ATTACKS[0]!.query), {}, {}).cost;
+    expect(answer.errors[0].extensions).toEqual({
+      code: 'QUERY_TOO_COMPLEX',
+      measure: 'cost',
+      cost: expected,
+      limit: QUERY_LIMITS.maxCost,
+    });
+    expect(answer.errors[0].message).toContain(`(${expected}) is over the limit of 20000`);
+  });
+});
