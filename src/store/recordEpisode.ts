@@ -4,12 +4,13 @@ import { derivedUuid, normalizeUuid } from '../domain/ids.js';
 import { type EntityType, entityKey } from '../domain/names.js';
 import { factSearchTerms } from '../domain/searchTerms.js';
 import type { Collections } from './database.js';
-import { isDuplicateKey, UPSERTS_PER_COMMAND } from './database.js';
+import { isDuplicateKey, UNPAGED_BATCH_SIZE, UPSERTS_PER_COMMAND } from './database.js';
 import { ensureDatasets } from './datasets.js';
 import type { EntityDoc, EpisodeDoc, EpisodeRecordDoc, FactDoc } from './documents.js';
 import { entityDocumentId } from './entities.js';
 import { episodeDocumentId } from './episodes.js';
-import { factDocumentId, factsByIds, invalidateFact, listFacts } from './facts.js';
+import { factDocumentId, factsByIds } from './facts.js';
+import { supersedeFacts } from './supersession.js';
 import type { Tenant } from './tenant.js';
 
 /**
@@ -34,7 +35,9 @@ import type { Tenant } from './tenant.js';
  *      subject and predicate live at `recordedAt` and recorded before it (one recorded at
  *      the same instant is a concurrent write, not an older one: two such facts must not
  *      supersede each other), each through the per-fact invalidation claim
- *      (store/facts.ts), so a fact is superseded once, by one fact;
+ *      (store/facts.ts), so a fact is superseded once, by one fact (the first of the
+ *      episode that names it); the same few commands for any number of facts
+ *      (store/supersession.ts);
  *   6. mark the record complete.
  *
  * Every step after the claim writes values fixed by the claim and ignores "already there",
@@ -308,34 +311,20 @@ async function completeEpisodeRecord(
     }
   }
 
-  // 5. Supersessions, each fact's targets through the per-fact invalidation claim.
-  const ownIds = new Set(facts.map((f) => f.factId));
-  for (const [i, f] of input.facts.entries()) {
-    const factId = facts[i]!.factId;
-    const targets = new Set(f.supersedes.map(normalizeUuid));
-    if (f.replaceExisting) {
-      const { facts: live } = await listFacts(
-        c,
-        tenant,
-        {
-          selection: { kind: 'point', validAt: recordedAt, knownAt: recordedAt },
-          subjectPredicate: { subject: f.subject, predicate: f.predicate },
-        },
-        { first: 1000 },
-      );
-      for (const old of live) {
-        if (old.recordedAt.getTime() < recordedAt.getTime()) targets.add(old.factId);
-      }
-    }
-    for (const target of targets) {
-      if (ownIds.has(target)) continue;
-      await invalidateFact(c, tenant, target, {
-        reason: 'superseded',
-        at: recordedAt,
-        supersededBy: factId,
-      });
-    }
-  }
+  // 5. Supersessions, each target through its per-fact invalidation claim, in a fixed
+  // number of commands (store/supersession.ts).
+  await supersedeFacts(
+    c,
+    tenant,
+    input.facts.map((f, i) => ({
+      factId: facts[i]!.factId,
+      subject: f.subject,
+      predicate: f.predicate,
+      supersedes: f.supersedes.map(normalizeUuid),
+      replaceExisting: f.replaceExisting,
+    })),
+    recordedAt,
+  );
 
   // 6. Done.
   await c.episodeRecords.updateOne(
@@ -370,6 +359,7 @@ async function readRecordedEpisode(
             tag,
           )
           .sort({ validAt: -1, factId: -1 })
+          .batchSize(UNPAGED_BATCH_SIZE)
           .toArray()
       : Promise.resolve([]),
   ]);

@@ -1,0 +1,721 @@
+import { randomUUID } from 'node:crypto';
+import {
+  type BulkWriteResult,
+  type CommandStartedEvent,
+  type Document,
+  MongoBulkWriteError,
+  type WriteError,
+} from 'mongodb';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { normalizeUuid } from '../../src/domain/ids.js';
+import type { Collections, Database } from '../../src/store/database.js';
+import type { FactDoc, InvalidationClaimDoc } from '../../src/store/documents.js';
+import {
+  factDocumentId,
+  invalidateFact,
+  invalidationClaimId,
+  listFacts,
+  restoreFact,
+} from '../../src/store/facts.js';
+import {
+  type EpisodeInput,
+  episodeFactId,
+  type FactInput,
+  type RecordedEpisode,
+  recordEpisode,
+} from '../../src/store/recordEpisode.js';
+import type { Tenant } from '../../src/store/tenant.js';
+import { workspaceIdFor } from '../../src/store/workspaces.js';
+import { openTestDatabase } from '../helpers/database.js';
+
+/**
+ * Supersession when recording an episode (`supersedes` and `replaceExisting`): the same
+ * few database commands whatever the number of facts and targets, the same result as
+ * superseding fact by fact (each new fact in input order lists the live facts of its
+ * subject and predicate and invalidates its targets one by one through `invalidateFact`),
+ * and retries that change nothing.
+ */
+
+const DATASET = 'user_42';
+const T0 = new Date('2026-10-01T00:00:00.000Z');
+const T_MID = new Date('2026-11-01T00:00:00.000Z');
+const T = new Date('2026-11-20T17:00:00.000Z');
+const T_LATE = new Date('2026-12-01T00:00:00.000Z');
+const HOUR = 3_600_000;
+
+let database: Database;
+let c: Collections;
+
+beforeAll(async () => {
+  database = await openTestDatabase();
+  c = database.collections;
+});
+
+const tenantOf = (workspace: string, dataset = DATASET): Tenant => ({
+  workspaceId: workspaceIdFor(workspace),
+  dataset,
+});
+
+function fact(
+  subject: string,
+  predicate: string,
+  object: string,
+  more: Partial<FactInput> = {},
+): FactInput {
+  return {
+    subject,
+    predicate,
+    object,
+    objectIsEntity: false,
+    confidence: 0.8,
+    sourceQuote: null,
+    validAt: new Date('2026-01-01T00:00:00.000Z'),
+    validUntil: null,
+    supersedes: [],
+    replaceExisting: false,
+    ...more,
+  };
+}
+
+function episode(facts: FactInput[]): EpisodeInput {
+  return {
+    episodeId: randomUUID(),
+    occurredAt: new Date('2026-11-01T00:00:00.000Z'),
+    source: 'chat',
+    content: 'user: ...',
+    entities: [],
+    facts,
+  };
+}
+
+/** The commands the database client sends while `run` runs, by name. */
+async function commandsOf<T>(
+  db: Database,
+  run: () => Promise<T>,
+): Promise<{ result: T; commands: Record<string, number> }> {
+  const commands: Record<string, number> = {};
+  const count = (event: CommandStartedEvent) => {
+    commands[event.commandName] = (commands[event.commandName] ?? 0) + 1;
+  };
+  db.client.on('commandStarted', count);
+  try {
+    return { result: await run(), commands };
+  } finally {
+    db.client.off('commandStarted', count);
+  }
+}
+
+describe('the database commands of an episode that supersedes', () => {
+  /**
+   * In a database of its own (so the sizes do not share a collection): `n` subject /
+   * predicate pairs with two live facts each, then an episode of `n` facts, each replacing
+   * one pair (and, with `listed`, also superseding a third fact of its subject by id).
+   */
+  async function supersedingEpisode(n: number, listed: boolean) {
+    const db = await openTestDatabase({ monitorCommands: true });
+    const tenant = tenantOf('commands');
+    const perPair = listed ? 3 : 2;
+    const old = await recordEpisode(
+      db.collections,
+      tenant,
+      episode(
+        Array.from({ length: n }, (_, i) => [
+          fact(`person ${i % 7}`, `trait ${i}`, 'a'),
+          fact(`person ${i % 7}`, `trait ${i}`, 'b'),
+          ...(listed ? [fact(`person ${i % 7}`, `other trait ${i}`, 'c')] : []),
+        ]).flat(),
+      ),
+      T0,
+    );
+    const input = episode(
+      Array.from({ length: n }, (_, i) =>
+        fact(`person ${i % 7}`, `trait ${i}`, 'd', {
+          replaceExisting: true,
+          supersedes: listed ? [old.facts[perPair * i + 2]!.factId] : [],
+        }),
+      ),
+    );
+    const { result, commands } = await commandsOf(db, () =>
+      recordEpisode(db.collections, tenant, input, T),
+    );
+    // Every old fact of the replaced pairs (and every listed one) was superseded.
+    expect(result.superseded).toHaveLength(perPair * n);
+    const byNewFact = new Map(result.facts.map((f, i) => [f.factId, i]));
+    for (const f of result.superseded) {
+      expect(f.invalidAt).toEqual(T);
+      expect(Math.floor(old.facts.findIndex((o) => o.factId === f.factId) / perPair)).toBe(
+        byNewFact.get(f.supersededBy!),
+      );
+    }
+    return commands;
+  }
+
+  // The embedded FerretDB reads the whole collection for each statement of an update
+  // command, so 200 superseding facts take a while there; MongoDB uses the _id index.
+  it('replaceExisting: one fact, 50 and 200 facts send the same commands', {
+    timeout: 180_000,
+  }, async () => {
+    const one = await supersedingEpisode(1, false);
+    expect(await supersedingEpisode(50, false)).toEqual(one);
+    expect(await supersedingEpisode(200, false)).toEqual(one);
+  });
+
+  it('replaceExisting and supersedes together: one fact and 50 send the same commands', async () => {
+    const one = await supersedingEpisode(1, true);
+    expect(await supersedingEpisode(50, true)).toEqual(one);
+  });
+});
+
+// ---- Scripts: the same history played by the store and by the fact-by-fact reference ----
+
+/** A fact of a script; `supersedes` names facts by label (`e<episode>.<position>`). */
+interface ScriptFact {
+  subject: string;
+  predicate: string;
+  object: string;
+  validAt?: Date;
+  validUntil?: Date | null;
+  replaceExisting?: boolean;
+  supersedes?: string[];
+}
+
+type ScriptStep =
+  | { kind: 'episode'; label: string; at: Date; facts: ScriptFact[]; dataset?: string }
+  | { kind: 'delete' | 'restore'; fact: string; at: Date };
+
+type Recorder = (
+  c: Collections,
+  tenant: Tenant,
+  input: EpisodeInput,
+  at: Date,
+) => Promise<RecordedEpisode>;
+
+/**
+ * The fact-by-fact supersession the store did before it batched it: the episode is
+ * recorded without its supersessions, then for each fact in input order its listed
+ * targets and (with replaceExisting) the live facts of its subject and predicate recorded
+ * before `at` (one page of listFacts) are invalidated one by one.
+ */
+const factByFact: Recorder = async (c, tenant, input, at) => {
+  const bare = input.facts.map((f) => ({ ...f, supersedes: [], replaceExisting: false }));
+  const recorded = await recordEpisode(c, tenant, { ...input, facts: bare }, at);
+  const own = new Set(recorded.facts.map((f) => f.factId));
+  for (const [i, f] of input.facts.entries()) {
+    const targets = new Set(f.supersedes.map(normalizeUuid));
+    if (f.replaceExisting) {
+      const { facts: live } = await listFacts(
+        c,
+        tenant,
+        {
+          selection: { kind: 'point', validAt: at, knownAt: at },
+          subjectPredicate: { subject: f.subject, predicate: f.predicate },
+        },
+        { first: 1000 },
+      );
+      for (const old of live) {
+        if (old.recordedAt.getTime() < at.getTime()) targets.add(old.factId);
+      }
+    }
+    for (const target of targets) {
+      if (own.has(target)) continue;
+      await invalidateFact(c, tenant, target, {
+        reason: 'superseded',
+        at,
+        supersededBy: recorded.facts[i]!.factId,
+      });
+    }
+  }
+  return recorded;
+};
+
+/** A played script: fact labels to ids and back, and each episode's result. */
+interface Played {
+  ids: Map<string, string>;
+  labels: Map<string, string>;
+  results: Map<string, RecordedEpisode>;
+}
+
+/** Episode ids per script, so the store and the reference record the same episodes. */
+const episodeIds = new WeakMap<ScriptStep, string>();
+
+async function play(
+  workspace: string,
+  script: ScriptStep[],
+  record: Recorder = recordEpisode,
+  after?: (played: Played) => Promise<void>,
+): Promise<Played> {
+  const played: Played = { ids: new Map(), labels: new Map(), results: new Map() };
+  const tenant = tenantOf(workspace);
+  for (const step of script) {
+    if (step.kind === 'episode') {
+      const t = tenantOf(workspace, step.dataset);
+      if (!episodeIds.has(step)) episodeIds.set(step, randomUUID());
+      const episodeId = episodeIds.get(step)!;
+      step.facts.forEach((_, p) => {
+        const id = episodeFactId(t, episodeId, p);
+        played.ids.set(`${step.label}.${p}`, id);
+        played.labels.set(id, `${step.label}.${p}`);
+        played.labels.set(factDocumentId(t, id), `${step.label}.${p}`);
+      });
+      const input: EpisodeInput = {
+        ...episode([]),
+        episodeId,
+        facts: step.facts.map((f) =>
+          fact(f.subject, f.predicate, f.object, {
+            validAt: f.validAt ?? new Date('2026-01-01T00:00:00.000Z'),
+            validUntil: f.validUntil ?? null,
+            replaceExisting: f.replaceExisting ?? false,
+            supersedes: (f.supersedes ?? []).map((label) => played.ids.get(label)!),
+          }),
+        ),
+      };
+      played.results.set(step.label, await record(c, t, input, step.at));
+    } else {
+      const id = played.ids.get(step.fact)!;
+      if (step.kind === 'delete') {
+        await invalidateFact(c, tenant, id, { reason: 'deleted', at: step.at });
+      } else {
+        await restoreFact(c, tenant, id, 'deleted', step.at);
+      }
+    }
+    await after?.(played);
+  }
+  return played;
+}
+
+/** The supersession state of a workspace, by label: every fact and every claim. */
+async function stateOf(workspace: string, played: Played) {
+  const { workspaceId } = tenantOf(workspace);
+  const label = (id: string | null) => (id === null ? null : (played.labels.get(id) ?? id));
+  const facts = await c.facts.find({ workspaceId }).toArray();
+  const claims = await c.claims.find({ workspaceId }).toArray();
+  return {
+    facts: facts
+      .map((f) => ({
+        fact: label(f.factId),
+        dataset: f.dataset,
+        invalidAt: f.invalidAt,
+        invalidReason: f.invalidReason,
+        supersededBy: label(f.supersededBy),
+        restorations: f.restorations ?? 0,
+      }))
+      .sort((a, b) => (a.fact! < b.fact! ? -1 : 1)),
+    claims: claims
+      .map((claim) => ({
+        claim: claim._id
+          .split(':')
+          .map((part) => label(part))
+          .join(':'),
+        fact: label(claim.factId),
+        reason: claim.reason,
+        invalidAt: claim.invalidAt,
+        supersededBy: label(claim.supersededBy),
+        applied: claim.applied,
+      }))
+      .sort((a, b) => (a.claim < b.claim ? -1 : 1)),
+  };
+}
+
+/**
+ * The history of the semantics test: one pair ("user lives in") with facts in every
+ * state at T, others beside it, and an episode at T whose facts compete for the same
+ * targets.
+ */
+const SCRIPT: ScriptStep[] = [
+  {
+    kind: 'episode',
+    label: 'old',
+    at: T0,
+    facts: [
+      { subject: 'user', predicate: 'lives in', object: 'paris' }, // 0: superseded by new.0
+      {
+        subject: 'User',
+        predicate: 'Lives In',
+        object: 'lyon',
+        validAt: new Date('2026-06-01T00:00:00.000Z'),
+      }, // 1: the same pair (keys are case-insensitive): by new.0
+      { subject: 'user', predicate: 'likes', object: 'tea' }, // 2: other predicate
+      { subject: 'alice', predicate: 'lives in', object: 'rome' }, // 3: other subject
+      {
+        subject: 'user',
+        predicate: 'lives in',
+        object: 'berlin',
+        validUntil: new Date('2026-10-15T00:00:00.000Z'),
+      }, // 4: expired at T
+      {
+        subject: 'user',
+        predicate: 'lives in',
+        object: 'madrid',
+        validAt: new Date('2027-01-01T00:00:00.000Z'),
+      }, // 5: future at T
+      { subject: 'user', predicate: 'works at', object: 'acme' }, // 6: listed by new.2
+      { subject: 'user', predicate: 'works at', object: 'globex' }, // 7: replaced by new.3
+      { subject: 'user', predicate: 'lives in', object: 'vienna' }, // 8: deleted after T
+      { subject: 'user', predicate: 'lives in', object: 'prague' }, // 9: deleted, restored
+      { subject: 'user', predicate: 'lives in', object: 'kyoto' }, // 10: superseded before T
+    ],
+  },
+  {
+    kind: 'episode',
+    label: 'elsewhere',
+    at: T0,
+    dataset: 'another dataset',
+    facts: [{ subject: 'user', predicate: 'lives in', object: 'paris' }],
+  },
+  { kind: 'delete', fact: 'old.9', at: new Date(T_MID.getTime() - HOUR) },
+  { kind: 'restore', fact: 'old.9', at: T_MID },
+  {
+    kind: 'episode',
+    label: 'mid',
+    at: T_MID,
+    facts: [{ subject: 'user', predicate: 'lives in', object: 'oslo', supersedes: ['old.10'] }],
+  },
+  {
+    kind: 'episode',
+    label: 'same instant',
+    at: T,
+    facts: [{ subject: 'user', predicate: 'lives in', object: 'nice' }],
+  },
+  {
+    kind: 'episode',
+    label: 'later',
+    at: T_LATE,
+    facts: [{ subject: 'user', predicate: 'lives in', object: 'tokyo' }],
+  },
+  { kind: 'delete', fact: 'old.8', at: T_LATE },
+  {
+    kind: 'episode',
+    label: 'new',
+    at: T,
+    facts: [
+      { subject: 'user', predicate: 'lives in', object: 'london', replaceExisting: true },
+      { subject: 'USER', predicate: 'lives in', object: 'bergen', replaceExisting: true },
+      { subject: 'user', predicate: 'works at', object: 'initech', supersedes: ['old.6'] },
+      { subject: 'user', predicate: 'works at', object: 'umbrella', replaceExisting: true },
+      { subject: 'alice', predicate: 'likes', object: 'cats', supersedes: ['old.0'] },
+      { subject: 'bob', predicate: 'likes', object: 'jazz', replaceExisting: true },
+    ],
+  },
+];
+
+describe('what an episode supersedes', () => {
+  let played: Played;
+  let state: Awaited<ReturnType<typeof stateOf>>;
+
+  beforeAll(async () => {
+    played = await play('semantics', SCRIPT);
+    state = await stateOf('semantics', played);
+  });
+
+  const stateOfFact = (label: string) => state.facts.find((f) => f.fact === label);
+
+  it('supersedes the live facts of the pair recorded before, and the listed ones', () => {
+    const superseded = Object.fromEntries(
+      state.facts
+        .filter((f) => f.invalidReason === 'superseded')
+        .map((f) => [f.fact, f.supersededBy]),
+    );
+    expect(superseded).toEqual({
+      'old.0': 'new.0',
+      'old.1': 'new.0',
+      'old.9': 'new.0',
+      'mid.0': 'new.0',
+      'old.6': 'new.2',
+      'old.7': 'new.3',
+      'old.10': 'mid.0',
+    });
+    for (const label of ['old.0', 'old.1', 'old.9', 'mid.0', 'old.6', 'old.7']) {
+      expect(stateOfFact(label)).toMatchObject({ invalidAt: T, invalidReason: 'superseded' });
+    }
+    expect(
+      played.results
+        .get('new')!
+        .superseded.map((f) => played.labels.get(f.factId))
+        .sort(),
+    ).toEqual(['mid.0', 'old.0', 'old.1', 'old.6', 'old.7', 'old.9']);
+  });
+
+  it('leaves other predicates, subjects, datasets, and facts not live at T or not recorded before it', () => {
+    for (const label of [
+      'old.2', // another predicate
+      'old.3', // another subject
+      'old.4', // expired at T
+      'old.5', // valid only after T
+      'elsewhere.0', // another dataset
+      'same instant.0', // recorded at T: a concurrent write, not an older one
+      'later.0', // recorded after T
+      'new.0',
+      'new.1', // the same pair as new.0: facts of one episode never supersede each other
+      'new.2',
+      'new.3',
+      'new.4',
+      'new.5',
+    ]) {
+      expect(stateOfFact(label), label).toMatchObject({
+        invalidAt: null,
+        invalidReason: null,
+        supersededBy: null,
+      });
+    }
+    // Deleted after T (live at T on both axes): already invalidated, left as it is.
+    expect(stateOfFact('old.8')).toMatchObject({
+      invalidAt: T_LATE,
+      invalidReason: 'deleted',
+      supersededBy: null,
+    });
+    // Superseded before T: keeps its first supersession.
+    expect(stateOfFact('old.10')).toMatchObject({ invalidAt: T_MID, supersededBy: 'mid.0' });
+  });
+
+  it('the first fact of the episode to claim a target supersedes it', () => {
+    // new.1 replaces the same pair as new.0, new.4 lists old.0: new.0 came first. new.3
+    // replaces the pair of old.6, which new.2 listed first.
+    expect(stateOfFact('old.0')!.supersededBy).toBe('new.0');
+    expect(stateOfFact('old.6')!.supersededBy).toBe('new.2');
+    expect(state.facts.filter((f) => f.supersededBy === 'new.1')).toEqual([]);
+    expect(state.facts.filter((f) => f.supersededBy === 'new.4')).toEqual([]);
+  });
+
+  it('each through one applied claim, in the generation the fact is in', () => {
+    const ofNew = state.claims.filter((claim) => claim.supersededBy?.startsWith('new.'));
+    expect(ofNew.map((claim) => claim.claim).sort()).toEqual(
+      [
+        'invalidate:mid.0',
+        'invalidate:old.0',
+        'invalidate:old.1',
+        'invalidate:old.6',
+        'invalidate:old.7',
+        // Restored once, so its claim is the second generation's.
+        'invalidate:old.9:1',
+      ].sort(),
+    );
+    for (const claim of ofNew) {
+      expect(claim).toMatchObject({ reason: 'superseded', invalidAt: T, applied: true });
+    }
+    expect(stateOfFact('old.9')!.restorations).toBe(1);
+  });
+
+  it('ends exactly as superseding fact by fact does, step by step', async () => {
+    const reference = await play('semantics reference', SCRIPT, factByFact);
+    expect(await stateOf('semantics reference', reference)).toEqual(state);
+  });
+});
+
+/** A small deterministic generator (mulberry32). */
+function random(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+/**
+ * A random history over a few subjects and predicates (spelt in different cases):
+ * episodes recorded in order, at the same instant as the one before, or before it; facts
+ * valid before or after their recording, some expiring; replaceExisting and listed
+ * targets; deletes and restores in between.
+ */
+function randomScript(seed: number): ScriptStep[] {
+  const next = random(seed);
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!;
+  const subjects = ['user', 'User', 'alice'];
+  const predicates = ['lives in', 'Lives In', 'likes', 'owns'];
+  const day = 24 * HOUR;
+  const script: ScriptStep[] = [];
+  const labels: string[] = [];
+  let at = T0.getTime();
+  for (let e = 0; e < 10; e++) {
+    const roll = next();
+    at = roll < 0.2 ? at : roll < 0.35 ? at - 2 * HOUR : at + day;
+    if (labels.length > 0 && next() < 0.3) {
+      script.push({
+        kind: pick(['delete', 'restore'] as const),
+        fact: pick(labels),
+        at: new Date(at),
+      });
+    }
+    const facts: ScriptFact[] = Array.from({ length: 1 + Math.floor(next() * 6) }, () => {
+      const validAt = at + (Math.floor(next() * 60) - 40) * day;
+      return {
+        subject: pick(subjects),
+        predicate: pick(predicates),
+        object: pick(['a', 'b', 'c']),
+        validAt: new Date(validAt),
+        validUntil: next() < 0.25 ? new Date(validAt + Math.floor(next() * 60) * day) : null,
+        replaceExisting: next() < 0.6,
+        supersedes: labels.length > 0 && next() < 0.3 ? [pick(labels), pick(labels)] : [],
+      };
+    });
+    script.push({ kind: 'episode', label: `e${e}`, at: new Date(at), facts });
+    facts.forEach((_, p) => {
+      labels.push(`e${e}.${p}`);
+    });
+  }
+  return script;
+}
+
+describe('the same as superseding fact by fact, on random histories', () => {
+  it.each([1, 2, 3, 4, 5])('history %i', async (seed) => {
+    const script = randomScript(seed);
+    const states: unknown[] = [];
+    await play(`random ${seed} reference`, script, factByFact, async (played) => {
+      states.push(await stateOf(`random ${seed} reference`, played));
+    });
+    let step = 0;
+    await play(`random ${seed}`, script, recordEpisode, async (played) => {
+      expect(await stateOf(`random ${seed}`, played), `after step ${step}`).toEqual(states[step]);
+      step++;
+    });
+    // Not a vacuous comparison: the history superseded something.
+    expect(JSON.stringify(states.at(-1))).toContain('"superseded"');
+  });
+});
+
+// ---- Races, failures and retries ----
+
+/** Every document of every collection of the test database. */
+async function snapshot(): Promise<Record<string, Document[]>> {
+  const names = (await database.db.listCollections({}, { nameOnly: true }).toArray())
+    .map((collection) => collection.name)
+    .sort();
+  const out: Record<string, Document[]> = {};
+  for (const name of names) {
+    out[name] = await database.db.collection(name).find({}).sort({ _id: 1 }).toArray();
+  }
+  return out;
+}
+
+async function storedFact(tenant: Tenant, factId: string): Promise<FactDoc> {
+  return (await c.facts.findOne({ _id: factDocumentId(tenant, factId) }))!;
+}
+
+/** Two live facts of "user lives in" and one of "user works at", recorded at T0. */
+async function oldFacts(tenant: Tenant): Promise<string[]> {
+  const old = await recordEpisode(
+    c,
+    tenant,
+    episode([
+      fact('user', 'lives in', 'paris'),
+      fact('user', 'lives in', 'lyon'),
+      fact('user', 'works at', 'acme'),
+    ]),
+    T0,
+  );
+  return old.facts.map((f) => f.factId);
+}
+
+const replacing = (old: string[]) =>
+  episode([
+    fact('user', 'lives in', 'london', { replaceExisting: true }),
+    fact('user', 'works at', 'initech', { supersedes: [old[2]!] }),
+  ]);
+
+describe('a retry', () => {
+  it('of a recorded episode changes nothing and answers the same', async () => {
+    const tenant = tenantOf('retry');
+    const old = await oldFacts(tenant);
+    const input = replacing(old);
+    const first = await recordEpisode(c, tenant, input, T);
+    expect(first.superseded.map((f) => f.factId).sort()).toEqual([...old].sort());
+
+    const before = await snapshot();
+    const retry = await recordEpisode(c, tenant, input, new Date(T.getTime() + HOUR));
+    expect(retry.created).toBe(false);
+    expect(retry.episode).toEqual(first.episode);
+    expect(retry.facts).toEqual(first.facts);
+    expect(retry.superseded).toEqual(first.superseded);
+    expect(await snapshot()).toEqual(before);
+  });
+});
+
+describe('claims taken by someone else', () => {
+  it('a target another caller claimed gets that claim, not ours; the other targets ours', async () => {
+    const tenant = tenantOf('claimed');
+    const old = await oldFacts(tenant);
+    const [other] = (
+      await recordEpisode(c, tenant, episode([fact('user', 'moved to', 'rome')]), T0)
+    ).facts;
+    // Another caller claimed old[0] and stopped before stamping it.
+    const taken: InvalidationClaimDoc = {
+      _id: invalidationClaimId(factDocumentId(tenant, old[0]!)),
+      ...tenant,
+      factId: old[0]!,
+      reason: 'superseded',
+      invalidAt: new Date(T.getTime() - HOUR),
+      supersededBy: other!.factId,
+      applied: false,
+    };
+    await c.claims.insertOne(taken);
+
+    const result = await recordEpisode(c, tenant, replacing(old), T);
+    expect(result.superseded.map((f) => f.factId).sort()).toEqual([old[1]!, old[2]!].sort());
+    expect(await storedFact(tenant, old[0]!)).toMatchObject({
+      invalidAt: taken.invalidAt,
+      invalidReason: 'superseded',
+      supersededBy: other!.factId,
+    });
+    expect(await storedFact(tenant, old[1]!)).toMatchObject({
+      invalidAt: T,
+      supersededBy: result.facts[0]!.factId,
+    });
+    expect(await c.claims.findOne({ _id: taken._id })).toEqual({ ...taken, applied: true });
+    expect(await c.claims.countDocuments({ ...tenant, applied: false })).toBe(0);
+  });
+});
+
+describe('a failed claims insert', () => {
+  const failures: [string, () => Error][] = [
+    [
+      'a bulk write error with no write errors (a lost connection)',
+      () =>
+        new MongoBulkWriteError(
+          { message: 'connection lost', code: 11000, writeErrors: [] },
+          {} as BulkWriteResult,
+        ),
+    ],
+    [
+      'a duplicate key beside another write error',
+      () =>
+        new MongoBulkWriteError(
+          {
+            message: 'write errors',
+            code: 11000,
+            writeErrors: [
+              { code: 11000, index: 0, errmsg: 'duplicate key' },
+              { code: 121, index: 1, errmsg: 'document failed validation' },
+            ] as unknown as WriteError[],
+          },
+          {} as BulkWriteResult,
+        ),
+    ],
+    [
+      'a network error',
+      () => Object.assign(new Error('socket closed'), { name: 'MongoNetworkError' }),
+    ],
+  ];
+
+  it.each(failures)('is thrown, not taken for lost races: %s', async (name, failure) => {
+    const tenant = tenantOf(`failed ${name}`);
+    const old = await oldFacts(tenant);
+    const input = replacing(old);
+    const spy = vi.spyOn(c.claims, 'insertMany').mockRejectedValueOnce(failure());
+    try {
+      await expect(recordEpisode(c, tenant, input, T)).rejects.toThrow(failure().message);
+    } finally {
+      spy.mockRestore();
+    }
+    // Nothing was superseded, and the record is left for a retry to complete.
+    for (const id of old) expect(await storedFact(tenant, id)).toMatchObject({ invalidAt: null });
+    expect(await c.episodeRecords.countDocuments({ ...tenant, completedAt: null })).toBe(1);
+
+    const retry = await recordEpisode(c, tenant, input, new Date(T.getTime() + HOUR));
+    expect(retry.created).toBe(false);
+    expect(retry.superseded.map((f) => f.factId).sort()).toEqual([...old].sort());
+    for (const id of old) expect(await storedFact(tenant, id)).toMatchObject({ invalidAt: T });
+    expect(await c.claims.countDocuments({ ...tenant, applied: false })).toBe(0);
+  });
+});
