@@ -92,8 +92,19 @@ const schema = z.object({
   GRAPHQL_INTROSPECTION: flag.optional(),
   /** GraphiQL on GET /graphql; default on, off when NODE_ENV=production. */
   GRAPHIQL: flag.optional(),
-  /** Requests per minute per API key (or per client address without one); 0 turns it off. */
+  /** Requests per minute per API key; 0 turns it off. */
   RATE_LIMIT_PER_MINUTE: wholeNumber(0, 1_000_000).default(1200),
+  /**
+   * Requests per minute per client address, counted before the key is looked up (several
+   * keys may share an address: a backend, a NAT); 0 turns it off.
+   */
+  RATE_LIMIT_PER_ADDRESS_PER_MINUTE: wholeNumber(0, 10_000_000).default(3600),
+  /** How long a client may take to send a request's headers. */
+  HEADERS_TIMEOUT_MS: wholeNumber(1000, 600_000).default(10_000),
+  /** How long a client may take to send a whole request, body included (at least HEADERS_TIMEOUT_MS). */
+  REQUEST_TIMEOUT_MS: wholeNumber(1000, 3_600_000).default(30_000),
+  /** How long an idle keep-alive connection stays open. */
+  KEEP_ALIVE_TIMEOUT_MS: wholeNumber(1000, 600_000).default(5_000),
   /** Largest request body accepted, in bytes. */
   BODY_LIMIT_BYTES: wholeNumber(1024, 100 * 1024 * 1024).default(1024 * 1024),
   /** How long a database operation (or reaching the database) may take before a 503. */
@@ -150,6 +161,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const variable = String(issue.path[0]);
     throw new ConfigError(
       `Invalid configuration: ${variable}=${JSON.stringify(env[variable])} ${issue.message}.`,
+    );
+  }
+  if (result.data.REQUEST_TIMEOUT_MS < result.data.HEADERS_TIMEOUT_MS) {
+    throw new ConfigError(
+      `Invalid configuration: REQUEST_TIMEOUT_MS=${result.data.REQUEST_TIMEOUT_MS} must be at least HEADERS_TIMEOUT_MS (${result.data.HEADERS_TIMEOUT_MS}).`,
     );
   }
   const production = result.data.NODE_ENV === 'production';

@@ -1,10 +1,10 @@
 import { Server } from 'node:net';
-import { serve } from '@hono/node-server';
 import { ConfigError, loadConfig } from './config.js';
 import { DEMO_DATASET, ensureDevelopmentData } from './demo/seed.js';
 import { EmbeddedDbError } from './embedded/ferretdb.js';
 import { createGateway } from './http/app.js';
 import { createLogger, createMetrics, observeDatabase } from './http/observability.js';
+import { listen } from './http/server.js';
 import { openStore } from './openStore.js';
 import { databaseTimeouts } from './store/database.js';
 
@@ -39,6 +39,7 @@ async function main(): Promise<void> {
     graphiql: config.GRAPHIQL,
     introspection: config.GRAPHQL_INTROSPECTION,
     rateLimitPerMinute: config.RATE_LIMIT_PER_MINUTE,
+    rateLimitPerAddressPerMinute: config.RATE_LIMIT_PER_ADDRESS_PER_MINUTE,
     bodyLimitBytes: config.BODY_LIMIT_BYTES,
     readCacheTtlMs: config.CACHE_TTL_MS,
     corsOrigins: config.CORS_ORIGINS,
@@ -49,8 +50,17 @@ async function main(): Promise<void> {
       : {}),
     ...(devKey ? { developmentKey: devKey } : {}),
   });
-  const server = serve(
-    { fetch: gateway.fetch, port: config.PORT, hostname: config.HOST },
+  const server = listen(
+    gateway.fetch,
+    {
+      port: config.PORT,
+      hostname: config.HOST,
+      timeouts: {
+        headersTimeoutMs: config.HEADERS_TIMEOUT_MS,
+        requestTimeoutMs: config.REQUEST_TIMEOUT_MS,
+        keepAliveTimeoutMs: config.KEEP_ALIVE_TIMEOUT_MS,
+      },
+    },
     (info) => {
       const base = `http://${info.family === 'IPv6' ? `[${info.address}]` : info.address}:${info.port}`;
       say(`Memory gateway listening on ${base}`);

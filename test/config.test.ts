@@ -24,6 +24,10 @@ describe('loadConfig', () => {
       GRAPHQL_INTROSPECTION: true,
       GRAPHIQL: true,
       RATE_LIMIT_PER_MINUTE: 1200,
+      RATE_LIMIT_PER_ADDRESS_PER_MINUTE: 3600,
+      HEADERS_TIMEOUT_MS: 10000,
+      REQUEST_TIMEOUT_MS: 30000,
+      KEEP_ALIVE_TIMEOUT_MS: 5000,
       BODY_LIMIT_BYTES: 1048576,
       DB_TIMEOUT_MS: 5000,
       DB_COMMAND_METRICS: false,
@@ -94,6 +98,9 @@ describe('loadConfig', () => {
     expect(loadConfig({ GRAPHIQL: 'false' }).GRAPHIQL).toBe(false);
     expect(() => loadConfig({ GRAPHIQL: 'yes' })).toThrow(/GRAPHIQL="yes" must be true or false/);
     expect(() => loadConfig({ RATE_LIMIT_PER_MINUTE: '-1' })).toThrow(/RATE_LIMIT_PER_MINUTE/);
+    expect(() => loadConfig({ HEADERS_TIMEOUT_MS: '20000', REQUEST_TIMEOUT_MS: '10000' })).toThrow(
+      /REQUEST_TIMEOUT_MS=10000 must be at least HEADERS_TIMEOUT_MS/,
+    );
     expect(loadConfig({ DB_COMMAND_METRICS: 'true' }).DB_COMMAND_METRICS).toBe(true);
     expect(() => loadConfig({ DB_COMMAND_METRICS: 'yes' })).toThrow(
       /DB_COMMAND_METRICS="yes" must be true or false/,
@@ -118,6 +125,10 @@ describe('loadConfig', () => {
         LOG_LEVEL: 'debug',
         NODE_ENV: 'production',
         RATE_LIMIT_PER_MINUTE: '0',
+        RATE_LIMIT_PER_ADDRESS_PER_MINUTE: '0',
+        HEADERS_TIMEOUT_MS: '2000',
+        REQUEST_TIMEOUT_MS: '3000',
+        KEEP_ALIVE_TIMEOUT_MS: '4000',
         BODY_LIMIT_BYTES: '2048',
         DB_TIMEOUT_MS: '500',
         CACHE_TTL_MS: '0',
@@ -129,6 +140,10 @@ describe('loadConfig', () => {
       GRAPHQL_INTROSPECTION: false,
       GRAPHIQL: false,
       RATE_LIMIT_PER_MINUTE: 0,
+      RATE_LIMIT_PER_ADDRESS_PER_MINUTE: 0,
+      HEADERS_TIMEOUT_MS: 2000,
+      REQUEST_TIMEOUT_MS: 3000,
+      KEEP_ALIVE_TIMEOUT_MS: 4000,
       BODY_LIMIT_BYTES: 2048,
       DB_TIMEOUT_MS: 500,
       CACHE_TTL_MS: 0,

@@ -11,6 +11,7 @@ import { ERROR_STATUS, type ErrorCode, maskError } from '../errors.js';
 import { errorResponse, errorResponseFor, type Surface } from '../rest/errorBodies.js';
 import { MEMORY_SODA_BASE, memorySodaRoutes } from '../rest/memorySoda.js';
 import { supaCloudRoutes } from '../rest/supaCloud.js';
+import { surfaceOf } from '../rest/surfaces.js';
 import type { Database } from '../store/database.js';
 import { createReadCache } from '../store/readCache.js';
 import { mountApiDocs } from './apiDocs.js';
@@ -25,8 +26,13 @@ export interface GatewayOptions extends YogaOptions {
   database: Database;
   logger?: Logger;
   metrics?: Metrics;
-  /** Requests per minute per key (or client address); 0 or absent: no limit. */
+  /** Requests per minute per API key; 0 or absent: no limit. */
   rateLimitPerMinute?: number;
+  /**
+   * Requests per minute per client address, checked before the key is looked up, so a
+   * flood of made-up keys costs no database reads; 0 or absent: no limit.
+   */
+  rateLimitPerAddressPerMinute?: number;
   /** Largest request body, in bytes (default 1 MiB). */
   bodyLimitBytes?: number;
   /** How long verified keys and existing datasets are remembered (0 or absent: not at all). */
@@ -59,12 +65,8 @@ const SEGMENT_PARAM: Record<string, string> = {
   facts: 'factId',
 };
 
-const surfaceOf = (path: string): Surface | null =>
-  path.startsWith(`${MEMORY_SODA_BASE}/`) || path === MEMORY_SODA_BASE
-    ? 'memorySoda'
-    : path.startsWith('/api/') || path === '/api'
-      ? 'supaCloud'
-      : null;
+/** Longest path and query accepted (414 past it); Node refuses more than 16 KiB of headers itself (431). */
+export const MAX_URL_LENGTH = 8192;
 
 /** An incoming x-request-id is honoured when it is a plausible id, else a new one is made. */
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -96,11 +98,29 @@ export function createGateway(options: GatewayOptions) {
   const app = new OpenAPIHono<GatewayEnv>();
   const store = options.database.collections;
   const { logger, metrics } = options;
-  const limiter =
-    options.rateLimitPerMinute && options.rateLimitPerMinute > 0
-      ? new RateLimiterMemory({ points: options.rateLimitPerMinute, duration: 60 })
-      : null;
+  const perMinute = (points: number | undefined) =>
+    points && points > 0 ? new RateLimiterMemory({ points, duration: 60 }) : null;
+  const keyLimiter = perMinute(options.rateLimitPerMinute);
+  const addressLimiter = perMinute(options.rateLimitPerAddressPerMinute);
   const lifecycle = { shuttingDown: false, inFlight: 0 };
+
+  /** One point from `limiter` for `who`, or a 429 with Retry-After in the surface's shape. */
+  async function rateLimited(
+    c: Context<GatewayEnv>,
+    next: () => Promise<void>,
+    limiter: RateLimiterMemory,
+    who: string,
+  ): Promise<Response | undefined> {
+    try {
+      await limiter.consume(who);
+    } catch (rejection) {
+      if (!(rejection instanceof RateLimiterRes)) throw rejection;
+      c.header('Retry-After', String(Math.max(1, Math.ceil(rejection.msBeforeNext / 1000))));
+      metrics?.errors.inc({ code: 'RATE_LIMITED' });
+      return edgeError(c, 'RATE_LIMITED', 'Too many requests; retry after the time in Retry-After');
+    }
+    await next();
+  }
   const readCache = createReadCache(options.readCacheTtlMs ?? 0);
 
   // Request id, in-flight count, access log and request metrics, around everything.
@@ -176,6 +196,21 @@ export function createGateway(options: GatewayOptions) {
   for (const path of memoryRoutes) {
     // CORS first: preflights are answered before authentication and the rate limit.
     app.use(path, cors);
+    // URLs are bounded before anything parses their parameters.
+    app.use(path, async (c, next) => {
+      // Path and query: what a client sends on the request line (a fragment never is).
+      const url = c.req.url;
+      const start = url.indexOf('/', url.indexOf('//') + 2);
+      const fragment = url.indexOf('#', start);
+      if ((fragment < 0 ? url.length : fragment) - start > MAX_URL_LENGTH) {
+        return edgeError(c, 'URI_TOO_LONG', `URL too long (at most ${MAX_URL_LENGTH} characters)`);
+      }
+      await next();
+    });
+    // Per client address, before the key is looked up: made-up keys cost nothing.
+    if (addressLimiter) {
+      app.use(path, (c, next) => rateLimited(c, next, addressLimiter, clientAddress(c)));
+    }
     // Bodies are bounded before anything reads them.
     app.use(
       path,
@@ -203,23 +238,11 @@ export function createGateway(options: GatewayOptions) {
       );
       await next();
     });
-    // Per key (or per client address without one), answered 429 with Retry-After.
-    if (limiter) {
-      app.use(path, async (c, next) => {
+    // Per key, once the key is known.
+    if (keyLimiter) {
+      app.use(path, (c, next) => {
         const auth = c.get('requestContext').auth;
-        try {
-          await limiter.consume(auth ? `key:${auth.keyId}` : `addr:${clientAddress(c)}`);
-        } catch (rejection) {
-          if (!(rejection instanceof RateLimiterRes)) throw rejection;
-          c.header('Retry-After', String(Math.max(1, Math.ceil(rejection.msBeforeNext / 1000))));
-          metrics?.errors.inc({ code: 'RATE_LIMITED' });
-          return edgeError(
-            c,
-            'RATE_LIMITED',
-            'Too many requests; retry after the time in Retry-After',
-          );
-        }
-        await next();
+        return auth ? rateLimited(c, next, keyLimiter, auth.keyId) : next();
       });
     }
   }

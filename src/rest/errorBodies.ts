@@ -24,6 +24,9 @@ const SUPACLOUD_CODES: Record<ErrorCode, string> = {
   CONFLICT: 'conflict',
   QUERY_TOO_COMPLEX: 'bad_request',
   PAYLOAD_TOO_LARGE: 'bad_request',
+  REQUEST_TIMEOUT: 'bad_request',
+  URI_TOO_LONG: 'bad_request',
+  HEADERS_TOO_LARGE: 'bad_request',
   RATE_LIMITED: 'rate_limited',
   INTERNAL_SERVER_ERROR: 'internal_error',
   DATABASE_UNAVAILABLE: 'database_error',
@@ -64,4 +67,29 @@ export function errorResponseFor(c: Context, surface: Surface, error: unknown): 
   return code in ERROR_STATUS
     ? errorResponse(c, surface, code, masked.message)
     : errorResponse(c, surface, 'INTERNAL_SERVER_ERROR', GENERIC_ERROR_MESSAGE);
+}
+
+/**
+ * The statuses every route can answer before (or instead of) its own work: the edge's
+ * limits and an unavailable database, each in the surface's error body. Declared on every
+ * route of /openapi.json so clients (and schema-driven testers) know them.
+ */
+export function edgeResponses<Content>(content: Content) {
+  return {
+    408: { description: 'The request did not arrive in time (REQUEST_TIMEOUT_MS)', content },
+    413: { description: 'Request body too large (BODY_LIMIT_BYTES)', content },
+    414: { description: 'URL too long (at most 8192 characters)', content },
+    429: {
+      description: 'Too many requests for the key or the client address; retry after Retry-After',
+      headers: {
+        'Retry-After': {
+          description: 'Seconds to wait before retrying',
+          schema: { type: 'integer' as const, minimum: 1 },
+        },
+      },
+      content,
+    },
+    431: { description: 'Request line and headers too large (at most 16 KiB)', content },
+    503: { description: 'The database is unavailable; retry shortly', content },
+  };
 }

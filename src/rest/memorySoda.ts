@@ -8,7 +8,7 @@ import {
   MemorySodaListFactsDocument,
 } from '../generated/operations.js';
 import type { GatewayEnv } from '../http/env.js';
-import { errorResponse, errorResponseFor } from './errorBodies.js';
+import { edgeResponses, errorResponse, errorResponseFor } from './errorBodies.js';
 import {
   asOfParam,
   booleanParam,
@@ -61,6 +61,7 @@ const errorResponses = {
     description: 'The key lacks the needed scope',
     content: { 'application/json': { schema: ErrorSchema } },
   },
+  ...edgeResponses({ 'application/json': { schema: ErrorSchema } }),
 } as const;
 
 const datasetPath = z.object({ dataset: datasetParam });

@@ -1,7 +1,7 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import { SupaCloudListMemoriesDocument } from '../generated/operations.js';
 import type { GatewayEnv } from '../http/env.js';
-import { errorResponse, errorResponseFor } from './errorBodies.js';
+import { edgeResponses, errorResponse, errorResponseFor } from './errorBodies.js';
 import { booleanParam, describeIssues, firstOccurrence, rfc3339Param } from './params.js';
 import { runOperation } from './runOperation.js';
 
@@ -96,6 +96,7 @@ const listMemories = createRoute({
     401: { description: 'Authentication required', content: errorContent },
     403: { description: 'Permission denied', content: errorContent },
     500: { description: 'Structured server error', content: errorContent },
+    ...edgeResponses(errorContent),
   },
 });
 

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -285,6 +286,70 @@ describe('rate limiting per key', () => {
     expect(await gql.json()).toMatchObject({ errors: [{ extensions: { code: 'RATE_LIMITED' } }] });
     const fresh = await t.key('acme', ['read']);
     expect((await t.request('/api/memories', { key: fresh })).status).toBe(200);
+  });
+});
+
+describe('rate limiting per client address, before any key lookup', () => {
+  it('made-up keys past the address limit cost no database command', async () => {
+    const g = await openTestGateway({
+      demoWorkspaces: [],
+      clientOptions: { monitorCommands: true },
+      gateway: { rateLimitPerAddressPerMinute: 5, rateLimitPerMinute: 1000 },
+    });
+    const lookups: string[] = [];
+    g.database.client.on('commandStarted', (e) => {
+      if (e.command.comment === 'store:authenticateApiKey') lookups.push(e.commandName);
+    });
+    const statuses: number[] = [];
+    for (let i = 0; i < 25; i++) {
+      const made = `mk_${randomBytes(12).toString('hex')}_${randomBytes(32).toString('base64url').slice(0, 43)}`;
+      statuses.push(
+        (await g.request('/v1/memory/semantic/datasets/user_42/facts', { key: made })).status,
+      );
+    }
+    expect(statuses.slice(0, 5)).toEqual([401, 401, 401, 401, 401]);
+    expect(statuses.slice(5)).toEqual(Array(20).fill(429));
+    expect(lookups).toHaveLength(5);
+    const gql = await g.request('/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ viewer { workspace } }' }),
+    });
+    expect(gql.status).toBe(429);
+    expect(await gql.json()).toMatchObject({ errors: [{ extensions: { code: 'RATE_LIMITED' } }] });
+    expect(lookups).toHaveLength(5);
+  });
+});
+
+describe('URL length', () => {
+  it("a URL past 8192 characters is a 414 in each surface's shape", async () => {
+    const long = 'q'.repeat(9000);
+    const soda = await t.request(`/v1/memory/semantic/datasets/user_42/facts?q=${long}`, { key });
+    expect([soda.status, await soda.json()]).toEqual([
+      414,
+      { error: 'URL too long (at most 8192 characters)' },
+    ]);
+    const supa = await t.request(`/api/memories?as_of=${long}`, { key });
+    expect([supa.status, await supa.json()]).toEqual([
+      414,
+      { code: 'bad_request', error: 'URL too long (at most 8192 characters)', details: null },
+    ]);
+    const gql = await t.request(`/graphql?query=${long}`, { key });
+    expect(gql.status).toBe(414);
+    expect(await gql.json()).toEqual({
+      errors: [
+        {
+          message: 'URL too long (at most 8192 characters)',
+          extensions: { code: 'URI_TOO_LONG' },
+        },
+      ],
+    });
+    // Just under the limit is not refused for its length.
+    const under = await t.request(
+      `/v1/memory/semantic/datasets/user_42/facts?q=${'q'.repeat(8100)}`,
+      { key },
+    );
+    expect(under.status).toBe(400);
   });
 });
 

@@ -69,6 +69,27 @@ describe('/openapi.json', () => {
       ),
     ).toContain('404');
   });
+
+  it("documents every limit status on every route, in the surface's error shape", () => {
+    const operations = Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.entries(ops).map(([method, op]) => ({ path, method, op })),
+    );
+    expect(operations.length).toBe(5);
+    for (const { path, method, op } of operations) {
+      const responses = op.responses as Record<
+        string,
+        { content: Record<string, { schema: { $ref: string } }>; headers?: object }
+      >;
+      const shape = path.startsWith('/api/') ? 'ApiErrorBody' : 'MemorySodaError';
+      for (const status of ['408', '413', '414', '429', '431', '503']) {
+        expect(responses[status], `${method} ${path} ${status}`).toBeDefined();
+        expect(responses[status]!.content['application/json']!.schema.$ref).toBe(
+          `#/components/schemas/${shape}`,
+        );
+      }
+      expect(Object.keys(responses['429']!.headers ?? {})).toEqual(['Retry-After']);
+    }
+  });
 });
 
 describe('/docs', () => {

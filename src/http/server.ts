@@ -1,0 +1,114 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { serve } from '@hono/node-server';
+import { ERROR_STATUS, type ErrorCode } from '../errors.js';
+import { errorBody } from '../rest/errorBodies.js';
+import { surfaceOf } from '../rest/surfaces.js';
+
+/**
+ * How long a client may take, enforced by Node's HTTP server before and around the
+ * gateway: a slow or stalled client holds a connection for a bounded time only.
+ */
+export interface ServerTimeouts {
+  /** Until the request's headers have arrived (slowloris). */
+  headersTimeoutMs: number;
+  /** Until the whole request, body included, has arrived (a trickled body). */
+  requestTimeoutMs: number;
+  /** How long an idle keep-alive connection stays open between requests. */
+  keepAliveTimeoutMs: number;
+}
+
+export const DEFAULT_SERVER_TIMEOUTS: ServerTimeouts = {
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  keepAliveTimeoutMs: 5_000,
+};
+
+/** What Node refuses before the gateway sees the request, by its parser's error code. */
+const REFUSED_BY_NODE: Record<string, { code: ErrorCode; message: string }> = {
+  HPE_HEADER_OVERFLOW: {
+    code: 'HEADERS_TOO_LARGE',
+    message: 'Request line and headers too large (at most 16 KiB)',
+  },
+  ERR_HTTP_REQUEST_TIMEOUT: {
+    code: 'REQUEST_TIMEOUT',
+    message: 'The request did not arrive in time',
+  },
+};
+
+const REASONS: Partial<Record<number, string>> = {
+  400: 'Bad Request',
+  408: 'Request Timeout',
+  431: 'Request Header Fields Too Large',
+};
+
+/** The request's path, read from the raw bytes Node could not parse into a request. */
+function pathOf(rawPacket: unknown): string {
+  if (!Buffer.isBuffer(rawPacket)) return '';
+  const line = rawPacket.subarray(0, 8192).toString('latin1').split('\r\n', 1)[0] ?? '';
+  return line.split(' ')[1]?.split('?')[0] ?? '';
+}
+
+/**
+ * Node answers a request it cannot parse (headers too large: 431; too slow: 408; bytes
+ * that are not HTTP: 400) itself, with an empty body. The gateway answers these in the
+ * shape of the surface the request was for, like every other error.
+ */
+export function answerClientError(
+  error: Error & { code?: string; rawPacket?: unknown },
+  socket: Duplex,
+) {
+  if (error.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const refused = REFUSED_BY_NODE[error.code ?? ''] ?? {
+    code: 'BAD_USER_INPUT' as const,
+    message: 'Malformed HTTP request',
+  };
+  const status = ERROR_STATUS[refused.code];
+  const surface = surfaceOf(pathOf(error.rawPacket));
+  const body = JSON.stringify(
+    surface
+      ? errorBody(surface, refused.code, refused.message)
+      : { errors: [{ message: refused.message, extensions: { code: refused.code } }] },
+  );
+  socket.end(
+    `HTTP/1.1 ${status} ${REASONS[status] ?? 'Bad Request'}\r\n` +
+      'Content-Type: application/json\r\n' +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+      'Connection: close\r\n\r\n' +
+      body,
+  );
+}
+
+/** Serves `fetch` on a Node HTTP server with the gateway's timeouts and client-error answers. */
+export function listen(
+  fetch: (request: Request) => Response | Promise<Response>,
+  options: { port: number; hostname: string; timeouts?: ServerTimeouts },
+  onListening?: (info: AddressInfo) => void,
+): Server {
+  const timeouts = options.timeouts ?? DEFAULT_SERVER_TIMEOUTS;
+  const server = serve(
+    {
+      fetch,
+      port: options.port,
+      hostname: options.hostname,
+      serverOptions: {
+        headersTimeout: timeouts.headersTimeoutMs,
+        requestTimeout: timeouts.requestTimeoutMs,
+        keepAliveTimeout: timeouts.keepAliveTimeoutMs,
+        // How often Node checks the two timeouts above (its default is 30 s, which would
+        // let a stalled request live that much longer than configured).
+        connectionsCheckingInterval: Math.max(
+          100,
+          Math.min(1000, Math.floor(timeouts.headersTimeoutMs / 4)),
+        ),
+      },
+    },
+    onListening,
+  ) as Server;
+  server.on('clientError', answerClientError);
+  return server;
+}
