@@ -189,13 +189,14 @@ export function invalidationClaimId(factDocId: string, restorations = 0): string
   return restorations === 0 ? `invalidate:${factDocId}` : `invalidate:${factDocId}:${restorations}`;
 }
 
-function parseInvalidationClaimId(id: string): { factDocId: string; restorations: number } {
+/** The fact document and restoration generation an invalidation claim's `_id` names. */
+export function parseInvalidationClaimId(id: string): { factDocId: string; restorations: number } {
   const [, factDocId, generation] = id.split(':');
   return { factDocId: factDocId!, restorations: generation ? Number(generation) : 0 };
 }
 
 /** Matches a fact still in the given restoration generation (absent counts as 0). */
-function inGeneration(restorations: number): Filter<FactDoc> {
+export function inGeneration(restorations: number): Filter<FactDoc> {
   return restorations === 0
     ? ({ restorations: { $in: [null, 0] } } as Filter<FactDoc>)
     : { restorations };

@@ -1,10 +1,15 @@
-import type { AnyBulkWriteOperation, Filter } from 'mongodb';
+import type { AnyBulkWriteOperation } from 'mongodb';
 import { entityKey } from '../domain/names.js';
 import type { Collections } from './database.js';
 import { UNPAGED_BATCH_SIZE } from './database.js';
 import type { FactDoc, InvalidationClaimDoc, InvalidReason } from './documents.js';
 import { allOf, bitemporalFilter } from './factFilters.js';
-import { factsByIds, invalidationClaimId } from './facts.js';
+import {
+  factsByIds,
+  inGeneration,
+  invalidationClaimId,
+  parseInvalidationClaimId,
+} from './facts.js';
 import type { Tenant } from './tenant.js';
 
 /**
@@ -249,19 +254,6 @@ function duplicateKeyPositions(error: unknown): Set<number> {
   return new Set(list.map((e) => e.index!));
 }
 
-/** The fact document and restoration generation an invalidation claim's `_id` names. */
-function claimedFact(claimId: string): { factDocId: string; restorations: number } {
-  const [, factDocId, generation] = claimId.split(':');
-  return { factDocId: factDocId!, restorations: generation ? Number(generation) : 0 };
-}
-
-/** Matches a fact still in the given restoration generation (absent counts as 0). */
-function inGeneration(restorations: number): Filter<FactDoc> {
-  return restorations === 0
-    ? ({ restorations: { $in: [null, 0] } } as Filter<FactDoc>)
-    : { restorations };
-}
-
 /**
  * Stamps each claim's fact with the claim's values (only within the claim's generation, so
  * a repeat changes nothing), then marks the claims applied: two commands. The stamps are
@@ -282,7 +274,7 @@ async function applyInvalidationClaims(
     { claim: InvalidationClaimDoc; restorations: number; ids: string[] }
   >();
   for (const claim of claims) {
-    const { factDocId, restorations } = claimedFact(claim._id);
+    const { factDocId, restorations } = parseInvalidationClaimId(claim._id);
     const key = JSON.stringify([
       restorations,
       claim.invalidAt.getTime(),
