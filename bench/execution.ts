@@ -47,6 +47,7 @@ try {
     createRequestContext(
       new Request('http://bench.local/', { headers: { authorization: `Bearer ${key}` } }),
       c,
+      { now: new Date() },
     );
   const operations = [
     {

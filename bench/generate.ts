@@ -458,7 +458,11 @@ export async function seedDataset(
   options: GenerateOptions,
 ): Promise<{ generated: GeneratedDataset; outcome: ImportOutcome & { ok: true } }> {
   const generated = generateDataset(options);
-  const outcome = await importJsonl(c, { workspace, content: generated.lines.join('\n') });
+  const outcome = await importJsonl(c, {
+    now: new Date(),
+    workspace,
+    content: generated.lines.join('\n'),
+  });
   if (!outcome.ok) {
     throw new Error(
       `generated data does not import: ${JSON.stringify(outcome.errors.slice(0, 3))}`,

@@ -47,7 +47,7 @@ async function main() {
 
   // Seed: the demo dataset plus generated facts about many entities.
   const database = await openDatabase(uri, dbName);
-  await loadDemoDataset(database.collections, 'load');
+  await loadDemoDataset(database.collections, 'load', new Date());
   const lines: string[] = [];
   for (let i = 0; i < factCount; i++) {
     const entity = `entity ${i % 200}`;
@@ -71,6 +71,7 @@ async function main() {
     );
   }
   const outcome = await importJsonl(database.collections, {
+    now: new Date(),
     workspace: 'load',
     content: lines.join('\n'),
   });

@@ -33,16 +33,17 @@ export async function createRequestContext(
   store: Collections,
   options: {
     requestId?: string;
-    now?: Date;
+    /** The request's instant, read once from the gateway's clock. */
+    now: Date;
     onBatch?: BatchObserver;
     readCache?: ReadCache | null;
-  } = {},
+  },
 ): Promise<RequestContext> {
   const readCache = options.readCache ?? null;
   const header = request.headers.get('authorization');
   const key = header ? BEARER.exec(header)?.[1] : undefined;
   const auth = key ? await authenticateApiKey(store, key, readCache) : null;
-  const now = options.now ?? new Date();
+  const { now } = options;
   let loaders: Loaders | null = null;
   return {
     requestId: options.requestId ?? randomUUID(),

@@ -1,4 +1,5 @@
 import { Server } from 'node:net';
+import { systemClock } from './clock.js';
 import { ConfigError, loadConfig } from './config.js';
 import { DEMO_DATASET, ensureDevelopmentData } from './demo/seed.js';
 import { EmbeddedDbError } from './embedded/ferretdb.js';
@@ -29,7 +30,7 @@ async function main(): Promise<void> {
   });
   if (config.DB_COMMAND_METRICS) observeDatabase(store.database.client, metrics);
   const devKey = store.embedded
-    ? await ensureDevelopmentData(store.database.collections, config.DATA_DIR)
+    ? await ensureDevelopmentData(store.database.collections, config.DATA_DIR, systemClock())
     : null;
 
   const gateway = createGateway({

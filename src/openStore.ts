@@ -1,4 +1,5 @@
 import type { MongoClientOptions } from 'mongodb';
+import { systemClock } from './clock.js';
 import type { Config } from './config.js';
 import { acquireEmbeddedDb, type RunningFerretDb } from './embedded/ferretdb.js';
 import { type Database, openDatabase } from './store/database.js';
@@ -35,7 +36,7 @@ export async function openStore(
     throw error;
   }
   await repairInvalidationClaims(database.collections);
-  await repairEpisodeRecords(database.collections);
+  await repairEpisodeRecords(database.collections, systemClock());
   return {
     database,
     embedded,

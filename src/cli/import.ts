@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
+import { systemClock } from '../clock.js';
 import { importJsonl } from '../transfer/importJsonl.js';
 import { runCommand, UsageError } from './run.js';
 
@@ -19,7 +20,8 @@ await runCommand(async ({ database }) => {
     throw new UsageError(`Cannot read ${file}: ${(error as Error).message}`);
   }
   const c = database.collections;
-  const now = new Date();
+  // One instant for the whole import: every record written carries it.
+  const now = systemClock();
   const tty = process.stderr.isTTY;
   const outcome = await importJsonl(c, {
     workspace: values.workspace,

@@ -21,6 +21,7 @@ const KEY_FILE = 'development-key.txt';
 export async function ensureDevelopmentData(
   c: Collections,
   dataDir: string,
+  now: Date,
 ): Promise<string | null> {
   const keyFile = join(dataDir, KEY_FILE);
   if ((await countWorkspaces(c)) > 0) {
@@ -30,7 +31,6 @@ export async function ensureDevelopmentData(
       return null;
     }
   }
-  const now = new Date();
   const created = await createApiKey(c, DEMO_WORKSPACE, ['read', 'write', 'admin'], now);
   await loadDemoDataset(c, DEMO_WORKSPACE, now);
   await writeFile(keyFile, `${created.key}\n`, { mode: 0o600 });
@@ -39,11 +39,7 @@ export async function ensureDevelopmentData(
 }
 
 /** Loads the demo dataset into a workspace (idempotent, like any import). */
-export async function loadDemoDataset(
-  c: Collections,
-  workspace: string,
-  now = new Date(),
-): Promise<void> {
+export async function loadDemoDataset(c: Collections, workspace: string, now: Date): Promise<void> {
   const outcome = await importJsonl(c, {
     workspace,
     content: await readFile(DEMO_FILE, 'utf8'),

@@ -179,9 +179,9 @@ export async function acquireEmbeddedDb(
 ): Promise<RunningFerretDb> {
   mkdirSync(dataDir, { recursive: true });
   const file = join(dataDir, RECORD_FILE);
-  const deadline = Date.now() + 10 * 60_000;
+  const deadline = performance.now() + 10 * 60_000;
   let waitingSaid = false;
-  while (Date.now() < deadline) {
+  while (performance.now() < deadline) {
     const record = await readRecord(file);
     if (record) {
       const ownerAlive = isAlive(record.ownerPid) && record.ownerPid !== process.pid;

@@ -6,6 +6,7 @@ import type { Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { Logger } from 'pino';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import { type Clock, systemClock } from '../clock.js';
 import { createRequestContext, unauthenticated } from '../context.js';
 import { ERROR_STATUS, type ErrorCode, maskError } from '../errors.js';
 import { errorResponse, errorResponseFor, type Surface } from '../rest/errorBodies.js';
@@ -24,6 +25,8 @@ import { createGraphqlYoga, type YogaOptions } from './yoga.js';
 
 export interface GatewayOptions extends YogaOptions {
   database: Database;
+  /** Where each request reads its one instant ("now"); default the system clock. */
+  clock?: Clock;
   logger?: Logger;
   metrics?: Metrics;
   /** Requests per minute per API key; 0 or absent: no limit. */
@@ -97,6 +100,7 @@ export function createGateway(options: GatewayOptions) {
   const yoga = createGraphqlYoga(options);
   const app = new OpenAPIHono<GatewayEnv>();
   const store = options.database.collections;
+  const clock = options.clock ?? systemClock;
   const { logger, metrics } = options;
   const perMinute = (points: number | undefined) =>
     points && points > 0 ? new RateLimiterMemory({ points, duration: 60 }) : null;
@@ -230,6 +234,7 @@ export function createGateway(options: GatewayOptions) {
         'requestContext',
         await createRequestContext(c.req.raw, store, {
           requestId: c.get('requestId'),
+          now: clock(),
           readCache,
           ...(metrics
             ? { onBatch: (loader, size) => metrics.loaderBatches.observe({ loader }, size) }

@@ -31,7 +31,7 @@ builder.mutationField('eraseDataset', (t) =>
         ctx.store,
         { workspaceId: auth.workspaceId, dataset: args.name },
         auth,
-        new Date(),
+        ctx.now,
       );
       forgetDataset(ctx.readCache, auth.workspaceId, args.name);
       return counts;

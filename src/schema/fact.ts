@@ -261,7 +261,7 @@ builder.mutationField('restoreFact', (t) =>
         { workspaceId: auth.workspaceId, dataset: args.dataset },
         args.id,
         'deleted',
-        new Date(),
+        ctx.now,
       );
       if (!result.ok) throw new GatewayError('NOT_FOUND', 'No deleted fact with that id');
       return result.fact;

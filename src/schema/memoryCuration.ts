@@ -143,7 +143,7 @@ builder.mutationField('createMemory', (t) =>
     resolve: async (_root, args, ctx) => {
       const tenant = tenantOf(ctx, args.dataset);
       const { memory } = await storeWrite(() =>
-        createMemory(ctx.store, tenant, toNewMemory(args.input), new Date()),
+        createMemory(ctx.store, tenant, toNewMemory(args.input), ctx.now),
       );
       return memory;
     },
@@ -163,7 +163,7 @@ function versionedMutation(name: string, description: string, change: (now: Date
         expectedVersion: t.arg.int({ validate: z.number().int().min(1, 'must be at least 1') }),
       },
       resolve: (_root, args, ctx) => {
-        const now = new Date();
+        const { now } = ctx;
         return storeWrite(() =>
           changeMemory(
             ctx.store,
@@ -215,7 +215,7 @@ builder.mutationField('updateMemory', (t) =>
           .filter(([, v]) => v !== null && v !== undefined)
           .map(([k, v]) => [k, typeof v === 'string' ? v.trim() : v]),
       ) as Partial<MemoryDoc>;
-      const now = new Date();
+      const { now } = ctx;
       return storeWrite(() =>
         changeMemory(
           ctx.store,
@@ -263,7 +263,7 @@ builder.mutationField('supersedeMemory', (t) =>
     },
     resolve: async (_root, args, ctx) => {
       const tenant = tenantOf(ctx, args.dataset);
-      const now = new Date();
+      const { now } = ctx;
       const previous = await storeWrite(() =>
         supersedeMemory(
           ctx.store,

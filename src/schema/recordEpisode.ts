@@ -222,7 +222,7 @@ builder.mutationField('eraseEpisode', (t) =>
         { workspaceId: auth.workspaceId, dataset: args.dataset },
         args.id,
         auth,
-        new Date(),
+        ctx.now,
       );
     },
   }),

@@ -29,7 +29,7 @@ export interface FactQuery {
   entityName?: string | null;
   /** Facts with this subject and predicate (case-insensitive): a fact's history. */
   subjectPredicate?: { subject: string; predicate: string } | null;
-  /** Keep only facts in one of these states at `statesAt`. */
+  /** Keep only facts in one of these states at `statesAt` (required with `states`). */
   states?: readonly FactState[] | null;
   statesAt?: Date;
 }
@@ -50,7 +50,9 @@ export function factFilter(tenant: Tenant, query: FactQuery): Filter<FactDoc> {
   if (query.q) clauses.push(...queryFilter(query.q));
   clauses.push(...selectionFilter(query.selection));
   if (query.states && query.states.length > 0) {
-    clauses.push(statesFilter(query.states, query.statesAt ?? new Date()));
+    // The caller's instant (the request's clock), never one read here.
+    if (!query.statesAt) throw new Error('FactQuery.states needs statesAt');
+    clauses.push(statesFilter(query.states, query.statesAt));
   }
   return allOf(clauses);
 }

@@ -221,14 +221,14 @@ export async function changeMemory(
  * that is its request's start, which can be long before the claim under contention.)
  */
 async function awaitOrApplyMemoryVersion(c: Collections, claim: MemoryVersionDoc): Promise<void> {
-  const deadline = Date.now() + APPLY_GRACE_MS;
+  const deadline = performance.now() + APPLY_GRACE_MS;
   for (let delay = 2; ; delay = Math.min(delay * 2, 20)) {
     const doc = await c.memories.findOne(
       { _id: memoryDocIdOf(claim), workspaceId: claim.workspaceId, dataset: claim.dataset },
       { projection: { version: 1 }, comment: 'store:awaitOrApplyMemoryVersion' },
     );
     if (!doc || doc.version >= claim.version) return;
-    if (Date.now() >= deadline) break;
+    if (performance.now() >= deadline) break;
     await sleep(delay);
   }
   await applyMemoryVersion(c, claim);

@@ -385,7 +385,7 @@ async function retryOnDuplicate<T>(write: () => Promise<T>): Promise<T> {
 }
 
 /** Completes episode records a crash left unfinished (run at start-up). */
-export async function repairEpisodeRecords(c: Collections, now = new Date()): Promise<number> {
+export async function repairEpisodeRecords(c: Collections, now: Date): Promise<number> {
   const pending = await c.episodeRecords
     .find({ completedAt: null }, { comment: 'store:repairEpisodeRecords' })
     .toArray();

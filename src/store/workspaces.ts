@@ -1,3 +1,4 @@
+import { systemClock } from '../clock.js';
 import type { Scope } from '../domain/apiKey.js';
 import { generateApiKey, parseApiKey, secretMatches } from '../domain/apiKey.js';
 import { documentId } from '../domain/ids.js';
@@ -14,7 +15,7 @@ export function workspaceIdFor(name: string): string {
 export async function ensureWorkspace(
   c: Collections,
   name: string,
-  now = new Date(),
+  now = systemClock(),
 ): Promise<WorkspaceDoc> {
   const doc: WorkspaceDoc = { _id: workspaceIdFor(name), name, createdAt: now };
   try {
@@ -56,7 +57,7 @@ export async function createApiKey(
   c: Collections,
   workspaceName: string,
   scopes: Scope[],
-  now = new Date(),
+  now = systemClock(),
 ): Promise<CreatedKey> {
   const workspace = await ensureWorkspace(c, workspaceName, now);
   const generated = generateApiKey();
@@ -160,7 +161,7 @@ export async function listApiKeys(c: Collections, workspaceName?: string): Promi
 export async function revokeApiKey(
   c: Collections,
   keyOrId: string,
-  now = new Date(),
+  now = systemClock(),
 ): Promise<boolean> {
   const keyId = parseApiKey(keyOrId)?.keyId ?? keyOrId;
   const result = await c.apiKeys.updateOne(

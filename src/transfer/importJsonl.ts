@@ -18,11 +18,11 @@ export async function importJsonl(
     workspace: string;
     content: string;
     defaultDataset?: string | null;
-    now?: Date;
+    now: Date;
     onProgress?: (done: number, total: number) => void;
   },
 ): Promise<ImportOutcome> {
-  const now = input.now ?? new Date();
+  const { now } = input;
   const workspaceId = workspaceIdFor(input.workspace);
   const parsed = parseImportFile(input.content, {
     workspaceId,

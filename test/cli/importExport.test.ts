@@ -551,6 +551,7 @@ describe('npm run import / export', () => {
 
   it('an export imported into another workspace differs only in workspace_id', async () => {
     const outcome = await importJsonl(restore.collections, {
+      now: new Date(),
       workspace: 'another',
       content: firstExport,
     });
@@ -610,6 +611,7 @@ describe('import in batches', () => {
     // batches, the first with 500 duplicate keys among 1000.
     const progress: [number, number][] = [];
     const outcome = await importJsonl(main.collections, {
+      now: new Date(),
       workspace: 'bulk ws',
       content: content(2000, 3100),
       defaultDataset: 'b',

@@ -48,7 +48,7 @@ async function close(server: ServerType | null) {
 
 beforeAll(async () => {
   const database = await openTestDatabase();
-  await loadDemoDataset(database.collections, 'acme');
+  await loadDemoDataset(database.collections, 'acme', new Date());
   developmentKey = (await createApiKey(database.collections, 'acme', ['read', 'write', 'admin']))
     .key;
   givenKey = (await createApiKey(database.collections, 'acme', ['read'])).key;

@@ -59,7 +59,7 @@ async function editorText(page: Page, selector: string): Promise<string> {
 
 beforeAll(async () => {
   const database = await openTestDatabase();
-  await loadDemoDataset(database.collections, 'acme');
+  await loadDemoDataset(database.collections, 'acme', new Date());
   key = (await createApiKey(database.collections, 'acme', ['read'])).key;
   const gateway = createGateway({
     database,

@@ -64,6 +64,7 @@ beforeAll(async () => {
     );
   }
   const outcome = await importJsonl(t.database.collections, {
+    now: new Date(),
     workspace: 'acme',
     content: lines.join('\n'),
   });

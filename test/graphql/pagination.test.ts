@@ -26,6 +26,7 @@ beforeAll(async () => {
     }),
   );
   const outcome = await importJsonl(t.database.collections, {
+    now: new Date(),
     workspace: 'acme',
     content: lines.join('\n'),
   });

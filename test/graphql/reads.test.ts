@@ -159,9 +159,9 @@ describe('Fact.state at its boundaries', () => {
   });
 
   it('future until validAt, live from validAt on', async () => {
-    expect(await stateAt(TEST_DRIVE, '2027-01-15T09:59:59.999Z')).toBe('FUTURE');
-    expect(await stateAt(TEST_DRIVE, '2027-01-15T10:00:00.000Z')).toBe('LIVE');
-    expect(await stateAt(TEST_DRIVE, '2027-01-15T11:00:00+01:00')).toBe('LIVE');
+    expect(await stateAt(TEST_DRIVE, '2035-01-15T09:59:59.999Z')).toBe('FUTURE');
+    expect(await stateAt(TEST_DRIVE, '2035-01-15T10:00:00.000Z')).toBe('LIVE');
+    expect(await stateAt(TEST_DRIVE, '2035-01-15T11:00:00+01:00')).toBe('LIVE');
   });
 
   it('superseded wins over expired and future', async () => {

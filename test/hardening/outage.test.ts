@@ -24,7 +24,7 @@ beforeAll(async () => {
   ferret = await startFerretDb(dir);
   // As `npm start` configures it (DB_TIMEOUT_MS), with a short bound.
   database = await openDatabase(ferret.uri, 'outage', databaseTimeouts(1000));
-  await loadDemoDataset(database.collections, 'acme');
+  await loadDemoDataset(database.collections, 'acme', new Date());
   key = (await createApiKey(database.collections, 'acme', ['read'])).key;
   gateway = createGateway({ database });
 });

@@ -70,7 +70,7 @@ function get(port: number, path: string, key: string, id: string): Promise<Outco
 describe('graceful shutdown', () => {
   it('drops no request in flight when SIGTERM arrives under load', async () => {
     const database = await openDatabase(testServerUri(), dbName);
-    await loadDemoDataset(database.collections, 'acme');
+    await loadDemoDataset(database.collections, 'acme', new Date());
     const key = (await createApiKey(database.collections, 'acme', ['read'])).key;
     await database.close();
 

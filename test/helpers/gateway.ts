@@ -44,7 +44,7 @@ export async function openTestGateway(
 ): Promise<TestGateway> {
   const database = await openTestDatabase(options.clientOptions);
   for (const w of options.demoWorkspaces ?? ['acme'])
-    await loadDemoDataset(database.collections, w);
+    await loadDemoDataset(database.collections, w, new Date());
   const gateway = createGateway({ database, ...options.gateway });
   const request = async (path: string, init: RequestInit & { key?: string | null } = {}) => {
     const headers = new Headers(init.headers);

@@ -299,6 +299,7 @@ describe('auth, routes and methods', () => {
     ];
     const { importJsonl } = await import('../../src/transfer/importJsonl.js');
     await importJsonl(t.database.collections, {
+      now: new Date(),
       workspace: 'development',
       content: lines.map((l) => JSON.stringify(l)).join('\n'),
     });
@@ -357,6 +358,7 @@ describe('awkward dataset and entity names', () => {
       },
     ]);
     await importJsonl(t.database.collections, {
+      now: new Date(),
       workspace: 'development',
       content: lines.map((l) => JSON.stringify(l)).join('\n'),
     });

@@ -39,7 +39,7 @@ describe('ensureDevelopmentData', () => {
     // A stale, world-readable key file from earlier is replaced and locked down.
     writeFileSync(keyFile, 'stale\n', { mode: 0o644 });
 
-    const returned = await ensureDevelopmentData(c, dataDir);
+    const returned = await ensureDevelopmentData(c, dataDir, new Date());
     expect(returned).toMatch(/^mk_[0-9a-f]{24}_[A-Za-z0-9_-]{43}$/);
     key = returned!;
 
@@ -79,7 +79,7 @@ describe('ensureDevelopmentData', () => {
 
   it('a second call returns the same key and creates nothing', async () => {
     const before = await snapshot();
-    expect(await ensureDevelopmentData(database.collections, dataDir)).toBe(key);
+    expect(await ensureDevelopmentData(database.collections, dataDir, new Date())).toBe(key);
     expect(await snapshot()).toEqual(before);
     expect(statSync(join(dataDir, 'development-key.txt')).mode & 0o777).toBe(0o600);
   });
@@ -88,7 +88,7 @@ describe('ensureDevelopmentData', () => {
     const otherDir = mkdtempSync(join(tmpdir(), 'demo-data-test-'));
     try {
       const before = await snapshot();
-      expect(await ensureDevelopmentData(database.collections, otherDir)).toBeNull();
+      expect(await ensureDevelopmentData(database.collections, otherDir, new Date())).toBeNull();
       expect(await snapshot()).toEqual(before);
     } finally {
       rmSync(otherDir, { recursive: true, force: true });

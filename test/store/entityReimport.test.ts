@@ -26,17 +26,17 @@ describe('re-importing stored entities', () => {
   it('the same file again writes nothing and changes nothing', async () => {
     const { collections: c } = await openTestDatabase();
     const content = entityLines(() => ({}));
-    const first = await importJsonl(c, { workspace: 'w', content });
+    const first = await importJsonl(c, { now: new Date(), workspace: 'w', content });
     expect(first.ok && first.counts.entities).toBe(N);
     const before = await c.entities.find({}).sort({ _id: 1 }).toArray();
-    const again = await importJsonl(c, { workspace: 'w', content });
+    const again = await importJsonl(c, { now: new Date(), workspace: 'w', content });
     expect(again.ok && again.counts).toEqual({ entities: 0, episodes: 0, facts: 0, memories: 0 });
     expect(await c.entities.find({}).sort({ _id: 1 }).toArray()).toEqual(before);
   });
 
   it('sets the type, moves updatedAt only forward, keeps entityId, and adds the new ones', async () => {
     const { collections: c } = await openTestDatabase();
-    await importJsonl(c, { workspace: 'w', content: entityLines(() => ({})) });
+    await importJsonl(c, { now: new Date(), workspace: 'w', content: entityLines(() => ({})) });
     const before = new Map(
       (await c.entities.find({}).toArray()).map((d) => [d.name, { ...d }] as const),
     );

@@ -38,6 +38,7 @@ const liveNow = (): TemporalSelection => ({
 beforeAll(async () => {
   database = await openTestDatabase();
   const outcome = await importJsonl(database.collections, {
+    now: new Date(),
     workspace: 'w1',
     content: [line(FACT), line('11111111-1111-4111-8111-111111111111')].join('\n'),
   });

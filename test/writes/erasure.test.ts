@@ -62,7 +62,11 @@ beforeAll(async () => {
     .map((l) => JSON.stringify({ ...JSON.parse(l), dataset: ERASED }))
     .join('\n');
   for (const workspace of ['acme', 'globex']) {
-    const outcome = await importJsonl(t.database.collections, { workspace, content: renamed });
+    const outcome = await importJsonl(t.database.collections, {
+      now: new Date(),
+      workspace,
+      content: renamed,
+    });
     expect(outcome.ok).toBe(true);
   }
 });
