@@ -21,7 +21,7 @@ export default defineConfig({
         test: {
           name: 'suite',
           include: ['test/**/*.test.ts'],
-          setupFiles: ['test/setup/recordStoreCommands.ts'],
+          setupFiles: ['test/setup/clock.ts', 'test/setup/recordStoreCommands.ts'],
           // FerretDB's first build can take minutes; a test run reuses the cached build.
           hookTimeout: 600_000,
           testTimeout: 60_000,

@@ -134,7 +134,9 @@ export function createGraphqlYoga(options: YogaOptions = {}) {
   });
 }
 
-export const DEFAULT_QUERY = `# The facts live now in the demo dataset, with their entities.
+export const DEFAULT_QUERY = `# The facts live now in the demo dataset, with their entities: three until
+# 15 January 2035, when the planned test drive becomes live too. Add asOf: "2026-06-01"
+# to facts(...) to see what was believed true on that day instead.
 query CurrentFacts {
   viewer { workspace scopes }
   dataset(name: "user_42") {

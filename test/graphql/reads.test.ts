@@ -10,7 +10,7 @@ import {
   NodeDocument,
   ViewerDocument,
 } from '../../src/generated/operations.js';
-import { openTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { clockFrom, openTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 const DATASET = 'user_42';
 const TOYOTA = '3a91c6e8-0f2d-4b57-a8e3-5d1c9b7f2a40';
@@ -26,7 +26,11 @@ let t: TestGateway;
 let key: string;
 
 beforeAll(async () => {
-  t = await openTestGateway({ demoWorkspaces: ['acme'] });
+  // The expectations are the demo's states on this date (the test drive still ahead).
+  t = await openTestGateway({
+    demoWorkspaces: ['acme'],
+    gateway: { clock: clockFrom('2026-12-01T00:00:00Z') },
+  });
   key = await t.key('acme', ['read']);
 });
 

@@ -1,6 +1,7 @@
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { print } from 'graphql';
 import type { MongoClientOptions } from 'mongodb';
+import type { Clock } from '../../src/clock.js';
 import { loadDemoDataset } from '../../src/demo/seed.js';
 import type { Scope } from '../../src/domain/apiKey.js';
 import { createGateway, type GatewayOptions } from '../../src/http/app.js';
@@ -9,6 +10,15 @@ import { createApiKey } from '../../src/store/workspaces.js';
 import { openTestDatabase } from './database.js';
 
 export type Gateway = ReturnType<typeof createGateway>;
+
+/**
+ * A clock that starts at `start` and moves with real time: for tests whose expectations
+ * depend on "now" (which demo facts are live), so they hold on any date the suite runs.
+ */
+export function clockFrom(start: string): Clock {
+  const offset = Date.parse(start) - Date.now();
+  return () => new Date(Date.now() + offset);
+}
 
 export interface TestGateway {
   database: Database;

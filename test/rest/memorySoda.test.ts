@@ -4,7 +4,7 @@ import {
   EntityWithFactsDocument,
   FactsDocument,
 } from '../../src/generated/operations.js';
-import { openTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { clockFrom, openTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 const BASE = '/v1/memory/semantic';
 const TOYOTA = '3a91c6e8-0f2d-4b57-a8e3-5d1c9b7f2a40';
@@ -30,7 +30,11 @@ let reader: string;
 let stranger: string;
 
 beforeAll(async () => {
-  t = await openTestGateway({ demoWorkspaces: ['development', 'other'] });
+  // The expectations are the demo's states on this date (the test drive still ahead).
+  t = await openTestGateway({
+    demoWorkspaces: ['development', 'other'],
+    gateway: { clock: clockFrom('2026-12-01T00:00:00Z') },
+  });
   key = await t.key('development', ['read', 'write']);
   reader = await t.key('development', ['read']);
   stranger = await t.key('other', ['read', 'write']);
