@@ -1,5 +1,5 @@
 import DataLoader from 'dataloader';
-import { resolveTemporalSelection, type TemporalSelection } from './domain/factState.js';
+import { resolveTemporalSelection } from './domain/factState.js';
 import { normalizeUuid } from './domain/ids.js';
 import { entityKey } from './domain/names.js';
 import type { Collections } from './store/database.js';
@@ -23,29 +23,52 @@ interface DatasetKey {
   dataset: string;
 }
 
-const cacheKey = (key: object) => JSON.stringify(key);
-
-/** Groups keys by a string so each group is one store call; answers in key order. */
-function batchBy<K, V>(
-  group: (key: K) => string,
-  load: (groupKeys: K[]) => Promise<(key: K) => V>,
-): (keys: readonly K[]) => Promise<V[]> {
-  return async (keys) => {
-    const groups = new Map<string, K[]>();
-    for (const key of keys) {
-      const g = group(key);
-      groups.set(g, [...(groups.get(g) ?? []), key]);
-    }
-    const answers = new Map<string, (key: K) => V>();
-    await Promise.all(
-      [...groups].map(async ([g, groupKeys]) => answers.set(g, await load(groupKeys))),
-    );
-    return keys.map((key) => answers.get(group(key))!(key));
-  };
-}
-
 /** Called with each batch's loader name and size (the batch-size metric). */
 export type BatchObserver = (loader: string, size: number) => void;
+
+/** What one loader is: its name, how its keys share store calls, and one such call. */
+export interface GroupedLoaderSpec<K, V> {
+  /** The loader's name in the batch-size metric. */
+  name: string;
+  /** Keys with the same group are answered by one store call. */
+  group: (key: K) => string;
+  /**
+   * The store call for one group's keys (`head`, the first of them, carries what the
+   * group shares: its dataset, its arguments); returns the answer for each key.
+   */
+  load: (keys: K[], head: K) => Promise<(key: K) => V>;
+}
+
+/**
+ * A DataLoader whose batch reports its size, groups its keys, makes one store call per
+ * group, and answers in key order. Keys are cached by their JSON: resolvers build a new
+ * key object for every parent, and equal keys must share one answer.
+ */
+export function groupedLoader<K, V>(
+  spec: GroupedLoaderSpec<K, V>,
+  onBatch?: BatchObserver,
+): DataLoader<K, V, string> {
+  return new DataLoader<K, V, string>(
+    async (keys) => {
+      onBatch?.(spec.name, keys.length);
+      const groups = new Map<string, K[]>();
+      for (const key of keys) {
+        const g = spec.group(key);
+        const members = groups.get(g);
+        if (members) members.push(key);
+        else groups.set(g, [key]);
+      }
+      const answers = new Map<string, (key: K) => V>();
+      await Promise.all(
+        [...groups].map(async ([g, members]) =>
+          answers.set(g, await spec.load(members, members[0]!)),
+        ),
+      );
+      return keys.map((key) => answers.get(spec.group(key))!(key));
+    },
+    { cacheKeyFn: (key) => JSON.stringify(key) },
+  );
+}
 
 export function createLoaders(
   c: Collections,
@@ -55,134 +78,95 @@ export function createLoaders(
 ) {
   const { onBatch, readCache = null } = options;
   const tenant = (dataset: string): Tenant => ({ workspaceId, dataset });
-  const observed =
-    <K, V>(name: string, batch: (keys: readonly K[]) => Promise<V[]>) =>
-    (keys: readonly K[]) => {
-      onBatch?.(name, keys.length);
-      return batch(keys);
-    };
+  const loader = <K, V>(spec: GroupedLoaderSpec<K, V>) => groupedLoader(spec, onBatch);
 
-  const datasetByName = new DataLoader<string, DatasetDoc | null>(
-    observed('datasetByName', async (names) =>
-      Promise.all(names.map((name) => findDataset(c, workspaceId, name, readCache))),
-    ),
+  /** One document per key, by one `$in` query per dataset. */
+  const byId = <K extends DatasetKey, V>(
+    name: string,
+    find: (c: Collections, tenant: Tenant, ids: string[]) => Promise<Map<string, V>>,
+    idOf: (key: K) => string,
+    normalize: (id: string) => string,
+  ) =>
+    loader<K, V | null>({
+      name,
+      group: (k) => k.dataset,
+      load: async (keys, head) => {
+        const found = await find(c, tenant(head.dataset), keys.map(idOf));
+        return (k) => found.get(normalize(idOf(k))) ?? null;
+      },
+    });
+
+  // Each name is a group of its own: one cached read per dataset.
+  const datasetByName = loader<string, DatasetDoc | null>({
+    name: 'datasetByName',
+    group: (name) => name,
+    load: async (_keys, name) => {
+      const found = await findDataset(c, workspaceId, name, readCache);
+      return () => found;
+    },
+  });
+
+  const factById = byId<DatasetKey & { factId: string }, FactDoc>(
+    'factById',
+    factsByIds,
+    (k) => k.factId,
+    normalizeUuid,
   );
 
-  const factById = new DataLoader<DatasetKey & { factId: string }, FactDoc | null, string>(
-    observed(
-      'factById',
-      batchBy(
-        (k) => k.dataset,
-        async (keys) => {
-          const found = await factsByIds(
-            c,
-            tenant(keys[0]!.dataset),
-            keys.map((k) => k.factId),
-          );
-          return (k) => found.get(normalizeUuid(k.factId)) ?? null;
-        },
-      ),
-    ),
-    { cacheKeyFn: cacheKey },
+  const entityByName = byId<DatasetKey & { name: string }, EntityDoc>(
+    'entityByName',
+    entitiesByNames,
+    (k) => k.name,
+    entityKey,
   );
 
-  const entityByName = new DataLoader<DatasetKey & { name: string }, EntityDoc | null, string>(
-    observed(
-      'entityByName',
-      batchBy(
-        (k) => k.dataset,
-        async (keys) => {
-          const found = await entitiesByNames(
-            c,
-            tenant(keys[0]!.dataset),
-            keys.map((k) => k.name),
-          );
-          return (k) => found.get(entityKey(k.name)) ?? null;
-        },
-      ),
-    ),
-    { cacheKeyFn: cacheKey },
-  );
-
-  const episodeById = new DataLoader<DatasetKey & { episodeId: string }, EpisodeDoc | null, string>(
-    observed(
-      'episodeById',
-      batchBy(
-        (k) => k.dataset,
-        async (keys) => {
-          const found = await episodesByIds(
-            c,
-            tenant(keys[0]!.dataset),
-            keys.map((k) => k.episodeId),
-          );
-          return (k) => found.get(normalizeUuid(k.episodeId)) ?? null;
-        },
-      ),
-    ),
-    { cacheKeyFn: cacheKey },
+  const episodeById = byId<DatasetKey & { episodeId: string }, EpisodeDoc>(
+    'episodeById',
+    episodesByIds,
+    (k) => k.episodeId,
+    normalizeUuid,
   );
 
   /** Facts touching an entity (subject or object), per temporal argument set. */
-  const factsOfEntity = new DataLoader<
-    DatasetKey & {
-      name: string;
-      asOf: string | null;
-      includeInvalidated: boolean;
-      first: number;
-    },
-    FactView[],
-    string
-  >(
-    observed(
-      'factsOfEntity',
-      batchBy(
-        (k) => JSON.stringify([k.dataset, k.asOf, k.includeInvalidated, k.first]),
-        async (keys) => {
-          const first = keys[0]!;
-          const selection: TemporalSelection = resolveTemporalSelection(
-            {
-              asOf: first.asOf ? new Date(first.asOf) : null,
-              includeInvalidated: first.includeInvalidated,
-            },
-            now,
-          );
-          const found = await factsOfEntities(
-            c,
-            tenant(first.dataset),
-            keys.map((k) => k.name),
-            selection,
-            first.first,
-          );
-          return (k) => found.get(entityKey(k.name)) ?? [];
+  const factsOfEntity = loader<
+    DatasetKey & { name: string; asOf: string | null; includeInvalidated: boolean; first: number },
+    FactView[]
+  >({
+    name: 'factsOfEntity',
+    group: (k) => JSON.stringify([k.dataset, k.asOf, k.includeInvalidated, k.first]),
+    load: async (keys, head) => {
+      const selection = resolveTemporalSelection(
+        {
+          asOf: head.asOf ? new Date(head.asOf) : null,
+          includeInvalidated: head.includeInvalidated,
         },
-      ),
-    ),
-    { cacheKeyFn: cacheKey },
-  );
+        now,
+      );
+      const found = await factsOfEntities(
+        c,
+        tenant(head.dataset),
+        keys.map((k) => k.name),
+        selection,
+        head.first,
+      );
+      return (k) => found.get(entityKey(k.name)) ?? [];
+    },
+  });
 
   /** The facts an episode produced, whatever their state (the first `first`). */
-  const factsOfEpisode = new DataLoader<
-    DatasetKey & { episodeId: string; first: number },
-    FactView[],
-    string
-  >(
-    observed(
-      'factsOfEpisode',
-      batchBy(
-        (k) => JSON.stringify([k.dataset, k.first]),
-        async (keys) => {
-          const found = await factsOfEpisodes(
-            c,
-            tenant(keys[0]!.dataset),
-            keys.map((k) => k.episodeId),
-            keys[0]!.first,
-          );
-          return (k) => found.get(normalizeUuid(k.episodeId)) ?? [];
-        },
-      ),
-    ),
-    { cacheKeyFn: cacheKey },
-  );
+  const factsOfEpisode = loader<DatasetKey & { episodeId: string; first: number }, FactView[]>({
+    name: 'factsOfEpisode',
+    group: (k) => JSON.stringify([k.dataset, k.first]),
+    load: async (keys, head) => {
+      const found = await factsOfEpisodes(
+        c,
+        tenant(head.dataset),
+        keys.map((k) => k.episodeId),
+        head.first,
+      );
+      return (k) => found.get(normalizeUuid(k.episodeId)) ?? [];
+    },
+  });
 
   return { datasetByName, factById, entityByName, episodeById, factsOfEntity, factsOfEpisode };
 }
