@@ -26,6 +26,9 @@ export interface RequestContext {
   observed: { operation: string | null };
 }
 
+/** Hono's per-request variables at the edge: the request context, built once, and the request id. */
+export type GatewayEnv = { Variables: { requestContext: RequestContext; requestId: string } };
+
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
 export async function createRequestContext(

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import type { GatewayEnv } from './env.js';
+import type { GatewayEnv } from '../context.js';
 
 /**
  * `/openapi.json` (OpenAPI 3.1, generated from the REST routes' zod schemas) and `/docs`,

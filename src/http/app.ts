@@ -7,17 +7,15 @@ import { bodyLimit } from 'hono/body-limit';
 import type { Logger } from 'pino';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { type Clock, systemClock } from '../clock.js';
-import { createRequestContext, unauthenticated } from '../context.js';
+import { createRequestContext, type GatewayEnv, unauthenticated } from '../context.js';
 import { ERROR_STATUS, type ErrorCode, maskError } from '../errors.js';
-import { errorResponse, errorResponseFor, type Surface } from '../rest/errorBodies.js';
-import { MEMORY_SODA_BASE, memorySodaRoutes } from '../rest/memorySoda.js';
-import { supaCloudRoutes } from '../rest/supaCloud.js';
+import { errorResponse, errorResponseFor } from '../rest/errorBodies.js';
+import { mountRestRoutes, REST_PATHS, restNotFound } from '../rest/routes.js';
 import { surfaceOf } from '../rest/surfaces.js';
-import type { Database } from '../store/database.js';
+import { type Database, pingDatabase } from '../store/database.js';
 import { createReadCache } from '../store/readCache.js';
 import { mountApiDocs } from './apiDocs.js';
 import { type CorsOrigins, corsPolicy } from './cors.js';
-import type { GatewayEnv } from './env.js';
 import { requestHostName } from './hosts.js';
 import type { Metrics } from './observability.js';
 import { setResponseHeader } from './responseHeaders.js';
@@ -48,25 +46,6 @@ export interface GatewayOptions extends YogaOptions {
    */
   allowedHosts?: readonly string[];
 }
-
-/** The REST routes, for 405 answers: a path that matches with another method. */
-const REST_ROUTES: { pattern: RegExp; methods: string[] }[] = [
-  { pattern: /^\/v1\/memory\/semantic\/datasets\/[^/]+\/facts$/, methods: ['GET'] },
-  { pattern: /^\/v1\/memory\/semantic\/datasets\/[^/]+\/facts\/[^/]+$/, methods: ['DELETE'] },
-  { pattern: /^\/v1\/memory\/semantic\/datasets\/[^/]+\/entities$/, methods: ['GET'] },
-  {
-    pattern: /^\/v1\/memory\/semantic\/datasets\/[^/]+\/entities\/[^/]+\/facts$/,
-    methods: ['GET'],
-  },
-  { pattern: /^\/api\/memories$/, methods: ['GET'] },
-];
-
-/** Which path parameter a raw segment is, by the literal segment before it. */
-const SEGMENT_PARAM: Record<string, string> = {
-  datasets: 'dataset',
-  entities: 'name',
-  facts: 'factId',
-};
 
 /** Longest path and query accepted (414 past it); Node refuses more than 16 KiB of headers itself (431). */
 export const MAX_URL_LENGTH = 8192;
@@ -181,7 +160,7 @@ export function createGateway(options: GatewayOptions) {
   app.get('/readyz', async (c) => {
     if (lifecycle.shuttingDown) return c.json({ status: 'shutting down' }, 503);
     try {
-      await options.database.db.command({ ping: 1 });
+      await pingDatabase(options.database);
       return c.json({ status: 'ready' });
     } catch {
       return c.json({ status: 'database unavailable' }, 503);
@@ -195,7 +174,7 @@ export function createGateway(options: GatewayOptions) {
     );
   }
 
-  const memoryRoutes = ['/graphql', `${MEMORY_SODA_BASE}/*`, '/api/*'];
+  const memoryRoutes = ['/graphql', ...REST_PATHS];
   const cors = corsPolicy(options.corsOrigins ?? []);
   for (const path of memoryRoutes) {
     // CORS first: preflights are answered before authentication and the rate limit.
@@ -253,37 +232,7 @@ export function createGateway(options: GatewayOptions) {
   }
 
   // REST: a key first (401 in the surface's shape), then well-formed path segments.
-  const restGuard =
-    (surface: Surface) => async (c: Context<GatewayEnv>, next: () => Promise<void>) => {
-      const ctx = c.get('requestContext');
-      if (!ctx.auth)
-        return errorResponse(
-          c,
-          surface,
-          'UNAUTHENTICATED',
-          unauthenticated(ctx.authProblem).message,
-        );
-      const segments = new URL(c.req.url).pathname.split('/');
-      for (let i = 1; i < segments.length; i++) {
-        try {
-          decodeURIComponent(segments[i]!);
-        } catch {
-          const param = SEGMENT_PARAM[segments[i - 1]!] ?? 'path';
-          return errorResponse(
-            c,
-            surface,
-            'BAD_USER_INPUT',
-            `${param}: malformed percent-encoding in "${segments[i]}"`,
-          );
-        }
-      }
-      await next();
-    };
-  app.use(`${MEMORY_SODA_BASE}/*`, restGuard('memorySoda'));
-  app.use('/api/*', restGuard('supaCloud'));
-
-  app.route('/', memorySodaRoutes());
-  app.route('/', supaCloudRoutes());
+  mountRestRoutes(app);
   mountApiDocs(app);
 
   // With introspection off (production), a request without a valid key learns nothing
@@ -318,18 +267,7 @@ export function createGateway(options: GatewayOptions) {
 
   app.notFound((c) => {
     const surface = surfaceOf(c.req.path);
-    const route = REST_ROUTES.find((r) => r.pattern.test(new URL(c.req.url).pathname));
-    if (surface && route) {
-      c.header('Allow', route.methods.join(', '));
-      return errorResponse(
-        c,
-        surface,
-        'METHOD_NOT_ALLOWED',
-        `Method ${c.req.method} is not allowed here; use ${route.methods.join(', ')}`,
-      );
-    }
-    if (surface)
-      return errorResponse(c, surface, 'NOT_FOUND', `No route ${c.req.method} ${c.req.path}`);
+    if (surface) return restNotFound(c, surface);
     return c.json({ error: 'Not found' }, 404);
   });
 

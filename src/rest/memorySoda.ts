@@ -1,4 +1,5 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
+import type { GatewayEnv } from '../context.js';
 import { ENTITY_TYPES } from '../domain/names.js';
 import {
   MemorySodaDeleteFactDocument,
@@ -7,7 +8,6 @@ import {
   MemorySodaListEntitiesDocument,
   MemorySodaListFactsDocument,
 } from '../generated/operations.js';
-import type { GatewayEnv } from '../http/env.js';
 import { edgeResponses, errorResponse, errorResponseFor } from './errorBodies.js';
 import {
   asOfParam,
@@ -19,6 +19,7 @@ import {
   qParam,
   uuidParam,
 } from './params.js';
+import type { DeclaredRoute } from './routes.js';
 import { runOperation } from './runOperation.js';
 
 /**
@@ -194,6 +195,14 @@ const entityFacts = createRoute({
     ...errorResponses,
   },
 });
+
+/** The routes, declared once: served below, and matched by the edge for 405 answers. */
+export const MEMORY_SODA_ROUTES: readonly DeclaredRoute[] = [
+  listFacts,
+  deleteFact,
+  listEntities,
+  entityFacts,
+];
 
 /** The documented fact object: exactly these fields, in this order. */
 function toMemorySodaFact(f: MemorySodaFactFragment) {

@@ -1,8 +1,9 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
+import type { GatewayEnv } from '../context.js';
 import { SupaCloudListMemoriesDocument } from '../generated/operations.js';
-import type { GatewayEnv } from '../http/env.js';
 import { edgeResponses, errorResponse, errorResponseFor } from './errorBodies.js';
 import { booleanParam, describeIssues, firstOccurrence, rfc3339Param } from './params.js';
+import type { DeclaredRoute } from './routes.js';
 import { runOperation } from './runOperation.js';
 
 /**
@@ -10,6 +11,8 @@ import { runOperation } from './runOperation.js';
  * the key's workspace's memories (every dataset) as snake_case objects with every listed
  * field (`null` where empty), newest first. Errors are `{ "code", "error", "details" }`.
  */
+export const SUPACLOUD_BASE = '/api';
+
 const ERROR_CODES = [
   'not_found',
   'unauthorized',
@@ -72,7 +75,7 @@ const errorContent = { 'application/json': { schema: ApiErrorBody } };
 
 const listMemories = createRoute({
   method: 'get',
-  path: '/api/memories',
+  path: `${SUPACLOUD_BASE}/memories`,
   summary: "List the workspace's memories",
   description:
     "Optionally including archived ones and optionally as of an instant on the validity axis. Absent `as_of`: the live view (valid_until null or in the future, not archived). `as_of`: validity membership at that instant (valid_from <= as_of < valid_until) with today's metadata. Newest (created_at) first.",
@@ -99,6 +102,9 @@ const listMemories = createRoute({
     ...edgeResponses(errorContent),
   },
 });
+
+/** The routes, declared once: served below, and matched by the edge for 405 answers. */
+export const SUPACLOUD_ROUTES: readonly DeclaredRoute[] = [listMemories];
 
 export function supaCloudRoutes() {
   const app = new OpenAPIHono<GatewayEnv>({

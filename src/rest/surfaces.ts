@@ -1,10 +1,19 @@
 import type { Surface } from './errorBodies.js';
 import { MEMORY_SODA_BASE } from './memorySoda.js';
+import { SUPACLOUD_BASE } from './supaCloud.js';
+
+/** Each REST surface's base path: every route of the surface lies below it. */
+export const SURFACE_BASES: Record<Surface, string> = {
+  memorySoda: MEMORY_SODA_BASE,
+  supaCloud: SUPACLOUD_BASE,
+};
+
+const isUnder = (path: string, base: string) => path === base || path.startsWith(`${base}/`);
 
 /** Which REST surface a path belongs to (its error shape), or null for the others. */
 export const surfaceOf = (path: string): Surface | null =>
-  path.startsWith(`${MEMORY_SODA_BASE}/`) || path === MEMORY_SODA_BASE
+  isUnder(path, MEMORY_SODA_BASE)
     ? 'memorySoda'
-    : path.startsWith('/api/') || path === '/api'
+    : isUnder(path, SUPACLOUD_BASE)
       ? 'supaCloud'
       : null;

@@ -211,6 +211,11 @@ export async function openDatabase(
   return { client, db, collections: c, close: () => client.close() };
 }
 
+/** Asks the database to answer (readiness); throws when it cannot within the driver's timeouts. */
+export async function pingDatabase(database: Database): Promise<void> {
+  await database.db.command({ ping: 1 });
+}
+
 /**
  * First-batch size for the unpaged, batched reads (DataLoader), so one round trip answers
  * them however many facts come back (up to the 16 MB reply limit) instead of the
