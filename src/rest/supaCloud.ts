@@ -121,31 +121,8 @@ export function supaCloudRoutes() {
       includeArchived: query.include_archived ?? false,
       asOf: query.as_of?.toISOString() ?? null,
     });
-    return c.json(
-      data.allMemories.map((m) => ({
-        archived_at: m.archivedAt,
-        created_at: m.createdAt,
-        id: m.memoryId,
-        importance: m.importance,
-        last_used_at: m.lastUsedAt,
-        memory_kind: m.memoryKind,
-        pinned: m.pinned,
-        project_id: m.projectId,
-        salience: m.salience,
-        scope: m.scope,
-        source_id: m.sourceId,
-        source_type: m.sourceType,
-        superseded_by: m.supersededBy,
-        text: m.text,
-        updated_at: m.updatedAt,
-        user_id: m.userId,
-        valid_from: m.validFrom,
-        valid_until: m.validUntil,
-        version: m.version,
-        workspace_id: m.workspaceId,
-      })),
-      200,
-    );
+    // The operation's aliases already give SupaCloud's names, in its order.
+    return c.json(data.allMemories, 200);
   });
 
   return app;
