@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { GatewayEnv } from '../context.js';
+import { errorResponse } from '../rest/errorBodies.js';
 
 /**
  * `/openapi.json` (OpenAPI 3.1, generated from the REST routes' zod schemas) and `/docs`,
@@ -36,7 +37,7 @@ export function mountApiDocs(app: OpenAPIHono<GatewayEnv>): void {
   app.get('/docs/assets/:file', async (c) => {
     const file = c.req.param('file');
     const type = Object.hasOwn(assets, file) ? assets[file] : undefined;
-    if (!type) return c.json({ error: 'Not found' }, 404);
+    if (!type) return errorResponse(c, 'plain', 'NOT_FOUND', 'Not found');
     return c.body(await readFile(join(dist, file)), 200, {
       'content-type': type,
       'cache-control': 'public, max-age=86400',

@@ -8,10 +8,10 @@ import type { Logger } from 'pino';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { type Clock, systemClock } from '../clock.js';
 import { createRequestContext, type GatewayEnv, unauthenticated } from '../context.js';
-import { ERROR_STATUS, type ErrorCode, maskError } from '../errors.js';
-import { errorResponse, errorResponseFor } from '../rest/errorBodies.js';
+import { type ErrorCode, maskError } from '../errors.js';
+import { errorResponse, errorResponseFor, graphqlErrorBody } from '../rest/errorBodies.js';
 import { mountRestRoutes, REST_PATHS, restNotFound } from '../rest/routes.js';
-import { surfaceOf } from '../rest/surfaces.js';
+import { errorShapeOf, surfaceOf } from '../rest/surfaces.js';
 import { type Database, pingDatabase } from '../store/database.js';
 import { createReadCache } from '../store/readCache.js';
 import { mountApiDocs } from './apiDocs.js';
@@ -55,9 +55,7 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** An error answered by the edge itself, in the shape of the surface the request hit. */
 function edgeError(c: Context, code: ErrorCode, message: string): Response {
-  const surface = surfaceOf(c.req.path);
-  if (surface) return errorResponse(c, surface, code, message);
-  return c.json({ errors: [{ message, extensions: { code } }] }, ERROR_STATUS[code] as 400);
+  return errorResponse(c, errorShapeOf(c.req.path), code, message);
 }
 
 function clientAddress(c: Context): string {
@@ -259,16 +257,13 @@ export function createGateway(options: GatewayOptions) {
     }
     if (surface) return errorResponseFor(c, surface, error);
     const status = masked.extensions.code === 'DATABASE_UNAVAILABLE' ? 503 : 500;
-    return c.json(
-      { errors: [{ message: masked.message, extensions: { code: masked.extensions.code } }] },
-      status,
-    );
+    return c.json(graphqlErrorBody(String(masked.extensions.code), masked.message), status);
   });
 
   app.notFound((c) => {
     const surface = surfaceOf(c.req.path);
     if (surface) return restNotFound(c, surface);
-    return c.json({ error: 'Not found' }, 404);
+    return errorResponse(c, 'plain', 'NOT_FOUND', 'Not found');
   });
 
   return {

@@ -4,7 +4,7 @@ import type { Duplex } from 'node:stream';
 import { serve } from '@hono/node-server';
 import { ERROR_STATUS, type ErrorCode } from '../errors.js';
 import { errorBody } from '../rest/errorBodies.js';
-import { surfaceOf } from '../rest/surfaces.js';
+import { errorShapeOf } from '../rest/surfaces.js';
 
 /**
  * How long a client may take, enforced by Node's HTTP server before and around the
@@ -68,11 +68,8 @@ export function answerClientError(
     message: 'Malformed HTTP request',
   };
   const status = ERROR_STATUS[refused.code];
-  const surface = surfaceOf(pathOf(error.rawPacket));
   const body = JSON.stringify(
-    surface
-      ? errorBody(surface, refused.code, refused.message)
-      : { errors: [{ message: refused.message, extensions: { code: refused.code } }] },
+    errorBody(errorShapeOf(pathOf(error.rawPacket)), refused.code, refused.message),
   );
   socket.end(
     `HTTP/1.1 ${status} ${REASONS[status] ?? 'Bad Request'}\r\n` +

@@ -1,5 +1,7 @@
+import { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import type { GatewayEnv } from '../context.js';
 import {
   ERROR_STATUS,
   type ErrorCode,
@@ -7,13 +9,17 @@ import {
   GENERIC_ERROR_MESSAGE,
   maskError,
 } from '../errors.js';
+import { describeIssues } from '../validation.js';
 
 /**
- * Each REST surface's error body. Memory Soda answers `{ "error": message }`; SupaCloud
- * answers `{ "code", "error", "details" }` with its own code names. Both take the status
- * from the GatewayError's code.
+ * Every error body the gateway builds itself, by shape. Memory Soda answers
+ * `{ "error": message }`; SupaCloud answers `{ "code", "error", "details" }` with its own
+ * code names; GraphQL (and the edge's answers on paths outside the REST surfaces) answers
+ * `{ "errors": [{ "message", "extensions": { "code" } }] }`; the gateway's own pages (API
+ * docs, unknown paths) answer `{ "error": message }`. The status comes from the code.
  */
 export type Surface = 'memorySoda' | 'supaCloud';
+export type ErrorShape = Surface | 'graphql' | 'plain';
 
 const SUPACLOUD_CODES: Record<ErrorCode, string> = {
   BAD_USER_INPUT: 'bad_request',
@@ -32,26 +38,38 @@ const SUPACLOUD_CODES: Record<ErrorCode, string> = {
   DATABASE_UNAVAILABLE: 'database_error',
 };
 
+/** GraphQL's error body: one error and its code (any code GraphQL answers, not only the gateway's). */
+export function graphqlErrorBody(code: string, message: string) {
+  return { errors: [{ message, extensions: { code } }] };
+}
+
+/** The error body in `shape`; `details` is SupaCloud's (null unless given). */
 export function errorBody(
-  surface: Surface,
+  shape: ErrorShape,
   code: ErrorCode,
   message: string,
   details: unknown = null,
 ) {
-  return surface === 'memorySoda'
-    ? { error: message }
-    : { code: SUPACLOUD_CODES[code], error: message, details: details ?? null };
+  switch (shape) {
+    case 'supaCloud':
+      return { code: SUPACLOUD_CODES[code], error: message, details: details ?? null };
+    case 'graphql':
+      return graphqlErrorBody(code, message);
+    case 'memorySoda':
+    case 'plain':
+      return { error: message };
+  }
 }
 
 export function errorResponse(
   c: Context,
-  surface: Surface,
+  shape: ErrorShape,
   code: ErrorCode,
   message: string,
   details: unknown = null,
 ): Response {
   return c.json(
-    errorBody(surface, code, message, details),
+    errorBody(shape, code, message, details),
     ERROR_STATUS[code] as ContentfulStatusCode,
   );
 }
@@ -67,6 +85,21 @@ export function errorResponseFor(c: Context, surface: Surface, error: unknown): 
   return code in ERROR_STATUS
     ? errorResponse(c, surface, code, masked.message)
     : errorResponse(c, surface, 'INTERNAL_SERVER_ERROR', GENERIC_ERROR_MESSAGE);
+}
+
+/**
+ * A surface's routes: a parameter that fails its rule is a 400 naming it ("name: reason"),
+ * and anything a handler throws answers in the surface's shape.
+ */
+export function surfaceApp(surface: Surface): OpenAPIHono<GatewayEnv> {
+  const app = new OpenAPIHono<GatewayEnv>({
+    defaultHook: (result, c) => {
+      if (!result.success)
+        return errorResponse(c, surface, 'BAD_USER_INPUT', describeIssues(result.error.issues));
+    },
+  });
+  app.onError((error, c) => errorResponseFor(c, surface, error));
+  return app;
 }
 
 /**

@@ -1,5 +1,4 @@
-import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
-import type { GatewayEnv } from '../context.js';
+import { createRoute, z } from '@hono/zod-openapi';
 import { ENTITY_TYPES } from '../domain/names.js';
 import {
   MemorySodaDeleteFactDocument,
@@ -8,12 +7,12 @@ import {
   MemorySodaListEntitiesDocument,
   MemorySodaListFactsDocument,
 } from '../generated/operations.js';
-import { edgeResponses, errorResponse, errorResponseFor } from './errorBodies.js';
+import { edgeResponses, surfaceApp } from './errorBodies.js';
 import {
   asOfParam,
   booleanParam,
   datasetParam,
-  describeIssues,
+  entityNameParam,
   firstOccurrence,
   limitParam,
   qParam,
@@ -124,7 +123,7 @@ const deleteFact = createRoute({
     'The fact leaves retrieval immediately but stays queryable via includeInvalidated=true and asOf. Succeeds once. Needs the write scope.',
   security,
   request: {
-    params: z.object({ dataset: datasetParam, factId: uuidParam.openapi({ format: 'uuid' }) }),
+    params: z.object({ dataset: datasetParam, factId: uuidParam.meta({ format: 'uuid' }) }),
   },
   responses: {
     200: {
@@ -180,11 +179,7 @@ const entityFacts = createRoute({
   request: {
     params: z.object({
       dataset: datasetParam,
-      name: z
-        .string()
-        .min(1, 'must not be empty')
-        .max(500, 'must be at most 500 characters')
-        .openapi({ example: 'honda civic' }),
+      name: entityNameParam,
     }),
   },
   responses: {
@@ -222,13 +217,7 @@ function toMemorySodaFact(f: MemorySodaFactFragment) {
 }
 
 export function memorySodaRoutes() {
-  const app = new OpenAPIHono<GatewayEnv>({
-    defaultHook: (result, c) => {
-      if (!result.success)
-        return errorResponse(c, 'memorySoda', 'BAD_USER_INPUT', describeIssues(result.error));
-    },
-  });
-  app.onError((error, c) => errorResponseFor(c, 'memorySoda', error));
+  const app = surfaceApp('memorySoda');
 
   app.openapi(listFacts, async (c) => {
     const { dataset } = c.req.valid('param');

@@ -1,11 +1,14 @@
 import { z } from '@hono/zod-openapi';
-import { UUID_PATTERN } from '../domain/ids.js';
-import { MAX_QUERY_LENGTH } from '../domain/searchTerms.js';
 import { parseInstant, parseRfc3339 } from '../domain/time.js';
+import { datasetNameSchema, entityNameSchema, querySchema, uuidSchema } from '../schema/args.js';
+import { firstSchema, MAX_PAGE_SIZE } from '../schema/pagination.js';
 
 /**
  * The REST parameters, as zod schemas: they validate each request and generate the
- * OpenAPI document, so the two cannot drift apart. Query values arrive as strings.
+ * OpenAPI document, so the two cannot drift apart. The rules are the GraphQL arguments'
+ * own (src/schema/args.ts, `first`'s bounds), so both surfaces refuse the same values
+ * with the same words; what is REST's alone is reading them from strings (query values
+ * arrive as strings).
  */
 
 /**
@@ -20,59 +23,53 @@ export const booleanParam = z
   .enum(['true', 'false'], { error: 'must be true or false' })
   .transform((v) => v === 'true');
 
-export const uuidParam = z.string().regex(UUID_PATTERN, 'must be a UUID');
+// The shared rules are built with the schema's zod, possibly before @hono/zod-openapi adds
+// `.openapi()` to new schemas, so their documentation goes through zod's own `.meta()`,
+// which the OpenAPI generator reads as well.
+export const uuidParam = uuidSchema;
 
-export const datasetParam = z
-  .string()
-  .min(1, 'must not be empty')
-  .max(500, 'must be at most 500 characters')
-  .openapi({
-    description:
-      'The dataset name, percent-encoded as ONE path segment (it may contain /, ?, #, %, spaces, non-ASCII).',
-    example: 'user_42',
-  });
+export const datasetParam = datasetNameSchema.meta({
+  description:
+    'The dataset name, percent-encoded as ONE path segment (it may contain /, ?, #, %, spaces, non-ASCII).',
+  example: 'user_42',
+});
 
+export const entityNameParam = entityNameSchema.meta({ example: 'honda civic' });
+
+/** Memory Soda's `limit`: decimal digits, then GraphQL's `first` rule (it becomes `first`). */
 export const limitParam = z
   .string()
-  .regex(/^\d+$/, 'must be a whole number between 1 and 100')
-  .transform(Number)
-  .pipe(z.number().min(1, 'must be between 1 and 100').max(100, 'must be between 1 and 100'));
+  .regex(/^\d+$/, `must be a whole number between 1 and ${MAX_PAGE_SIZE}`)
+  // Digits past the largest page read as one past it (zod would also call a number beyond
+  // 2^53 "not a whole number"); past a double's range they read as Infinity, not a number.
+  .transform((digits) => {
+    const value = Number(digits);
+    return Number.isFinite(value) ? Math.min(value, MAX_PAGE_SIZE + 1) : value;
+  })
+  .pipe(firstSchema);
 
-export const qParam = z
-  .string()
-  .max(MAX_QUERY_LENGTH, `must be at most ${MAX_QUERY_LENGTH} characters`);
+export const qParam = querySchema;
+
+/** An instant read by `parse` (src/domain/time.ts), refused with `problem` when it reads none. */
+function instantParam(parse: (value: string) => Date | null, problem: string) {
+  return z.string().transform((value, ctx) => {
+    const date = parse(value);
+    if (!date) {
+      ctx.addIssue({ code: 'custom', message: problem });
+      return z.NEVER;
+    }
+    return date;
+  });
+}
 
 /** Memory Soda's `asOf`: an ISO 8601 date (00:00:00Z) or date-time with a zone. */
-export const asOfParam = z.string().transform((value, ctx) => {
-  const date = parseInstant(value);
-  if (!date) {
-    ctx.addIssue({
-      code: 'custom',
-      message: 'must be an ISO 8601 date (2026-06-01) or date-time with a zone',
-    });
-    return z.NEVER;
-  }
-  return date;
-});
+export const asOfParam = instantParam(
+  parseInstant,
+  'must be an ISO 8601 date (2026-06-01) or date-time with a zone',
+);
 
 /** SupaCloud's `as_of`: an RFC 3339 instant, nothing else. */
-export const rfc3339Param = z.string().transform((value, ctx) => {
-  const date = parseRfc3339(value);
-  if (!date) {
-    ctx.addIssue({
-      code: 'custom',
-      message: 'must be an RFC 3339 date-time with a zone, e.g. 2026-06-01T00:00:00Z',
-    });
-    return z.NEVER;
-  }
-  return date;
-});
-
-/** "name: reason; name: reason" for a failed parse, naming each parameter. */
-export function describeIssues(error: z.ZodError): string {
-  return error.issues
-    .map((issue) =>
-      issue.path.length > 0 ? `${issue.path.join('.')}: ${issue.message}` : issue.message,
-    )
-    .join('; ');
-}
+export const rfc3339Param = instantParam(
+  parseRfc3339,
+  'must be an RFC 3339 date-time with a zone, e.g. 2026-06-01T00:00:00Z',
+);

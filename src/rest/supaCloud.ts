@@ -1,8 +1,7 @@
-import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
-import type { GatewayEnv } from '../context.js';
+import { createRoute, z } from '@hono/zod-openapi';
 import { SupaCloudListMemoriesDocument } from '../generated/operations.js';
-import { edgeResponses, errorResponse, errorResponseFor } from './errorBodies.js';
-import { booleanParam, describeIssues, firstOccurrence, rfc3339Param } from './params.js';
+import { edgeResponses, surfaceApp } from './errorBodies.js';
+import { booleanParam, firstOccurrence, rfc3339Param } from './params.js';
 import type { DeclaredRoute } from './routes.js';
 import { runOperation } from './runOperation.js';
 
@@ -107,13 +106,7 @@ const listMemories = createRoute({
 export const SUPACLOUD_ROUTES: readonly DeclaredRoute[] = [listMemories];
 
 export function supaCloudRoutes() {
-  const app = new OpenAPIHono<GatewayEnv>({
-    defaultHook: (result, c) => {
-      if (!result.success)
-        return errorResponse(c, 'supaCloud', 'BAD_USER_INPUT', describeIssues(result.error));
-    },
-  });
-  app.onError((error, c) => errorResponseFor(c, 'supaCloud', error));
+  const app = surfaceApp('supaCloud');
 
   app.openapi(listMemories, async (c) => {
     const query = c.req.valid('query');

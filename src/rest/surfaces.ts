@@ -1,4 +1,4 @@
-import type { Surface } from './errorBodies.js';
+import type { ErrorShape, Surface } from './errorBodies.js';
 import { MEMORY_SODA_BASE } from './memorySoda.js';
 import { SUPACLOUD_BASE } from './supaCloud.js';
 
@@ -17,3 +17,9 @@ export const surfaceOf = (path: string): Surface | null =>
     : isUnder(path, SUPACLOUD_BASE)
       ? 'supaCloud'
       : null;
+
+/**
+ * The shape of the errors the edge answers for a path: its REST surface's, else GraphQL's
+ * (the path is /graphql, a probe, or not known yet).
+ */
+export const errorShapeOf = (path: string): ErrorShape => surfaceOf(path) ?? 'graphql';

@@ -5,6 +5,7 @@ import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
 import ValidationPlugin from '@pothos/plugin-validation';
 import type { RequestContext } from '../context.js';
 import { badInput } from '../errors.js';
+import { describeIssues, issuePath } from '../validation.js';
 import { forbidden, scopesOf } from './authScopes.js';
 import { defaultFieldCost } from './cost.js';
 import { dateTimeScalar } from './scalars.js';
@@ -67,22 +68,9 @@ export const builder = new SchemaBuilder<{
   },
   validation: {
     validationError: (result) =>
-      badInput(
-        result.issues
-          .map((issue) => {
-            const path = (issue.path ?? [])
-              .map((p) => (typeof p === 'object' ? String(p.key) : String(p)))
-              .join('.');
-            return path ? `${path}: ${issue.message}` : issue.message;
-          })
-          .join('; '),
-        {
-          issues: result.issues.map((issue) => ({
-            path: (issue.path ?? []).map((p) => (typeof p === 'object' ? p.key : p)),
-            message: issue.message,
-          })),
-        },
-      ),
+      badInput(describeIssues(result.issues), {
+        issues: result.issues.map((issue) => ({ path: issuePath(issue), message: issue.message })),
+      }),
   },
 });
 

@@ -4,6 +4,7 @@ import { ENTITY_TYPES, entityKey } from '../domain/names.js';
 import { factSearchTerms } from '../domain/searchTerms.js';
 import { parseInstant } from '../domain/time.js';
 import type { EntityDoc, EpisodeDoc, FactDoc, MemoryDoc } from '../store/documents.js';
+import { describeIssues } from '../validation.js';
 
 /**
  * The JSONL import/export format: one JSON object a line, with `"type"` one of `entity`,
@@ -175,7 +176,7 @@ export function parseImportFile(
     }
     const parsed = line.safeParse(json);
     if (!parsed.success) {
-      errors.push({ line: lineNo, message: describeIssues(parsed.error) });
+      errors.push({ line: lineNo, message: describeIssues(parsed.error.issues) });
       continue;
     }
     const ds = parsed.data.dataset ?? options.defaultDataset;
@@ -202,14 +203,6 @@ export function parseImportFile(
     records.push(record);
   }
   return errors.length > 0 ? { ok: false, errors } : { ok: true, records, datasets };
-}
-
-function describeIssues(error: z.ZodError): string {
-  return error.issues
-    .map((issue) =>
-      issue.path.length > 0 ? `${issue.path.join('.')}: ${issue.message}` : issue.message,
-    )
-    .join('; ');
 }
 
 function toRecord(l: Line, workspaceId: string, dataset: string, now: Date): ImportRecord {
