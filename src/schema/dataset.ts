@@ -5,14 +5,12 @@ import { datasetNameSchema } from './args.js';
 import { builder } from './builder.js';
 import {
   afterSchema,
-  connection,
+  type CursorKey,
   countedConnection,
   DEFAULT_PAGE_SIZE,
-  decodeCursor,
-  encodeCursor,
   firstSchema,
   pageComplexity,
-  totalCountFor,
+  resolvePage,
 } from './pagination.js';
 
 export const DatasetRef = builder.objectRef<DatasetDoc>('Dataset');
@@ -37,6 +35,13 @@ builder.node(DatasetRef, {
 
 const DatasetConnection = countedConnection(DatasetRef, 'Dataset');
 
+const DATASET_CURSOR: CursorKey<DatasetDoc, string> = {
+  kind: 'dataset',
+  shape: ['string'],
+  of: (d) => [d.name],
+  position: (parts) => String(parts[0]),
+};
+
 builder.queryFields((t) => ({
   datasets: t.field({
     type: DatasetConnection,
@@ -47,20 +52,16 @@ builder.queryFields((t) => ({
       first: t.arg.int({ defaultValue: DEFAULT_PAGE_SIZE, validate: firstSchema }),
       after: t.arg.string({ validate: afterSchema }),
     },
-    resolve: async (_root, args, ctx, info) => {
+    resolve: (_root, args, ctx, info) => {
       const auth = keyOf(ctx);
-      const after = args.after ? String(decodeCursor('dataset', args.after, ['string'])[0]) : null;
-      const totalCount = totalCountFor(info, () => countDatasets(ctx.store, auth.workspaceId));
-      const page = await listDatasets(ctx.store, auth.workspaceId, {
-        first: args.first ?? DEFAULT_PAGE_SIZE,
-        after,
+      return resolvePage({
+        cursor: DATASET_CURSOR,
+        args,
+        info,
+        count: () => countDatasets(ctx.store, auth.workspaceId),
+        list: (page) => listDatasets(ctx.store, auth.workspaceId, page),
+        nodes: (page) => page.datasets,
       });
-      return connection(
-        page.datasets,
-        page.hasNextPage,
-        (d) => encodeCursor('dataset', [d.name]),
-        totalCount,
-      );
     },
   }),
   dataset: t.field({

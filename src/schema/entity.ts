@@ -10,17 +10,15 @@ import { FactRef } from './fact.js';
 import { nodeKey, parseNodeKey } from './nodeIds.js';
 import {
   afterSchema,
-  connection,
   countedConnection,
   DEFAULT_NESTED_LIST_SIZE,
   DEFAULT_PAGE_SIZE,
-  decodeCursor,
-  encodeCursor,
   firstSchema,
   MAX_NESTED_LIST_SIZE,
   nestedFirstSchema,
   pageComplexity,
-  totalCountFor,
+  resolvePage,
+  timeThenId,
 } from './pagination.js';
 
 export const EntityTypeEnum = builder.enumType('EntityType', {
@@ -74,6 +72,8 @@ builder.node(EntityRef, {
 
 const EntityConnection = countedConnection(EntityRef, 'Entity');
 
+const ENTITY_CURSOR = timeThenId('entity', 'updatedAt', 'entityId');
+
 builder.objectFields(DatasetRef, (t) => ({
   entities: t.field({
     type: EntityConnection,
@@ -84,26 +84,18 @@ builder.objectFields(DatasetRef, (t) => ({
       first: t.arg.int({ defaultValue: DEFAULT_PAGE_SIZE, validate: firstSchema }),
       after: t.arg.string({ validate: afterSchema }),
     },
-    resolve: async (ds, args, ctx, info) => {
+    resolve: (ds, args, ctx, info) => {
       const auth = keyOf(ctx);
       const tenant = { workspaceId: auth.workspaceId, dataset: ds.name };
-      const after = args.after ? decodeCursor('entity', args.after, ['time', 'string']) : null;
-      const totalCount = totalCountFor(info, () =>
-        countEntities(ctx.store, tenant, { type: args.type ?? null }),
-      );
-      const page = await listEntities(ctx.store, tenant, {
-        type: args.type ?? null,
-        first: args.first ?? DEFAULT_PAGE_SIZE,
-        after: after
-          ? { updatedAt: new Date(after[0] as number), entityId: String(after[1]) }
-          : null,
+      const type = args.type ?? null;
+      return resolvePage({
+        cursor: ENTITY_CURSOR,
+        args,
+        info,
+        count: () => countEntities(ctx.store, tenant, { type }),
+        list: (page) => listEntities(ctx.store, tenant, { type, ...page }),
+        nodes: (page) => page.entities,
       });
-      return connection(
-        page.entities,
-        page.hasNextPage,
-        (e) => encodeCursor('entity', [e.updatedAt.getTime(), e.entityId]),
-        totalCount,
-      );
     },
   }),
   allEntities: t.field({

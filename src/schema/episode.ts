@@ -10,17 +10,15 @@ import { FactRef } from './fact.js';
 import { nodeKey, parseNodeKey } from './nodeIds.js';
 import {
   afterSchema,
-  connection,
   countedConnection,
   DEFAULT_NESTED_LIST_SIZE,
   DEFAULT_PAGE_SIZE,
-  decodeCursor,
-  encodeCursor,
   firstSchema,
   MAX_NESTED_LIST_SIZE,
   nestedFirstSchema,
   pageComplexity,
-  totalCountFor,
+  resolvePage,
+  timeThenId,
 } from './pagination.js';
 
 export const EpisodeRef = builder.objectRef<EpisodeDoc>('Episode');
@@ -65,6 +63,8 @@ builder.node(EpisodeRef, {
 
 const EpisodeConnection = countedConnection(EpisodeRef, 'Episode');
 
+const EPISODE_CURSOR = timeThenId('episode', 'occurredAt', 'episodeId');
+
 builder.objectFields(DatasetRef, (t) => ({
   episodes: t.field({
     type: EpisodeConnection,
@@ -74,23 +74,17 @@ builder.objectFields(DatasetRef, (t) => ({
       first: t.arg.int({ defaultValue: DEFAULT_PAGE_SIZE, validate: firstSchema }),
       after: t.arg.string({ validate: afterSchema }),
     },
-    resolve: async (ds, args, ctx, info) => {
+    resolve: (ds, args, ctx, info) => {
       const auth = keyOf(ctx);
       const tenant = { workspaceId: auth.workspaceId, dataset: ds.name };
-      const after = args.after ? decodeCursor('episode', args.after, ['time', 'string']) : null;
-      const totalCount = totalCountFor(info, () => countEpisodes(ctx.store, tenant));
-      const page = await listEpisodes(ctx.store, tenant, {
-        first: args.first ?? DEFAULT_PAGE_SIZE,
-        after: after
-          ? { occurredAt: new Date(after[0] as number), episodeId: String(after[1]) }
-          : null,
+      return resolvePage({
+        cursor: EPISODE_CURSOR,
+        args,
+        info,
+        count: () => countEpisodes(ctx.store, tenant),
+        list: (page) => listEpisodes(ctx.store, tenant, page),
+        nodes: (page) => page.episodes,
       });
-      return connection(
-        page.episodes,
-        page.hasNextPage,
-        (e) => encodeCursor('episode', [e.occurredAt.getTime(), e.episodeId]),
-        totalCount,
-      );
     },
   }),
   episode: t.field({

@@ -20,15 +20,13 @@ import { EpisodeRef } from './episode.js';
 import { nodeKey, parseNodeKey } from './nodeIds.js';
 import {
   afterSchema,
-  connection,
   countedConnection,
   DEFAULT_PAGE_SIZE,
-  decodeCursor,
-  encodeCursor,
   firstSchema,
   MAX_PAGE_SIZE,
   pageComplexity,
-  totalCountFor,
+  resolvePage,
+  timeThenId,
 } from './pagination.js';
 
 export const FactStateEnum = builder.enumType('FactState', {
@@ -141,7 +139,7 @@ builder.node(FactRef, {
 
 export const FactConnection = countedConnection(FactRef, 'Fact');
 
-const factCursor = (f: FactView) => encodeCursor('fact', [f.validAt.getTime(), f.factId]);
+const FACT_CURSOR = timeThenId('fact', 'validAt', 'factId');
 
 builder.objectField(DatasetRef, 'facts', (t) =>
   t.field({
@@ -166,10 +164,9 @@ builder.objectField(DatasetRef, 'facts', (t) =>
       episodeId: t.arg.id({ validate: uuidSchema }),
       states: t.arg({ type: [FactStateEnum] }),
     },
-    resolve: async (ds, args, ctx, info) => {
+    resolve: (ds, args, ctx, info) => {
       const auth = keyOf(ctx);
       const tenant = { workspaceId: auth.workspaceId, dataset: ds.name };
-      const after = args.after ? decodeCursor('fact', args.after, ['time', 'string']) : null;
       const hasTime = Boolean(args.asOf || args.validAt || args.knownAt);
       const selection = resolveTemporalSelection(
         {
@@ -189,12 +186,14 @@ builder.objectField(DatasetRef, 'facts', (t) =>
         states: args.states,
         statesAt: args.asOf ?? ctx.now,
       };
-      const totalCount = totalCountFor(info, () => countFacts(ctx.store, tenant, query));
-      const page = await listFacts(ctx.store, tenant, query, {
-        first: args.first ?? DEFAULT_PAGE_SIZE,
-        after: after ? { validAt: new Date(after[0] as number), factId: String(after[1]) } : null,
+      return resolvePage({
+        cursor: FACT_CURSOR,
+        args,
+        info,
+        count: () => countFacts(ctx.store, tenant, query),
+        list: (page) => listFacts(ctx.store, tenant, query, page),
+        nodes: (page) => page.facts,
       });
-      return connection(page.facts, page.hasNextPage, factCursor, totalCount);
     },
   }),
 );

@@ -10,14 +10,12 @@ import { DatasetRef } from './dataset.js';
 import { nodeKey, parseNodeKey } from './nodeIds.js';
 import {
   afterSchema,
-  connection,
   countedConnection,
   DEFAULT_PAGE_SIZE,
-  decodeCursor,
-  encodeCursor,
   firstSchema,
   pageComplexity,
-  totalCountFor,
+  resolvePage,
+  timeThenId,
 } from './pagination.js';
 
 export const MemoryRef = builder.objectRef<MemoryDoc>('Memory');
@@ -65,6 +63,8 @@ builder.node(MemoryRef, {
 
 const MemoryConnection = countedConnection(MemoryRef, 'Memory');
 
+const MEMORY_CURSOR = timeThenId('memory', 'createdAt', 'memoryId');
+
 const MEMORIES_DESCRIPTION =
   "Memories, newest (createdAt) first. Default: the live view (validUntil null or in the future, not archived). `includeArchived` adds archived ones; `asOf` reconstructs validity membership at that instant (validFrom <= asOf < validUntil) with today's metadata.";
 
@@ -87,19 +87,14 @@ function resolveMemories(
     asOf: args.asOf ?? null,
     now: ctx.now,
   };
-  const after = args.after ? decodeCursor('memory', args.after, ['time', 'string']) : null;
-  const totalCount = totalCountFor(info, () => countMemories(ctx.store, query));
-  return listMemories(ctx.store, query, {
-    first: args.first ?? DEFAULT_PAGE_SIZE,
-    after: after ? { createdAt: new Date(after[0] as number), memoryId: String(after[1]) } : null,
-  }).then((page) =>
-    connection(
-      page.memories,
-      page.hasNextPage,
-      (m) => encodeCursor('memory', [m.createdAt.getTime(), m.memoryId]),
-      totalCount,
-    ),
-  );
+  return resolvePage({
+    cursor: MEMORY_CURSOR,
+    args,
+    info,
+    count: () => countMemories(ctx.store, query),
+    list: (page) => listMemories(ctx.store, query, page),
+    nodes: (page) => page.memories,
+  });
 }
 
 builder.objectField(DatasetRef, 'memories', (t) =>

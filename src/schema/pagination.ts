@@ -37,12 +37,12 @@ export const nestedFirstSchema = z
 
 export const afterSchema = z.string().max(1000, 'is not a cursor of this connection');
 
-export function encodeCursor(kind: string, parts: (string | number)[]): string {
+function encodeCursor(kind: string, parts: (string | number)[]): string {
   return Buffer.from(JSON.stringify([kind, ...parts])).toString('base64url');
 }
 
 /** What each part of a connection's sort key is: an instant (epoch ms) or a string. */
-export type CursorShape = readonly ('time' | 'string')[];
+type CursorShape = readonly ('time' | 'string')[];
 
 const fitsShape = (part: unknown, type: 'time' | 'string') =>
   type === 'string'
@@ -51,11 +51,7 @@ const fitsShape = (part: unknown, type: 'time' | 'string') =>
       Number.isSafeInteger(part) &&
       !Number.isNaN(new Date(part).getTime());
 
-export function decodeCursor(
-  kind: string,
-  cursor: string,
-  shape: CursorShape,
-): (string | number)[] {
+function decodeCursor(kind: string, cursor: string, shape: CursorShape): (string | number)[] {
   try {
     const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
     // A part of the wrong type would become an Invalid Date in the page's filter, which
@@ -75,10 +71,69 @@ export function decodeCursor(
 }
 
 /**
+ * What a connection's cursors hold and mean: `kind` names the connection (a cursor of
+ * another is refused), `shape` types the sort key's parts, `of` reads them from a node
+ * and `position` turns decoded ones into the store's keyset position.
+ */
+export interface CursorKey<T, A> {
+  kind: string;
+  shape: CursorShape;
+  of: (node: T) => (string | number)[];
+  position: (parts: (string | number)[]) => A;
+}
+
+/** A node's (and the store's keyset position's) instant `S` and id `I`. */
+type TimeAndId<S extends string, I extends string> = Record<S, Date> & Record<I, string>;
+
+/** The usual sort key: an instant (epoch ms in the cursor), then an id as the tie-break. */
+export function timeThenId<S extends string, I extends string>(
+  kind: string,
+  time: S,
+  id: I,
+): CursorKey<TimeAndId<S, I>, TimeAndId<S, I>> {
+  return {
+    kind,
+    shape: ['time', 'string'],
+    of: (node) => [node[time].getTime(), node[id]],
+    position: (parts) =>
+      ({ [time]: new Date(parts[0] as number), [id]: String(parts[1]) }) as TimeAndId<S, I>,
+  };
+}
+
+/**
+ * One page of a connection field, the way every connection answers: `after` is decoded
+ * first (a bad cursor fails before any read), the count starts beside the page when
+ * `totalCount` is selected (see totalCountFor), then `first` nodes (default
+ * DEFAULT_PAGE_SIZE) are listed after that position. `nodes` picks them out of the
+ * store's page.
+ */
+export async function resolvePage<T, A, P extends { hasNextPage: boolean }>(spec: {
+  cursor: CursorKey<T, A>;
+  args: { first?: number | null; after?: string | null };
+  info: GraphQLResolveInfo;
+  count: () => Promise<number>;
+  list: (page: { first: number; after: A | null }) => Promise<P>;
+  nodes: (page: P) => T[];
+}) {
+  const { cursor, args } = spec;
+  const after = args.after
+    ? cursor.position(decodeCursor(cursor.kind, args.after, cursor.shape))
+    : null;
+  const totalCount = totalCountFor(spec.info, spec.count);
+  const page = await spec.list({ first: args.first ?? DEFAULT_PAGE_SIZE, after });
+  return connection(
+    spec.nodes(page),
+    page.hasNextPage,
+    (node) => encodeCursor(cursor.kind, cursor.of(node)),
+    totalCount,
+  );
+}
+
+/**
  * A connection result: the nodes, a lazy total, and cursors encoded only when a client
  * reads them (the REST adapters never do, and a page of 100 would encode 100).
  */
-export function connection<T>(
+function connection<T>(
   nodes: T[],
   hasNextPage: boolean,
   cursorOf: (node: T) => string,
@@ -110,7 +165,7 @@ export function connection<T>(
  * The connection's `totalCount`: when the query selects it, the count starts now, beside
  * the page's own query rather than after it; otherwise it runs only if asked for.
  */
-export function totalCountFor(
+function totalCountFor(
   info: GraphQLResolveInfo,
   count: () => Promise<number>,
 ): () => Promise<number> {

@@ -1,6 +1,7 @@
 import { documentId } from '../domain/ids.js';
 import { type Collections, UPSERTS_PER_COMMAND } from './database.js';
 import type { DatasetDoc } from './documents.js';
+import { keysetPage } from './pages.js';
 import type { ReadCache } from './readCache.js';
 
 export function datasetDocumentId(workspaceId: string, name: string): string {
@@ -60,13 +61,11 @@ export async function listDatasets(
   page: { first: number; after?: string | null },
 ): Promise<{ datasets: DatasetDoc[]; hasNextPage: boolean }> {
   const filter = page.after != null ? { workspaceId, name: { $gt: page.after } } : { workspaceId };
-  const docs = await c.datasets
-    .find(filter, { comment: 'store:listDatasets' })
-    .sort({ name: 1 })
-    .limit(page.first + 1)
-    .batchSize(page.first + 1)
-    .toArray();
-  return { datasets: docs.slice(0, page.first), hasNextPage: docs.length > page.first };
+  const { nodes, hasNextPage } = await keysetPage(
+    c.datasets.find(filter, { comment: 'store:listDatasets' }).sort({ name: 1 }),
+    page.first,
+  );
+  return { datasets: nodes, hasNextPage };
 }
 
 export function countDatasets(c: Collections, workspaceId: string): Promise<number> {

@@ -3,6 +3,7 @@ import { documentId } from '../domain/ids.js';
 import { type EntityType, entityKey } from '../domain/names.js';
 import { type Collections, UNPAGED_BATCH_SIZE } from './database.js';
 import type { EntityDoc } from './documents.js';
+import { afterCursor, keysetPage } from './pages.js';
 import type { Tenant } from './tenant.js';
 
 export function entityDocumentId(tenant: Tenant, name: string): string {
@@ -23,10 +24,7 @@ function entityFilter(
 ): Filter<EntityDoc> {
   const filter: Filter<EntityDoc> = { workspaceId: tenant.workspaceId, dataset: tenant.dataset };
   if (options.type) filter.type = options.type;
-  if (options.after) {
-    const { updatedAt, entityId } = options.after;
-    filter.$or = [{ updatedAt: { $lt: updatedAt } }, { updatedAt, entityId: { $lt: entityId } }];
-  }
+  if (options.after) Object.assign(filter, afterCursor('updatedAt', 'entityId', options.after));
   return filter;
 }
 
@@ -36,16 +34,13 @@ export async function listEntities(
   tenant: Tenant,
   options: { type?: EntityType | null; first?: number; after?: EntityCursor | null } = {},
 ): Promise<{ entities: EntityDoc[]; hasNextPage: boolean }> {
-  let cursor = c.entities
-    .find(entityFilter(tenant, options), { comment: 'store:listEntities' })
-    .sort(ENTITY_ORDER);
-  cursor =
-    options.first !== undefined
-      ? cursor.limit(options.first + 1).batchSize(options.first + 1)
-      : cursor.batchSize(UNPAGED_BATCH_SIZE);
-  const docs = await cursor.toArray();
-  if (options.first === undefined) return { entities: docs, hasNextPage: false };
-  return { entities: docs.slice(0, options.first), hasNextPage: docs.length > options.first };
+  const { nodes, hasNextPage } = await keysetPage(
+    c.entities
+      .find(entityFilter(tenant, options), { comment: 'store:listEntities' })
+      .sort(ENTITY_ORDER),
+    options.first,
+  );
+  return { entities: nodes, hasNextPage };
 }
 
 export function countEntities(

@@ -1,6 +1,8 @@
+import type { Filter } from 'mongodb';
 import { documentId, normalizeUuid } from '../domain/ids.js';
 import { type Collections, UNPAGED_BATCH_SIZE } from './database.js';
 import type { EpisodeDoc } from './documents.js';
+import { afterCursor, keysetPage } from './pages.js';
 import type { Tenant } from './tenant.js';
 
 export function episodeDocumentId(tenant: Tenant, episodeId: string): string {
@@ -18,25 +20,18 @@ export async function listEpisodes(
   tenant: Tenant,
   page: { first: number; after?: EpisodeCursor | null },
 ): Promise<{ episodes: EpisodeDoc[]; hasNextPage: boolean }> {
-  const filter = {
+  const filter: Filter<EpisodeDoc> = {
     workspaceId: tenant.workspaceId,
     dataset: tenant.dataset,
-    ...(page.after
-      ? {
-          $or: [
-            { occurredAt: { $lt: page.after.occurredAt } },
-            { occurredAt: page.after.occurredAt, episodeId: { $lt: page.after.episodeId } },
-          ],
-        }
-      : {}),
+    ...(page.after ? afterCursor('occurredAt', 'episodeId', page.after) : {}),
   };
-  const docs = await c.episodes
-    .find(filter, { comment: 'store:listEpisodes' })
-    .sort({ occurredAt: -1, episodeId: -1 })
-    .limit(page.first + 1)
-    .batchSize(page.first + 1)
-    .toArray();
-  return { episodes: docs.slice(0, page.first), hasNextPage: docs.length > page.first };
+  const { nodes, hasNextPage } = await keysetPage(
+    c.episodes
+      .find(filter, { comment: 'store:listEpisodes' })
+      .sort({ occurredAt: -1, episodeId: -1 }),
+    page.first,
+  );
+  return { episodes: nodes, hasNextPage };
 }
 
 export function countEpisodes(c: Collections, tenant: Tenant): Promise<number> {

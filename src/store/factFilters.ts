@@ -68,15 +68,6 @@ export interface FactCursor {
   factId: string;
 }
 
-export function afterCursorFilter(cursor: FactCursor): Filter<FactDoc> {
-  return {
-    $or: [
-      { validAt: { $lt: cursor.validAt } },
-      { validAt: cursor.validAt, factId: { $lt: cursor.factId } },
-    ],
-  };
-}
-
 export const FACT_ORDER = { validAt: -1, factId: -1 } as const;
 
 /** Combines clauses into one filter (a bare object when there is one clause). */

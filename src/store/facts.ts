@@ -6,7 +6,6 @@ import type { Collections } from './database.js';
 import { isDuplicateKey, UNPAGED_BATCH_SIZE } from './database.js';
 import type { FactDoc, FactView, InvalidationClaimDoc, InvalidReason } from './documents.js';
 import {
-  afterCursorFilter,
   allOf,
   FACT_ORDER,
   type FactCursor,
@@ -14,6 +13,7 @@ import {
   selectionFilter,
   statesFilter,
 } from './factFilters.js';
+import { afterCursor, keysetPage } from './pages.js';
 import type { Tenant } from './tenant.js';
 
 export function factDocumentId(tenant: Tenant, factId: string): string {
@@ -76,15 +76,16 @@ export async function listFacts(
   page: { first: number; after?: FactCursor | null },
 ): Promise<FactPage> {
   const base = factFilter(tenant, query);
-  const filter = page.after ? allOf([base, afterCursorFilter(page.after)]) : base;
-  const docs = await c.facts
-    .find<FactView>(filter, { comment: 'store:listFacts', projection: FACT_VIEW })
-    .sort(FACT_ORDER)
-    .limit(page.first + 1)
-    // One round trip: without it, a first batch of exactly 101 leaves a cursor to kill.
-    .batchSize(page.first + 1)
-    .toArray();
-  return { facts: docs.slice(0, page.first), hasNextPage: docs.length > page.first };
+  const filter = page.after
+    ? allOf<FactDoc>([base, afterCursor('validAt', 'factId', page.after)])
+    : base;
+  const { nodes, hasNextPage } = await keysetPage(
+    c.facts
+      .find<FactView>(filter, { comment: 'store:listFacts', projection: FACT_VIEW })
+      .sort(FACT_ORDER),
+    page.first,
+  );
+  return { facts: nodes, hasNextPage };
 }
 
 /** Every match of the filter, ignoring pagination. */

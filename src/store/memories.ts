@@ -1,7 +1,8 @@
 import type { Filter } from 'mongodb';
 import { documentId, normalizeUuid } from '../domain/ids.js';
-import { type Collections, UNPAGED_BATCH_SIZE } from './database.js';
+import type { Collections } from './database.js';
 import type { MemoryDoc } from './documents.js';
+import { afterCursor, keysetPage } from './pages.js';
 import type { Tenant } from './tenant.js';
 
 export function memoryDocumentId(workspaceId: string, dataset: string, memoryId: string): string {
@@ -51,26 +52,13 @@ export async function listMemories(
 ): Promise<{ memories: MemoryDoc[]; hasNextPage: boolean }> {
   const base = memoryFilter(query);
   const filter: Filter<MemoryDoc> = page.after
-    ? {
-        $and: [
-          base,
-          {
-            $or: [
-              { createdAt: { $lt: page.after.createdAt } },
-              { createdAt: page.after.createdAt, memoryId: { $lt: page.after.memoryId } },
-            ],
-          },
-        ],
-      }
+    ? { $and: [base, afterCursor('createdAt', 'memoryId', page.after)] }
     : base;
-  let cursor = c.memories.find(filter, { comment: 'store:listMemories' }).sort(MEMORY_ORDER);
-  cursor =
-    page.first !== undefined
-      ? cursor.limit(page.first + 1).batchSize(page.first + 1)
-      : cursor.batchSize(UNPAGED_BATCH_SIZE);
-  const docs = await cursor.toArray();
-  if (page.first === undefined) return { memories: docs, hasNextPage: false };
-  return { memories: docs.slice(0, page.first), hasNextPage: docs.length > page.first };
+  const { nodes, hasNextPage } = await keysetPage(
+    c.memories.find(filter, { comment: 'store:listMemories' }).sort(MEMORY_ORDER),
+    page.first,
+  );
+  return { memories: nodes, hasNextPage };
 }
 
 export function countMemories(c: Collections, query: MemoryQuery): Promise<number> {
