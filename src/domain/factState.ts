@@ -14,7 +14,7 @@ export interface FactTimes {
   invalidAt: Date | null;
 }
 
-/** State at instant `t`, checked in DESIGN.md's order: superseded, future, expired, live. */
+/** State at instant `t`, checked in docs/TEMPORAL_MODEL.md's order: superseded, future, expired, live. */
 export function factStateAt(fact: FactTimes, t: Date): FactState {
   const at = t.getTime();
   if (fact.invalidAt !== null && fact.invalidAt.getTime() <= at) return 'superseded';
@@ -55,7 +55,7 @@ export interface TemporalArgs {
 }
 
 /**
- * Resolves the read arguments to one selection, following DESIGN.md:
+ * Resolves the read arguments to one selection, following docs/TEMPORAL_MODEL.md:
  * `asOf` sets both axes and overrides `includeInvalidated`; `validAt` / `knownAt` set one
  * axis each (the other defaults to now); otherwise `includeInvalidated` or an `episodeId`
  * alone selects every fact, and the default is live now.

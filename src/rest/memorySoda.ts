@@ -22,7 +22,7 @@ import type { DeclaredRoute } from './routes.js';
 import { runOperation } from './runOperation.js';
 
 /**
- * Memory Soda's semantic API (seeds/memory-soda-semantic-api.txt), to the letter: thin
+ * Memory Soda's semantic API, to the letter (its routes, parameters and answers; where its document is silent, docs/COMPATIBILITY.md): thin
  * adapters that validate path and query, run a named GraphQL operation in-process with
  * the request's context, and reshape the answer. Errors are `{ "error": message }`.
  * Where the document is silent: an unknown dataset (or another workspace's) reads as

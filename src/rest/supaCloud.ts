@@ -6,7 +6,7 @@ import type { DeclaredRoute } from './routes.js';
 import { runOperation } from './runOperation.js';
 
 /**
- * SupaCloud's memories API (seeds/supacloud-memories-api.txt): GET /api/memories lists
+ * SupaCloud's memories API (where its document is silent, docs/COMPATIBILITY.md): GET /api/memories lists
  * the key's workspace's memories (every dataset) as snake_case objects with every listed
  * field (`null` where empty), newest first. Errors are `{ "code", "error", "details" }`.
  */

@@ -131,7 +131,7 @@ export interface MemoryDoc {
 
 /**
  * A claim: a document whose `_id` is the natural key of a write that must happen at most
- * once (DESIGN.md, "Concurrency without transactions"). Inserting it is the atomic step;
+ * once (docs/TEMPORAL_MODEL.md, "Writes without transactions"). Inserting it is the atomic step;
  * the values it carries are what the follow-up writes set, so a retry or a repair pass
  * completes them the same way.
  */

@@ -4,7 +4,7 @@ import { searchTerms } from '../domain/searchTerms.js';
 import type { FactDoc } from './documents.js';
 
 /**
- * DESIGN.md's temporal rules as MongoDB filters. They mirror domain/factState.ts clause by
+ * The temporal rules (docs/TEMPORAL_MODEL.md) as MongoDB filters. They mirror domain/factState.ts clause by
  * clause; the property test compares the two on random histories. Only plain equality,
  * range, `$in`, `$all`, `$or` and `$and` are used, which both MongoDB and FerretDB 1.x
  * evaluate the same way. Values arrive already validated and typed (Date, string), so no

@@ -210,8 +210,8 @@ export type InvalidateResult =
   | { ok: false; reason: 'not_found' | 'already_invalidated' };
 
 /**
- * Invalidates a fact at most once (soft delete or supersede), following DESIGN.md's
- * claim-by-insert rule, in this order:
+ * Invalidates a fact at most once (soft delete or supersede), following the
+ * claim-by-insert rule of docs/TEMPORAL_MODEL.md, in this order:
  *   1. read the fact in this tenant; absent, or `invalidAt` already set: not found;
  *   2. insert the claim `invalidate:<fact _id>[:<generation>]` carrying the values to
  *      stamp; a duplicate key means another caller won: finish its follow-up (step 3 with

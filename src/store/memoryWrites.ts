@@ -10,7 +10,7 @@ import type { Tenant } from './tenant.js';
 /**
  * Curating memories on SupaCloud's model, with optimistic concurrency and no
  * transactions. Every change to an existing memory is a new *version*, claimed by
- * inserting `<memory _id>:v<n>` into memoryVersions (DESIGN.md: "the n-th version of a
+ * inserting `<memory _id>:v<n>` into memoryVersions (docs/TEMPORAL_MODEL.md: "the n-th version of a
  * memory"): of two changes made from the same version, exactly one can insert its claim.
  * The claim carries the fields it sets (and, for a supersede, the successor memory), and
  * applying it writes exactly those values, only onto version n-1, so a retry or the next

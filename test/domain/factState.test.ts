@@ -81,7 +81,7 @@ describe('factStateAt', () => {
     expect(factStateAt(f, day(10))).toBe('live');
   });
 
-  it('agrees with the state table of DESIGN.md on random facts and instants', () => {
+  it('agrees with the state table of docs/TEMPORAL_MODEL.md on random facts and instants', () => {
     const instant = fc.integer({ min: -5, max: 5 }).map((n) => day(0, n));
     fc.assert(
       fc.property(
@@ -228,7 +228,7 @@ describe('resolveTemporalSelection', () => {
   });
 
   it('an explicit validAt / knownAt point also wins over episodeId and includeInvalidated', () => {
-    // DESIGN.md names only asOf here; the implementation treats every explicit point alike.
+    // The temporal model names only asOf here; the implementation treats every explicit point alike.
     expect(resolveTemporalSelection({ episodeId: EPISODE, validAt: t }, now)).toEqual(
       point(t, now),
     );

@@ -4,8 +4,8 @@
  * Each case generates a few dozen facts spread over two workspaces × two datasets, writes
  * them through the import path, then runs random queries through `listFacts` (walking
  * every page), `countFacts` and `factsOfEntities`, and compares every answer with plain
- * array filtering over DESIGN.md's rules, re-stated here on millisecond numbers (not the
- * domain functions the store is built on).
+ * array filtering over the temporal rules (docs/TEMPORAL_MODEL.md), re-stated here on
+ * millisecond numbers (not the domain functions the store is built on).
  */
 import fc from 'fast-check';
 import { beforeAll, expect, it } from 'vitest';
@@ -377,7 +377,7 @@ const genQuery: fc.Arbitrary<GenQuery> = fc.record({
 });
 
 // ---------------------------------------------------------------------------------------
-// The reference model: DESIGN.md's rules, re-stated on millisecond numbers.
+// The reference model: the temporal rules (docs/TEMPORAL_MODEL.md), re-stated on millisecond numbers.
 
 /** Transaction time: recorded by K and not invalidated by K. */
 const believedAt = (f: RefFact, k: number) =>
@@ -386,7 +386,7 @@ const believedAt = (f: RefFact, k: number) =>
 const trueAt = (f: RefFact, t: number) =>
   f.validAt <= t && (f.validUntil === null || f.validUntil > t);
 
-/** DESIGN.md's state table, checked in order. */
+/** The state table of docs/TEMPORAL_MODEL.md, checked in order. */
 function refState(f: RefFact, t: number): FactState {
   if (f.invalidAt !== null && f.invalidAt <= t) return 'superseded';
   if (f.validAt > t) return 'future';
@@ -398,7 +398,7 @@ function refState(f: RefFact, t: number): FactState {
  * The temporal arguments as a predicate. `asOf` sets both axes and overrides
  * `includeInvalidated` (and an episode's "everything"); `validAt` / `knownAt` each set
  * one axis with the other at now (taken, like asOf, as an explicit point that also wins
- * over `includeInvalidated` and `episodeId`: DESIGN.md is silent there); otherwise
+ * over `includeInvalidated` and `episodeId`: the temporal model is silent there); otherwise
  * `includeInvalidated` or an episode alone select every fact; the default is live now,
  * the general rule at T = K = now.
  */
