@@ -12,10 +12,6 @@ import { createHash, randomUUID } from 'node:crypto';
 export const UUID_PATTERN =
   /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 
-export function isUuid(value: string): boolean {
-  return UUID_PATTERN.test(value);
-}
-
 export function newId(): string {
   return randomUUID();
 }

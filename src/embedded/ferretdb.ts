@@ -140,7 +140,8 @@ async function stopChild(child: ChildProcess, exited: Promise<unknown>): Promise
   clearTimeout(timer);
 }
 
-interface Record {
+/** Who runs the shared embedded database of a data folder (its lock file). */
+interface OwnerRecord {
   ownerPid: number;
   role: 'server' | 'cli';
   pid?: number;
@@ -157,9 +158,9 @@ function isAlive(pid: number | undefined): boolean {
   }
 }
 
-async function readRecord(file: string): Promise<Record | null> {
+async function readRecord(file: string): Promise<OwnerRecord | null> {
   try {
-    return JSON.parse(await readFile(file, 'utf8')) as Record;
+    return JSON.parse(await readFile(file, 'utf8')) as OwnerRecord;
   } catch {
     return null;
   }
@@ -217,7 +218,7 @@ export async function acquireEmbeddedDb(
       if ((error as NodeJS.ErrnoException).code === 'EEXIST') continue;
       throw error;
     }
-    await handle.writeFile(JSON.stringify({ ownerPid: process.pid, role } satisfies Record));
+    await handle.writeFile(JSON.stringify({ ownerPid: process.pid, role } satisfies OwnerRecord));
     await handle.close();
     let db: RunningFerretDb;
     try {
@@ -228,7 +229,12 @@ export async function acquireEmbeddedDb(
     }
     await writeFile(
       file,
-      JSON.stringify({ ownerPid: process.pid, role, pid: db.pid, uri: db.uri } satisfies Record),
+      JSON.stringify({
+        ownerPid: process.pid,
+        role,
+        pid: db.pid,
+        uri: db.uri,
+      } satisfies OwnerRecord),
     );
     const release = async () => {
       const current = await readRecord(file);

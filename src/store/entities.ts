@@ -69,23 +69,3 @@ export async function entitiesByNames(
     .toArray();
   return new Map(docs.map((d) => [d.name, d]));
 }
-
-/** Entities by public id, in one query. */
-export async function entitiesByIds(
-  c: Collections,
-  tenant: Tenant,
-  entityIds: readonly string[],
-): Promise<Map<string, EntityDoc>> {
-  const docs = await c.entities
-    .find(
-      {
-        workspaceId: tenant.workspaceId,
-        dataset: tenant.dataset,
-        entityId: { $in: [...new Set(entityIds)] },
-      },
-      { comment: 'store:entitiesByIds' },
-    )
-    .batchSize(UNPAGED_BATCH_SIZE)
-    .toArray();
-  return new Map(docs.map((d) => [d.entityId, d]));
-}
