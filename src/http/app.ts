@@ -10,7 +10,7 @@ import { type Clock, systemClock } from '../clock.js';
 import { createRequestContext, type GatewayEnv, unauthenticated } from '../context.js';
 import { type ErrorCode, maskError } from '../errors.js';
 import { errorResponse, errorResponseFor, graphqlErrorBody } from '../rest/errorBodies.js';
-import { mountRestRoutes, REST_PATHS, restNotFound } from '../rest/routes.js';
+import { mountRestRoutes, REST_PATHS } from '../rest/routes.js';
 import { errorShapeOf, surfaceOf } from '../rest/surfaces.js';
 import { type Database, pingDatabase } from '../store/database.js';
 import { createReadCache } from '../store/readCache.js';
@@ -230,7 +230,7 @@ export function createGateway(options: GatewayOptions) {
   }
 
   // REST: a key first (401 in the surface's shape), then well-formed path segments.
-  mountRestRoutes(app);
+  const restNotFound = mountRestRoutes(app);
   mountApiDocs(app);
 
   // With introspection off (production), a request without a valid key learns nothing

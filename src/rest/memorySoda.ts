@@ -18,7 +18,6 @@ import {
   qParam,
   uuidParam,
 } from './params.js';
-import type { DeclaredRoute } from './routes.js';
 import { runOperation } from './runOperation.js';
 
 /**
@@ -190,14 +189,6 @@ const entityFacts = createRoute({
     ...errorResponses,
   },
 });
-
-/** The routes, declared once: served below, and matched by the edge for 405 answers. */
-export const MEMORY_SODA_ROUTES: readonly DeclaredRoute[] = [
-  listFacts,
-  deleteFact,
-  listEntities,
-  entityFacts,
-];
 
 /** The documented fact object: exactly these fields, in this order. */
 function toMemorySodaFact(f: MemorySodaFactFragment) {

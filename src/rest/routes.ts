@@ -2,27 +2,27 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { type GatewayEnv, unauthenticated } from '../context.js';
 import { errorResponse, type Surface } from './errorBodies.js';
-import { MEMORY_SODA_ROUTES, memorySodaRoutes } from './memorySoda.js';
-import { SUPACLOUD_ROUTES, supaCloudRoutes } from './supaCloud.js';
+import { memorySodaRoutes } from './memorySoda.js';
+import { supaCloudRoutes } from './supaCloud.js';
 import { SURFACE_BASES } from './surfaces.js';
 
 /**
- * The REST surfaces as the edge sees them, derived from the routes each surface declares
- * with `createRoute` (their OpenAPI paths, `{param}` for a path parameter): which methods a
- * path allows (405 answers with `Allow`), and which parameter a raw path segment is (400
- * answers naming it). Nothing here repeats a route by hand.
+ * The REST surfaces as the edge sees them, derived from the routes each surface serves
+ * (declared with `createRoute`: their OpenAPI paths, `{param}` for a path parameter):
+ * which methods a path allows (405 answers with `Allow`), and which parameter a raw path
+ * segment is (400 answers naming it). Nothing here repeats a route by hand.
  */
 
 /** A route as declared: its method (lower-case, as createRoute takes it) and OpenAPI path. */
-export interface DeclaredRoute {
+interface DeclaredRoute {
   method: string;
   path: string;
 }
 
-const DECLARED: Record<Surface, readonly DeclaredRoute[]> = {
-  memorySoda: MEMORY_SODA_ROUTES,
-  supaCloud: SUPACLOUD_ROUTES,
-};
+/** The routes an app serves, read from its OpenAPI registry (what `app.openapi` declared). */
+function servedRoutes(app: OpenAPIHono<GatewayEnv>): DeclaredRoute[] {
+  return app.openAPIRegistry.definitions.flatMap((d) => (d.type === 'route' ? [d.route] : []));
+}
 
 const PARAM = /^\{(.+)\}$/;
 
@@ -36,46 +36,45 @@ function pathMatcher(path: string): RegExp {
   return new RegExp(`^${segments.join('/')}$`);
 }
 
-/** Each declared path once, with the methods declared on it, in declaration order. */
-const ROUTES: { pattern: RegExp; methods: string[] }[] = [];
-for (const declared of Object.values(DECLARED).flat()) {
-  const method = declared.method.toUpperCase();
-  const pattern = pathMatcher(declared.path);
-  const same = ROUTES.find((r) => r.pattern.source === pattern.source);
-  if (!same) ROUTES.push({ pattern, methods: [method] });
-  else if (!same.methods.includes(method)) same.methods.push(method);
+/** What the edge needs to know of the declared routes. */
+interface RouteTable {
+  /** Each declared path once, with the methods declared on it, in declaration order. */
+  paths: { pattern: RegExp; methods: string[] }[];
+  /** Which path parameter a raw segment is, by the literal segment before it (`datasets/{dataset}`). */
+  segmentParam: Record<string, string>;
 }
 
-/** The methods a REST path allows, or null when no route has that path. */
-function allowedMethods(pathname: string): string[] | null {
-  return ROUTES.find((r) => r.pattern.test(pathname))?.methods ?? null;
-}
+function routeTable(routes: readonly DeclaredRoute[]): RouteTable {
+  const table: RouteTable = { paths: [], segmentParam: {} };
+  for (const route of routes) {
+    const method = route.method.toUpperCase();
+    const pattern = pathMatcher(route.path);
+    const same = table.paths.find((p) => p.pattern.source === pattern.source);
+    if (!same) table.paths.push({ pattern, methods: [method] });
+    else if (!same.methods.includes(method)) same.methods.push(method);
 
-/** Which path parameter a raw segment is, by the literal segment before it (`datasets/{dataset}`). */
-const SEGMENT_PARAM: Readonly<Record<string, string>> = (() => {
-  const names: Record<string, string> = {};
-  for (const { path } of Object.values(DECLARED).flat()) {
-    const segments = path.split('/');
+    const segments = route.path.split('/');
     for (let i = 1; i < segments.length; i++) {
       const param = PARAM.exec(segments[i]!)?.[1];
       const before = segments[i - 1]!;
       if (!param || PARAM.test(before)) continue;
-      if (names[before] !== undefined && names[before] !== param) {
-        throw new Error(`"${before}/" is followed by {${names[before]}} and by {${param}}`);
+      const known = table.segmentParam[before];
+      if (known !== undefined && known !== param) {
+        throw new Error(`"${before}/" is followed by {${known}} and by {${param}}`);
       }
-      names[before] = param;
+      table.segmentParam[before] = param;
     }
   }
-  return names;
-})();
+  return table;
+}
 
 /**
  * In front of a surface's routes: a key first (401 in the surface's shape, before the path
  * or query is looked at), then well-formed path segments (a malformed percent-encoding is a
  * 400 naming the parameter).
  */
-export const restGuard =
-  (surface: Surface) => async (c: Context<GatewayEnv>, next: () => Promise<void>) => {
+function restGuard(surface: Surface, table: RouteTable) {
+  return async (c: Context<GatewayEnv>, next: () => Promise<void>) => {
     const ctx = c.get('requestContext');
     if (!ctx.auth)
       return errorResponse(c, surface, 'UNAUTHENTICATED', unauthenticated(ctx.authProblem).message);
@@ -84,7 +83,7 @@ export const restGuard =
       try {
         decodeURIComponent(segments[i]!);
       } catch {
-        const param = SEGMENT_PARAM[segments[i - 1]!] ?? 'path';
+        const param = table.segmentParam[segments[i - 1]!] ?? 'path';
         return errorResponse(
           c,
           surface,
@@ -95,10 +94,12 @@ export const restGuard =
     }
     await next();
   };
+}
 
 /** A request under a surface that no route served: 405 with `Allow` on a known path, else 404. */
-export function restNotFound(c: Context, surface: Surface): Response {
-  const methods = allowedMethods(new URL(c.req.url).pathname);
+function restNotFound(c: Context, surface: Surface, table: RouteTable): Response {
+  const pathname = new URL(c.req.url).pathname;
+  const methods = table.paths.find((p) => p.pattern.test(pathname))?.methods;
   if (methods) {
     c.header('Allow', methods.join(', '));
     return errorResponse(
@@ -114,11 +115,21 @@ export function restNotFound(c: Context, surface: Surface): Response {
 /** The path patterns the edge's per-route middleware (CORS, limits, the context) covers. */
 export const REST_PATHS = Object.values(SURFACE_BASES).map((base) => `${base}/*`);
 
-/** Both surfaces on the gateway's app: each behind its guard. */
-export function mountRestRoutes(app: OpenAPIHono<GatewayEnv>): void {
-  for (const [surface, base] of Object.entries(SURFACE_BASES) as [Surface, string][]) {
-    app.use(`${base}/*`, restGuard(surface));
+/**
+ * Both surfaces on the gateway's app, each behind its guard. Returns the answer for a
+ * request under a surface that no route served (the app's notFound handler calls it).
+ */
+export function mountRestRoutes(
+  app: OpenAPIHono<GatewayEnv>,
+): (c: Context, surface: Surface) => Response {
+  const surfaces: Record<Surface, OpenAPIHono<GatewayEnv>> = {
+    memorySoda: memorySodaRoutes(),
+    supaCloud: supaCloudRoutes(),
+  };
+  const table = routeTable(Object.values(surfaces).flatMap(servedRoutes));
+  for (const surface of Object.keys(surfaces) as Surface[]) {
+    app.use(`${SURFACE_BASES[surface]}/*`, restGuard(surface, table));
   }
-  app.route('/', memorySodaRoutes());
-  app.route('/', supaCloudRoutes());
+  for (const routes of Object.values(surfaces)) app.route('/', routes);
+  return (c, surface) => restNotFound(c, surface, table);
 }

@@ -2,7 +2,6 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { SupaCloudListMemoriesDocument } from '../generated/operations.js';
 import { edgeResponses, surfaceApp } from './errorBodies.js';
 import { booleanParam, firstOccurrence, rfc3339Param } from './params.js';
-import type { DeclaredRoute } from './routes.js';
 import { runOperation } from './runOperation.js';
 
 /**
@@ -101,9 +100,6 @@ const listMemories = createRoute({
     ...edgeResponses(errorContent),
   },
 });
-
-/** The routes, declared once: served below, and matched by the edge for 405 answers. */
-export const SUPACLOUD_ROUTES: readonly DeclaredRoute[] = [listMemories];
 
 export function supaCloudRoutes() {
   const app = surfaceApp('supaCloud');
