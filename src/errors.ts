@@ -8,13 +8,7 @@ import {
   MongoTopologyClosedError,
 } from 'mongodb';
 
-/**
- * The one error type the gateway raises on purpose. It carries a stable `code` and the
- * HTTP status; GraphQL shows the code in `extensions.code` (field errors keep HTTP 200, as
- * GraphQL over HTTP expects), and the REST adapters answer with `status` in each
- * surface's error body. Anything else that escapes a resolver is masked by
- * `maskError` below into a generic message.
- */
+/** Each error code and the HTTP status it answers with. */
 export const ERROR_STATUS = {
   BAD_USER_INPUT: 400,
   UNAUTHENTICATED: 401,
@@ -34,6 +28,13 @@ export const ERROR_STATUS = {
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
+/**
+ * The one error type the gateway raises on purpose. It carries a stable `code` and the
+ * HTTP status; GraphQL shows the code in `extensions.code` (field errors keep HTTP 200, as
+ * GraphQL over HTTP expects), and the REST adapters answer with `status` in each
+ * surface's error body. Anything else that escapes a resolver is masked by
+ * `maskError` below into a generic message.
+ */
 export class GatewayError extends GraphQLError {
   readonly code: ErrorCode;
   readonly status: number;

@@ -1,3 +1,11 @@
+/*
+ * `npm start`: loads the configuration, opens the store (MONGODB_URI, or the embedded
+ * FerretDB under DATA_DIR with demo data on first start), serves the gateway, and on
+ * SIGINT / SIGTERM shuts down in order: stop accepting connections, let in-flight
+ * requests finish (bounded by SHUTDOWN_TIMEOUT_MS), close the database client, stop the
+ * embedded database.
+ */
+
 import { Server } from 'node:net';
 import { systemClock } from './clock.js';
 import { ConfigError, loadConfig } from './config.js';
@@ -9,13 +17,6 @@ import { listen } from './http/server.js';
 import { openStore } from './openStore.js';
 import { databaseTimeouts } from './store/database.js';
 
-/**
- * `npm start`: loads the configuration, opens the store (MONGODB_URI, or the embedded
- * FerretDB under DATA_DIR with demo data on first start), serves the gateway, and on
- * SIGINT / SIGTERM shuts down in order: stop accepting connections, let in-flight
- * requests finish (bounded by SHUTDOWN_TIMEOUT_MS), close the database client, stop the
- * embedded database.
- */
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
 async function main(): Promise<void> {

@@ -1,3 +1,9 @@
+/*
+ * Forward keyset pagination (`first`, `after`). Cursors are opaque base64url strings of a
+ * connection's sort key; a cursor that does not decode, or came from another connection,
+ * is a BAD_USER_INPUT error rather than a silent first page.
+ */
+
 import type { ObjectRef } from '@pothos/core';
 import { type GraphQLResolveInfo, Kind, type SelectionSetNode } from 'graphql';
 import { z } from 'zod';
@@ -5,11 +11,6 @@ import { badInput } from '../errors.js';
 import { builder } from './builder.js';
 import { pageCost } from './cost.js';
 
-/**
- * Forward keyset pagination (`first`, `after`). Cursors are opaque base64url strings of a
- * connection's sort key; a cursor that does not decode, or came from another connection,
- * is a BAD_USER_INPUT error rather than a silent first page.
- */
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 100;
 
