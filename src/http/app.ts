@@ -66,45 +66,45 @@ function clientAddress(c: Context): string {
   }
 }
 
+type EdgeApp = OpenAPIHono<GatewayEnv>;
+interface Lifecycle {
+  shuttingDown: boolean;
+  inFlight: number;
+}
+
 /**
  * The HTTP edge: one Hono app. It gives every request an id, builds the request context
  * once (auth, loaders, now), applies the body and rate limits, and routes to the GraphQL
  * endpoint, the REST compatibility routes (which run GraphQL operations with that same
  * context), the API docs, the metrics and the health probes. It logs one line per
  * request and exposes a WHATWG `fetch`, so tests drive it in-process without a listener.
+ * Each step below is one job; the order of the calls is the order a request meets them.
  */
 export function createGateway(options: GatewayOptions) {
-  const yoga = createGraphqlYoga(options);
-  const app = new OpenAPIHono<GatewayEnv>();
-  const store = options.database.collections;
-  const clock = options.clock ?? systemClock;
-  const { logger, metrics } = options;
-  const perMinute = (points: number | undefined) =>
-    points && points > 0 ? new RateLimiterMemory({ points, duration: 60 }) : null;
-  const keyLimiter = perMinute(options.rateLimitPerMinute);
-  const addressLimiter = perMinute(options.rateLimitPerAddressPerMinute);
-  const lifecycle = { shuttingDown: false, inFlight: 0 };
+  const app: EdgeApp = new OpenAPIHono<GatewayEnv>();
+  const lifecycle: Lifecycle = { shuttingDown: false, inFlight: 0 };
+  observeRequests(app, options, lifecycle);
+  checkHosts(app, options);
+  serveProbes(app, options, lifecycle);
+  guardMemoryRoutes(app, options);
+  const restNotFound = mountRestRoutes(app);
+  mountApiDocs(app);
+  const yoga = serveGraphql(app, options);
+  answerErrors(app, options, restNotFound);
+  return {
+    app,
+    yoga,
+    fetch: (request: Request, env?: unknown) => app.fetch(request, env),
+    /** Shutdown: readiness turns 503 and responses ask clients to reconnect elsewhere. */
+    beginShutdown: () => {
+      lifecycle.shuttingDown = true;
+    },
+    inFlight: () => lifecycle.inFlight,
+  };
+}
 
-  /** One point from `limiter` for `who`, or a 429 with Retry-After in the surface's shape. */
-  async function rateLimited(
-    c: Context<GatewayEnv>,
-    next: () => Promise<void>,
-    limiter: RateLimiterMemory,
-    who: string,
-  ): Promise<Response | undefined> {
-    try {
-      await limiter.consume(who);
-    } catch (rejection) {
-      if (!(rejection instanceof RateLimiterRes)) throw rejection;
-      c.header('Retry-After', String(Math.max(1, Math.ceil(rejection.msBeforeNext / 1000))));
-      metrics?.errors.inc({ code: 'RATE_LIMITED' });
-      return edgeError(c, 'RATE_LIMITED', 'Too many requests; retry after the time in Retry-After');
-    }
-    await next();
-  }
-  const readCache = createReadCache(options.readCacheTtlMs ?? 0);
-
-  // Request id, in-flight count, access log and request metrics, around everything.
+/** Request id, in-flight count, access log and request metrics, around everything. */
+function observeRequests(app: EdgeApp, { logger, metrics }: GatewayOptions, lifecycle: Lifecycle) {
   app.use('*', async (c, next) => {
     const started = performance.now();
     const incoming = c.req.header('x-request-id');
@@ -140,25 +140,31 @@ export function createGateway(options: GatewayOptions) {
       );
     }
   });
+}
 
-  // Embedded mode: only the allowed Host names. A page on a DNS name rebound to
-  // 127.0.0.1 is same-origin with the gateway in the browser's eyes; its Host is not.
-  const allowedHosts = options.allowedHosts ? new Set(options.allowedHosts) : null;
-  if (allowedHosts) {
-    app.use('*', async (c, next) => {
-      const name = requestHostName(c.req.raw);
-      if (!allowedHosts.has(name)) {
-        return edgeError(c, 'FORBIDDEN', `Host "${name}" is not allowed; see ALLOWED_HOSTS`);
-      }
-      await next();
-    });
-  }
+/**
+ * Embedded mode: only the allowed Host names. A page on a DNS name rebound to 127.0.0.1
+ * is same-origin with the gateway in the browser's eyes; its Host is not.
+ */
+function checkHosts(app: EdgeApp, options: GatewayOptions) {
+  if (!options.allowedHosts) return;
+  const allowedHosts = new Set(options.allowedHosts);
+  app.use('*', async (c, next) => {
+    const name = requestHostName(c.req.raw);
+    if (!allowedHosts.has(name)) {
+      return edgeError(c, 'FORBIDDEN', `Host "${name}" is not allowed; see ALLOWED_HOSTS`);
+    }
+    await next();
+  });
+}
 
+/** Liveness, readiness (the database answers a ping) and the metrics page. */
+function serveProbes(app: EdgeApp, { database, metrics }: GatewayOptions, lifecycle: Lifecycle) {
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   app.get('/readyz', async (c) => {
     if (lifecycle.shuttingDown) return c.json({ status: 'shutting down' }, 503);
     try {
-      await pingDatabase(options.database);
+      await pingDatabase(database);
       return c.json({ status: 'ready' });
     } catch {
       return c.json({ status: 'database unavailable' }, 503);
@@ -171,13 +177,46 @@ export function createGateway(options: GatewayOptions) {
       }),
     );
   }
+}
 
-  const memoryRoutes = ['/graphql', ...REST_PATHS];
+/**
+ * What every route that reads or writes memory (GraphQL and REST) passes, cheapest
+ * refusal first: CORS (preflights answered before anything else), the URL's length, the
+ * per-address rate limit (before any key lookup), the body's size, then the request
+ * context (the key verified, the clock read) and the per-key rate limit.
+ */
+function guardMemoryRoutes(app: EdgeApp, options: GatewayOptions) {
+  const { metrics } = options;
+  const store = options.database.collections;
+  const clock = options.clock ?? systemClock;
+  const readCache = createReadCache(options.readCacheTtlMs ?? 0);
+  const bodyLimitBytes = options.bodyLimitBytes ?? 1024 * 1024;
+  const perMinute = (points: number | undefined) =>
+    points && points > 0 ? new RateLimiterMemory({ points, duration: 60 }) : null;
+  const keyLimiter = perMinute(options.rateLimitPerMinute);
+  const addressLimiter = perMinute(options.rateLimitPerAddressPerMinute);
+
+  /** One point from `limiter` for `who`, or a 429 with Retry-After in the surface's shape. */
+  async function rateLimited(
+    c: Context<GatewayEnv>,
+    next: () => Promise<void>,
+    limiter: RateLimiterMemory,
+    who: string,
+  ): Promise<Response | undefined> {
+    try {
+      await limiter.consume(who);
+    } catch (rejection) {
+      if (!(rejection instanceof RateLimiterRes)) throw rejection;
+      c.header('Retry-After', String(Math.max(1, Math.ceil(rejection.msBeforeNext / 1000))));
+      metrics?.errors.inc({ code: 'RATE_LIMITED' });
+      return edgeError(c, 'RATE_LIMITED', 'Too many requests; retry after the time in Retry-After');
+    }
+    await next();
+  }
+
   const cors = corsPolicy(options.corsOrigins ?? []);
-  for (const path of memoryRoutes) {
-    // CORS first: preflights are answered before authentication and the rate limit.
+  for (const path of ['/graphql', ...REST_PATHS]) {
     app.use(path, cors);
-    // URLs are bounded before anything parses their parameters.
     app.use(path, async (c, next) => {
       // Path and query: what a client sends on the request line (a fragment never is).
       const url = c.req.url;
@@ -188,24 +227,21 @@ export function createGateway(options: GatewayOptions) {
       }
       await next();
     });
-    // Per client address, before the key is looked up: made-up keys cost nothing.
     if (addressLimiter) {
       app.use(path, (c, next) => rateLimited(c, next, addressLimiter, clientAddress(c)));
     }
-    // Bodies are bounded before anything reads them.
     app.use(
       path,
       bodyLimit({
-        maxSize: options.bodyLimitBytes ?? 1024 * 1024,
+        maxSize: bodyLimitBytes,
         onError: (c) =>
           edgeError(
             c,
             'PAYLOAD_TOO_LARGE',
-            `Request body too large (at most ${options.bodyLimitBytes ?? 1024 * 1024} bytes)`,
+            `Request body too large (at most ${bodyLimitBytes} bytes)`,
           ),
       }),
     );
-    // The context, once per request, for every route that reads or writes memory.
     app.use(path, async (c, next) => {
       c.set(
         'requestContext',
@@ -220,7 +256,6 @@ export function createGateway(options: GatewayOptions) {
       );
       await next();
     });
-    // Per key, once the key is known.
     if (keyLimiter) {
       app.use(path, (c, next) => {
         const auth = c.get('requestContext').auth;
@@ -228,14 +263,15 @@ export function createGateway(options: GatewayOptions) {
       });
     }
   }
+}
 
-  // REST: a key first (401 in the surface's shape), then well-formed path segments.
-  const restNotFound = mountRestRoutes(app);
-  mountApiDocs(app);
-
-  // With introspection off (production), a request without a valid key learns nothing
-  // about the schema: it is refused before parsing and validation. GraphiQL's page, when
-  // turned on, still loads (it holds no key).
+/**
+ * The GraphQL endpoint. With introspection off (production), a request without a valid
+ * key learns nothing about the schema: it is refused before parsing and validation.
+ * GraphiQL's page, when turned on, still loads (it holds no key).
+ */
+function serveGraphql(app: EdgeApp, options: GatewayOptions) {
+  const yoga = createGraphqlYoga(options);
   const keyBeforeParsing = options.introspection === false;
   app.on(['GET', 'POST'], '/graphql', (c) => {
     const ctx = c.get('requestContext');
@@ -245,9 +281,18 @@ export function createGateway(options: GatewayOptions) {
     }
     return yoga.fetch(c.req.raw, ctx);
   });
+  return yoga;
+}
 
-  // Failures outside a route's own handler (building the context reads the key from the
-  // database) are answered in the shape of the surface they hit.
+/**
+ * Failures outside a route's own handler (building the context reads the key from the
+ * database) and unknown paths, answered in the shape of the surface they hit.
+ */
+function answerErrors(
+  app: EdgeApp,
+  { logger, metrics }: GatewayOptions,
+  restNotFound: ReturnType<typeof mountRestRoutes>,
+) {
   app.onError((error, c) => {
     const surface = surfaceOf(c.req.path);
     const masked = maskError(error);
@@ -259,21 +304,9 @@ export function createGateway(options: GatewayOptions) {
     const status = masked.extensions.code === 'DATABASE_UNAVAILABLE' ? 503 : 500;
     return c.json(graphqlErrorBody(String(masked.extensions.code), masked.message), status);
   });
-
   app.notFound((c) => {
     const surface = surfaceOf(c.req.path);
     if (surface) return restNotFound(c, surface);
     return errorResponse(c, 'plain', 'NOT_FOUND', 'Not found');
   });
-
-  return {
-    app,
-    yoga,
-    fetch: (request: Request, env?: unknown) => app.fetch(request, env),
-    /** Shutdown: readiness turns 503 and responses ask clients to reconnect elsewhere. */
-    beginShutdown: () => {
-      lifecycle.shuttingDown = true;
-    },
-    inFlight: () => lifecycle.inFlight,
-  };
 }
