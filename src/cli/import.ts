@@ -1,10 +1,28 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { systemClock } from '../clock.js';
-import { importJsonl } from '../transfer/importJsonl.js';
-import { runCommand, UsageError } from './run.js';
+import type { BulkCounts } from '../store/bulk.js';
+import { ImportWriteError, importJsonl } from '../transfer/importJsonl.js';
+import { CommandFailedError, runCommand, UsageError } from './run.js';
 
 const USAGE = 'Usage: npm run import -- FILE.jsonl --workspace NAME [--dataset NAME]';
+
+const KINDS: (keyof BulkCounts)[] = ['entities', 'episodes', 'facts', 'memories'];
+
+/** What a failed import wrote and did not, and how to complete it. */
+function failureReport(file: string, workspace: string, error: ImportWriteError): string {
+  const kinds = KINDS.filter((kind) => error.total[kind] > 0);
+  const list = (count: (kind: keyof BulkCounts) => string) =>
+    kinds.length > 0 ? kinds.map((kind) => `${count(kind)} ${kind}`).join(', ') : 'none';
+  const cause = error.cause instanceof Error ? error.cause.message : String(error.cause);
+  return [
+    `Import into workspace "${workspace}" FAILED: ${cause}`,
+    `${error.records} records read from ${file}: ${list((k) => String(error.total[k]))}.`,
+    `Confirmed written before the failure: ${list((k) => `${error.written[k]} of ${error.total[k]}`)}.`,
+    `Not written (or not confirmed): ${list((k) => String(error.total[k] - error.written[k]))}.`,
+    'Imports are idempotent: run the same import again to complete it.',
+  ].join('\n');
+}
 
 await runCommand(async ({ database }) => {
   const { positionals, values } = parseArgs({
@@ -23,19 +41,28 @@ await runCommand(async ({ database }) => {
   // One instant for the whole import: every record written carries it.
   const now = systemClock();
   const tty = process.stderr.isTTY;
-  const outcome = await importJsonl(c, {
-    workspace: values.workspace,
-    content,
-    defaultDataset: values.dataset ?? null,
-    now,
-    ...(tty
-      ? {
-          onProgress: (done: number, total: number) =>
-            process.stderr.write(`\rImporting ${done}/${total}...`),
-        }
-      : {}),
-  });
-  if (tty) process.stderr.write('\n');
+  let outcome: Awaited<ReturnType<typeof importJsonl>>;
+  try {
+    outcome = await importJsonl(c, {
+      workspace: values.workspace,
+      content,
+      defaultDataset: values.dataset ?? null,
+      now,
+      ...(tty
+        ? {
+            onProgress: (done: number, total: number) =>
+              process.stderr.write(`\rImporting ${done}/${total}...`),
+          }
+        : {}),
+    });
+  } catch (error) {
+    if (error instanceof ImportWriteError) {
+      throw new CommandFailedError(failureReport(file, values.workspace, error));
+    }
+    throw error;
+  } finally {
+    if (tty) process.stderr.write('\n');
+  }
   if (!outcome.ok) {
     const shown = outcome.errors.slice(0, 50).map((e) => `line ${e.line}: ${e.message}`);
     const more = outcome.errors.length > 50 ? [`... and ${outcome.errors.length - 50} more`] : [];

@@ -8,6 +8,14 @@ export class UsageError extends Error {
 }
 
 /**
+ * A command that failed part-way through its work (the database went away, say): printed
+ * as one message saying what was done and what was not, exit code 1.
+ */
+export class CommandFailedError extends Error {
+  override name = 'CommandFailedError';
+}
+
+/**
  * Runs a CLI command with the configured store open, and always closes it (stopping the
  * embedded database if this command started it). Expected problems print one message.
  */
@@ -28,6 +36,7 @@ export async function runCommand(body: (store: OpenedStore) => Promise<void>): P
     const error = isParseArgsError(caught) ? new UsageError(caught.message) : caught;
     if (
       error instanceof UsageError ||
+      error instanceof CommandFailedError ||
       error instanceof ConfigError ||
       error instanceof EmbeddedDbError
     ) {

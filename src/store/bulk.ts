@@ -13,6 +13,55 @@ import { invalidationClaimId } from './facts.js';
 
 export const BATCH_SIZE = 1000;
 
+/**
+ * Whether a failed bulk write (`insertMany`, `bulkWrite`) failed only because documents it
+ * inserted were already stored: a bulk write error that lists at least one write error,
+ * every one a duplicate key (11000) at a known position, and no write concern error. Only
+ * then do the other documents of the command count as written. Anything else is a
+ * failure that says nothing about which documents were written; a lost connection or a
+ * timeout arrives as a bulk write error with an EMPTY list of write errors (and "every
+ * write error is a duplicate" is true of an empty list, hence the length check).
+ */
+export function isOnlyDuplicateKeys(error: unknown): error is MongoBulkWriteError {
+  if (!(error instanceof MongoBulkWriteError)) return false;
+  const list = writeErrorsOf(error);
+  if (list.length === 0) return false;
+  if (list.some((e) => e.code !== 11000 || typeof e.index !== 'number')) return false;
+  const result = error.result as Partial<MongoBulkWriteError['result']> | undefined;
+  return !result?.getWriteConcernError?.();
+}
+
+/**
+ * The positions (in the command's operations) whose `_id` was already stored, for an error
+ * that `isOnlyDuplicateKeys` accepts; any other error is thrown (see `bulkWriteFailure`).
+ */
+export function duplicateKeyIndexes(error: unknown): number[] {
+  if (!isOnlyDuplicateKeys(error)) throw bulkWriteFailure(error);
+  return writeErrorsOf(error).map((e) => e.index!);
+}
+
+/**
+ * The error to throw for a failed bulk write. The driver wraps an error that got no answer
+ * from the database (a lost connection, a timeout, no server to select) in a bulk write
+ * error; the wrapped one is thrown, so the gateway recognises a lost database as such
+ * (DATABASE_UNAVAILABLE) instead of taking it for a bug. Any other error is itself.
+ */
+export function bulkWriteFailure(error: unknown): unknown {
+  if (error instanceof MongoBulkWriteError) {
+    const wrapped = (error as { errorResponse?: unknown }).errorResponse;
+    if (wrapped instanceof Error) return wrapped;
+  }
+  return error;
+}
+
+function writeErrorsOf(error: MongoBulkWriteError): { code?: number; index?: number }[] {
+  const { writeErrors } = error as { writeErrors?: unknown };
+  return (Array.isArray(writeErrors) ? writeErrors : writeErrors ? [writeErrors] : []) as {
+    code?: number;
+    index?: number;
+  }[];
+}
+
 export interface BulkInput {
   workspaceId: string;
   datasets: Iterable<string>;
@@ -31,15 +80,59 @@ export interface BulkCounts {
 }
 
 /**
+ * A bulk write that failed part-way (the database went away, say). `written` counts, per
+ * kind, the records confirmed stored (new, or found already there) before the failure;
+ * the others were not written, or not confirmed (part of the batch in flight may be
+ * stored). Writing the same input again completes it: every write is idempotent.
+ */
+export class BulkWriteFailedError extends Error {
+  override name = 'BulkWriteFailedError';
+  constructor(
+    readonly written: BulkCounts,
+    readonly total: BulkCounts,
+    cause: unknown,
+  ) {
+    super(`writing to the database failed: ${cause instanceof Error ? cause.message : cause}`, {
+      cause,
+    });
+  }
+}
+
+/**
  * Writes validated documents in unordered batches. Idempotent: documents are keyed by
  * their natural `_id`, so a second import of the same file inserts nothing (the duplicate
  * keys are expected and ignored) and entity upserts only move `updatedAt` forward.
  * An invalidated fact also gets its (applied) invalidation claim, so it can never be
  * invalidated a second time. Returns how many documents were new.
+ *
+ * Any error but "already stored" stops it with a `BulkWriteFailedError` telling what was
+ * confirmed written: an entity once its insert (or its upsert, when it was stored already
+ * and the upsert changes it) is done, an invalidated fact once its claim is written too,
+ * any other record once its batch is.
  */
 export async function writeBulk(
   c: Collections,
   input: BulkInput,
+  onProgress?: (done: number, total: number) => void,
+): Promise<BulkCounts> {
+  const totals: BulkCounts = {
+    entities: input.entities.length,
+    episodes: input.episodes.length,
+    facts: input.facts.length,
+    memories: input.memories.length,
+  };
+  const written: BulkCounts = { entities: 0, episodes: 0, facts: 0, memories: 0 };
+  try {
+    return await writeBulkBatches(c, input, written, onProgress);
+  } catch (error) {
+    throw new BulkWriteFailedError({ ...written }, totals, bulkWriteFailure(error));
+  }
+}
+
+async function writeBulkBatches(
+  c: Collections,
+  input: BulkInput,
+  written: BulkCounts,
   onProgress?: (done: number, total: number) => void,
 ): Promise<BulkCounts> {
   const total =
@@ -60,49 +153,64 @@ export async function writeBulk(
   let entities = await insertNew(
     c.entities,
     input.entities.map((e) => e.doc),
-    progress,
-    (i) => stored.push(input.entities[i]!),
-  );
-  // An upsert's filter holds the shard key (a sharded cluster requires it); an insert
-  // takes it from there.
-  const entityOps: AnyBulkWriteOperation<EntityDoc>[] = (await entitiesToUpdate(c, stored)).map(
-    ({ doc, hasUpdatedAt }) => {
-      const { updatedAt, type, workspaceId, dataset, ...rest } = doc;
-      return {
-        updateOne: {
-          filter: { _id: doc._id, workspaceId, dataset },
-          update: hasUpdatedAt
-            ? { $setOnInsert: { ...rest }, $set: { type }, $max: { updatedAt } }
-            : { $setOnInsert: { ...rest, updatedAt }, $set: { type } },
-          upsert: true,
-        },
-      };
+    (_start, size, duplicates) => {
+      for (const i of duplicates) stored.push(input.entities[i]!);
+      written.entities += size - duplicates.length;
+      progress(size);
     },
   );
+  const changed = await entitiesToUpdate(c, stored);
+  written.entities += stored.length - changed.length;
+  // An upsert's filter holds the shard key (a sharded cluster requires it); an insert
+  // takes it from there.
+  const entityOps: AnyBulkWriteOperation<EntityDoc>[] = changed.map(({ doc, hasUpdatedAt }) => {
+    const { updatedAt, type, workspaceId, dataset, ...rest } = doc;
+    return {
+      updateOne: {
+        filter: { _id: doc._id, workspaceId, dataset },
+        update: hasUpdatedAt
+          ? { $setOnInsert: { ...rest }, $set: { type }, $max: { updatedAt } }
+          : { $setOnInsert: { ...rest, updatedAt }, $set: { type } },
+        upsert: true,
+      },
+    };
+  });
   entities += await bulkInBatches(
     c.entities,
     entityOps,
-    () => {},
     (r) => r.upsertedCount,
-    undefined,
+    (_start, size) => {
+      written.entities += size;
+    },
     UPSERTS_PER_COMMAND,
   );
-  const episodes = await insertNew(c.episodes, input.episodes, progress);
-  const facts = await insertNew(c.facts, input.facts, progress);
-  const claims: InvalidationClaimDoc[] = input.facts
-    .filter((f) => f.invalidAt !== null && f.invalidReason !== null)
-    .map((f) => ({
-      _id: invalidationClaimId(f._id),
-      workspaceId: f.workspaceId,
-      dataset: f.dataset,
-      factId: f.factId,
-      reason: f.invalidReason!,
-      invalidAt: f.invalidAt!,
-      supersededBy: f.supersededBy,
-      applied: true,
-    }));
-  await insertNew(c.claims, claims, () => {});
-  const memories = await insertNew(c.memories, input.memories, progress);
+  const episodes = await insertNew(c.episodes, input.episodes, (_start, size) => {
+    written.episodes += size;
+    progress(size);
+  });
+  // An invalidated fact counts as written once its claim is.
+  const hasClaim = (f: FactDoc) => f.invalidAt !== null && f.invalidReason !== null;
+  const facts = await insertNew(c.facts, input.facts, (start, size) => {
+    written.facts += input.facts.slice(start, start + size).filter((f) => !hasClaim(f)).length;
+    progress(size);
+  });
+  const claims: InvalidationClaimDoc[] = input.facts.filter(hasClaim).map((f) => ({
+    _id: invalidationClaimId(f._id),
+    workspaceId: f.workspaceId,
+    dataset: f.dataset,
+    factId: f.factId,
+    reason: f.invalidReason!,
+    invalidAt: f.invalidAt!,
+    supersededBy: f.supersededBy,
+    applied: true,
+  }));
+  await insertNew(c.claims, claims, (_start, size) => {
+    written.facts += size;
+  });
+  const memories = await insertNew(c.memories, input.memories, (_start, size) => {
+    written.memories += size;
+    progress(size);
+  });
   return { entities, episodes, facts, memories };
 }
 
@@ -152,41 +260,43 @@ async function entitiesToUpdate(
   return changed;
 }
 
+/**
+ * Told, after each batch is written, where it starts (in the operations), how many
+ * operations it has, and which of them (as indexes in the operations) found their `_id`
+ * already stored.
+ */
+type OnBatch = (start: number, size: number, duplicates: number[]) => void;
+
 async function insertNew<T extends Document & { _id: string }>(
   collection: Collection<T>,
   docs: T[],
-  progress: (n: number) => void,
-  onDuplicate?: (index: number) => void,
+  onBatch: OnBatch,
 ): Promise<number> {
   const ops = docs.map((document) => ({ insertOne: { document } })) as AnyBulkWriteOperation<T>[];
-  return bulkInBatches(collection, ops, progress, (r) => r.insertedCount, onDuplicate);
+  return bulkInBatches(collection, ops, (r) => r.insertedCount, onBatch);
 }
 
 async function bulkInBatches<T extends Document>(
   collection: Collection<T>,
   ops: AnyBulkWriteOperation<T>[],
-  progress: (n: number) => void,
   count: (r: { insertedCount: number; upsertedCount: number }) => number,
-  /** Told the index (in `ops`) of each operation that found its `_id` already stored. */
-  onDuplicate?: (index: number) => void,
+  onBatch: OnBatch,
   batchSize = BATCH_SIZE,
 ): Promise<number> {
   let written = 0;
   for (let i = 0; i < ops.length; i += batchSize) {
     const batch = ops.slice(i, i + batchSize);
+    let duplicates: number[] = [];
     try {
       written += count(
         await collection.bulkWrite(batch, { ordered: false, comment: 'store:writeBulk' }),
       );
     } catch (error) {
       // Duplicate keys are the idempotency at work; anything else is a real failure.
-      if (!(error instanceof MongoBulkWriteError)) throw error;
-      const errors = Array.isArray(error.writeErrors) ? error.writeErrors : [error.writeErrors];
-      if (errors.some((e) => e.code !== 11000)) throw error;
-      for (const e of errors) onDuplicate?.(i + e.index);
-      written += count(error.result);
+      duplicates = duplicateKeyIndexes(error).map((index) => i + index);
+      written += count((error as MongoBulkWriteError).result);
     }
-    progress(batch.length);
+    onBatch(i, batch.length, duplicates);
   }
   return written;
 }

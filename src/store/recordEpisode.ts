@@ -3,6 +3,7 @@ import type { AnyBulkWriteOperation } from 'mongodb';
 import { derivedUuid, normalizeUuid } from '../domain/ids.js';
 import { type EntityType, entityKey } from '../domain/names.js';
 import { factSearchTerms } from '../domain/searchTerms.js';
+import { bulkWriteFailure, isOnlyDuplicateKeys } from './bulk.js';
 import type { Collections } from './database.js';
 import { isDuplicateKey, UNPAGED_BATCH_SIZE, UPSERTS_PER_COMMAND } from './database.js';
 import { ensureDatasets } from './datasets.js';
@@ -200,8 +201,25 @@ export async function recordEpisode(
   return { ...(await readRecordedEpisode(c, tenant, claimed)), created };
 }
 
-/** Steps 2-6 for a claimed record; every write is idempotent. */
+/**
+ * Steps 2-6 for a claimed record; every write is idempotent. A failed step stops it (the
+ * record stays incomplete for a retry or the start-up repair), throwing the database's own
+ * error: a lost connection that the driver wrapped in a bulk write error is unwrapped, so
+ * the gateway answers DATABASE_UNAVAILABLE.
+ */
 async function completeEpisodeRecord(
+  c: Collections,
+  record: EpisodeRecordDoc,
+  now: Date,
+): Promise<void> {
+  try {
+    await completeEpisodeSteps(c, record, now);
+  } catch (error) {
+    throw bulkWriteFailure(error);
+  }
+}
+
+async function completeEpisodeSteps(
   c: Collections,
   record: EpisodeRecordDoc,
   now: Date,
@@ -304,10 +322,8 @@ async function completeEpisodeRecord(
     try {
       await c.facts.insertMany(facts, { ordered: false, ...tag });
     } catch (error) {
-      const writeErrors = (error as { writeErrors?: { code?: number }[] | { code?: number } })
-        .writeErrors;
-      const list = Array.isArray(writeErrors) ? writeErrors : writeErrors ? [writeErrors] : [];
-      if (list.length === 0 || list.some((e) => e.code !== 11000)) throw error;
+      // Only facts already stored (by an earlier attempt) may fail; see isOnlyDuplicateKeys.
+      if (!isOnlyDuplicateKeys(error)) throw error;
     }
   }
 
@@ -375,11 +391,12 @@ async function insertIgnoringDuplicates(insert: () => Promise<unknown>): Promise
   }
 }
 
+/** A bulk write run again when it failed only on duplicate keys (see isOnlyDuplicateKeys). */
 async function retryOnDuplicate<T>(write: () => Promise<T>): Promise<T> {
   try {
     return await write();
   } catch (error) {
-    if (!isDuplicateKey(error)) throw error;
+    if (!isOnlyDuplicateKeys(error)) throw error;
     return write();
   }
 }

@@ -1,5 +1,6 @@
 import type { AnyBulkWriteOperation } from 'mongodb';
 import { entityKey } from '../domain/names.js';
+import { duplicateKeyIndexes } from './bulk.js';
 import type { Collections } from './database.js';
 import { UNPAGED_BATCH_SIZE } from './database.js';
 import type { FactDoc, InvalidationClaimDoc, InvalidReason } from './documents.js';
@@ -214,7 +215,10 @@ export async function invalidateFacts(
   try {
     await c.claims.insertMany(claims, { ordered: false, comment: 'store:invalidateFacts' });
   } catch (error) {
-    lost = duplicateKeyPositions(error);
+    // The claims that failed only because their `_id` was taken; any other error (one with
+    // no write errors at all, from a lost connection, says nothing about which claims were
+    // written) is thrown.
+    lost = new Set(duplicateKeyIndexes(error));
   }
   const won = claims.filter((_, i) => !lost.has(i));
   const toApply = [...won];
@@ -235,23 +239,6 @@ export async function invalidateFacts(
   }
   await applyInvalidationClaims(c, tenant, toApply);
   return won.map((claim) => claim.factId);
-}
-
-/**
- * The positions of an unordered bulk insert that failed only because their `_id` was
- * taken. Any other error is thrown again: one with no write errors at all (a lost
- * connection, a write concern error) says nothing about which documents were written.
- */
-function duplicateKeyPositions(error: unknown): Set<number> {
-  const writeErrors = (error as { writeErrors?: unknown }).writeErrors;
-  const list = (Array.isArray(writeErrors) ? writeErrors : writeErrors ? [writeErrors] : []) as {
-    code?: number;
-    index?: number;
-  }[];
-  if (list.length === 0 || list.some((e) => e.code !== 11000 || typeof e.index !== 'number')) {
-    throw error;
-  }
-  return new Set(list.map((e) => e.index!));
 }
 
 /**

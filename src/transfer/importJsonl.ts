@@ -1,4 +1,4 @@
-import { type BulkCounts, writeBulk } from '../store/bulk.js';
+import { type BulkCounts, BulkWriteFailedError, writeBulk } from '../store/bulk.js';
 import type { Collections } from '../store/database.js';
 import { ensureWorkspace, workspaceIdFor } from '../store/workspaces.js';
 import { type LineError, parseImportFile } from './format.js';
@@ -8,8 +8,31 @@ export type ImportOutcome =
   | { ok: false; errors: LineError[] };
 
 /**
+ * A valid file whose writing failed part-way (the database went away, say): nothing of it
+ * may be taken as imported. `written` counts, per kind, the records confirmed stored
+ * before the failure (`total` is what the file holds); the others were not written, or
+ * not confirmed. Importing the same file again completes it, since an import is
+ * idempotent. `cause` is the database's error.
+ */
+export class ImportWriteError extends Error {
+  override name = 'ImportWriteError';
+  constructor(
+    /** Records read (and validated) from the file. */
+    readonly records: number,
+    readonly written: BulkCounts,
+    readonly total: BulkCounts,
+    cause: unknown,
+  ) {
+    super(`The import failed while writing: ${cause instanceof Error ? cause.message : cause}`, {
+      cause,
+    });
+  }
+}
+
+/**
  * The import path: validates the whole JSONL text, then (only if every line is good)
  * writes it in unordered batches. Used by `npm run import`, the demo data and the bench.
+ * A failed write throws an `ImportWriteError`; it never returns as a success.
  */
 export async function importJsonl(
   c: Collections,
@@ -30,19 +53,36 @@ export async function importJsonl(
     now,
   });
   if (!parsed.ok) return parsed;
-  await ensureWorkspace(c, input.workspace, now);
-  const counts = await writeBulk(
-    c,
-    {
-      workspaceId,
-      datasets: parsed.datasets,
-      entities: parsed.records.flatMap((r) => (r.kind === 'entity' ? [r] : [])),
-      episodes: parsed.records.flatMap((r) => (r.kind === 'episode' ? [r.doc] : [])),
-      facts: parsed.records.flatMap((r) => (r.kind === 'fact' ? [r.doc] : [])),
-      memories: parsed.records.flatMap((r) => (r.kind === 'memory' ? [r.doc] : [])),
-      now,
-    },
-    input.onProgress,
-  );
-  return { ok: true, counts, records: parsed.records.length, workspaceId };
+  const entities = parsed.records.flatMap((r) => (r.kind === 'entity' ? [r] : []));
+  const episodes = parsed.records.flatMap((r) => (r.kind === 'episode' ? [r.doc] : []));
+  const facts = parsed.records.flatMap((r) => (r.kind === 'fact' ? [r.doc] : []));
+  const memories = parsed.records.flatMap((r) => (r.kind === 'memory' ? [r.doc] : []));
+  const total: BulkCounts = {
+    entities: entities.length,
+    episodes: episodes.length,
+    facts: facts.length,
+    memories: memories.length,
+  };
+  const records = parsed.records.length;
+  let counts: BulkCounts;
+  try {
+    await ensureWorkspace(c, input.workspace, now);
+    counts = await writeBulk(
+      c,
+      { workspaceId, datasets: parsed.datasets, entities, episodes, facts, memories, now },
+      input.onProgress,
+    );
+  } catch (error) {
+    if (error instanceof BulkWriteFailedError) {
+      throw new ImportWriteError(records, error.written, error.total, error.cause);
+    }
+    // The workspace record could not be written: nothing else was.
+    throw new ImportWriteError(
+      records,
+      { entities: 0, episodes: 0, facts: 0, memories: 0 },
+      total,
+      error,
+    );
+  }
+  return { ok: true, counts, records, workspaceId };
 }
