@@ -1,3 +1,11 @@
+/*
+ * Every error body the gateway builds itself, by shape. Memory Soda answers
+ * `{ "error": message }`; SupaCloud answers `{ "code", "error", "details" }` with its own
+ * code names; GraphQL (and the edge's answers on paths outside the REST surfaces) answers
+ * `{ "errors": [{ "message", "extensions": { "code" } }] }`; the gateway's own pages (API
+ * docs, unknown paths) answer `{ "error": message }`. The status comes from the code.
+ */
+
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
@@ -11,13 +19,6 @@ import {
 } from '../errors.js';
 import { describeIssues } from '../validation.js';
 
-/**
- * Every error body the gateway builds itself, by shape. Memory Soda answers
- * `{ "error": message }`; SupaCloud answers `{ "code", "error", "details" }` with its own
- * code names; GraphQL (and the edge's answers on paths outside the REST surfaces) answers
- * `{ "errors": [{ "message", "extensions": { "code" } }] }`; the gateway's own pages (API
- * docs, unknown paths) answer `{ "error": message }`. The status comes from the code.
- */
 export type Surface = 'memorySoda' | 'supaCloud';
 export type ErrorShape = Surface | 'graphql' | 'plain';
 

@@ -1,14 +1,16 @@
+/*
+ * SupaCloud's memories API (where its document is silent, docs/COMPATIBILITY.md):
+ * GET /api/memories lists the key's workspace's memories (every dataset) as snake_case
+ * objects with every listed field (`null` where empty), newest first. Errors are
+ * `{ "code", "error", "details" }`.
+ */
+
 import { createRoute, z } from '@hono/zod-openapi';
 import { SupaCloudListMemoriesDocument } from '../generated/operations.js';
 import { edgeResponses, surfaceApp } from './errorBodies.js';
 import { booleanParam, firstOccurrence, rfc3339Param } from './params.js';
 import { runOperation } from './runOperation.js';
 
-/**
- * SupaCloud's memories API (where its document is silent, docs/COMPATIBILITY.md): GET /api/memories lists
- * the key's workspace's memories (every dataset) as snake_case objects with every listed
- * field (`null` where empty), newest first. Errors are `{ "code", "error", "details" }`.
- */
 export const SUPACLOUD_BASE = '/api';
 
 const ERROR_CODES = [

@@ -17,8 +17,8 @@ import type { Tenant } from './tenant.js';
 /**
  * Recording an episode: the write path of the extraction pipeline.
  *
- * Safe without transactions and idempotent by `episodeId`, following DESIGN.md's
- * "Concurrency without transactions". The steps, in this order:
+ * Safe without transactions and idempotent by `episodeId`, following the rules of
+ * docs/TEMPORAL_MODEL.md, "Writes without transactions". The steps, in this order:
  *
  *   0. (before any write) check that every fact listed in `supersedes` exists in this
  *      dataset; the input itself was validated at the edge.

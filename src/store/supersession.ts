@@ -22,7 +22,7 @@ import type { Tenant } from './tenant.js';
  * the live facts of its subject and predicate, then invalidate its targets one by one
  * with `invalidateFact`): the first new fact to claim an old one supersedes it, and a
  * target already invalidated is left as it is. Each invalidation still goes through the
- * per-fact claim of store/facts.ts (DESIGN.md, "Concurrency without transactions"); here
+ * per-fact claim of store/facts.ts (docs/TEMPORAL_MODEL.md, "Writes without transactions"); here
  * the claims of all targets are inserted by one command and their follow-ups written by
  * two more (after one read of the claims others took first, if any).
  */
