@@ -1,9 +1,10 @@
 /*
- * Memory Soda's semantic API, to the letter (its routes, parameters and answers; where
- * its document is silent, docs/COMPATIBILITY.md): thin adapters that validate path and query, run a named GraphQL operation in-process with
+ * Memory Soda's semantic API, to the letter (its routes, parameters and answers): thin
+ * adapters that validate path and query, run a named GraphQL operation in-process with
  * the request's context, and reshape the answer. Errors are `{ "error": message }`.
- * Where the document is silent: an unknown dataset (or another workspace's) reads as
- * empty (`{ "facts": [], "total": 0 }`, `{ "entities": [] }`), as a new user's would.
+ * Where the document is silent (docs/COMPATIBILITY.md): an unknown dataset (or another
+ * workspace's) reads as empty (`{ "facts": [], "total": 0 }`, `{ "entities": [] }`), as a
+ * new user's would.
  */
 
 import { createRoute, z } from '@hono/zod-openapi';
