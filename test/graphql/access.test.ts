@@ -8,11 +8,10 @@ import {
   ViewerDocument,
 } from '../../src/generated/operations.js';
 import { revokeApiKey } from '../../src/store/workspaces.js';
+import { DEMO } from '../helpers/demo.js';
 import { openTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 const DATASET = 'user_42';
-const TOYOTA = '3a91c6e8-0f2d-4b57-a8e3-5d1c9b7f2a40';
-const FAMILY_CAR = '6c1a8e3d-5f27-4b90-8d46-e2b7c9a5d138';
 
 let t: TestGateway;
 let admin: string;
@@ -91,9 +90,17 @@ describe('tenancy', () => {
   });
 
   it("deleting another workspace's fact is NOT_FOUND and changes nothing there", async () => {
-    const { body } = await t.graphql(DeleteFactDocument, { dataset: DATASET, id: TOYOTA }, other);
+    const { body } = await t.graphql(
+      DeleteFactDocument,
+      { dataset: DATASET, id: DEMO.facts.toyotaInterest },
+      other,
+    );
     expect(body.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
-    const still = await t.graphql(FactDetailDocument, { dataset: DATASET, id: TOYOTA }, admin);
+    const still = await t.graphql(
+      FactDetailDocument,
+      { dataset: DATASET, id: DEMO.facts.toyotaInterest },
+      admin,
+    );
     expect(still.body.data!.dataset!.fact?.state).toBe('LIVE');
   });
 });
@@ -102,7 +109,7 @@ describe('deleteFact', () => {
   it('needs the write scope', async () => {
     const { body } = await t.graphql(
       DeleteFactDocument,
-      { dataset: DATASET, id: FAMILY_CAR },
+      { dataset: DATASET, id: DEMO.facts.familyCar },
       reader,
     );
     expect(body.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
@@ -110,33 +117,43 @@ describe('deleteFact', () => {
   });
 
   it('soft-deletes once; the second time is NOT_FOUND; the fact stays in the history', async () => {
-    const first = await t.graphql(DeleteFactDocument, { dataset: DATASET, id: FAMILY_CAR }, admin);
+    const first = await t.graphql(
+      DeleteFactDocument,
+      { dataset: DATASET, id: DEMO.facts.familyCar },
+      admin,
+    );
     expect(first.body.errors).toBeUndefined();
     expect(first.body.data!.deleteFact).toMatchObject({
-      factId: FAMILY_CAR,
+      factId: DEMO.facts.familyCar,
       deleted: true,
       fact: { invalidReason: 'DELETED', state: 'SUPERSEDED' },
     });
-    const second = await t.graphql(DeleteFactDocument, { dataset: DATASET, id: FAMILY_CAR }, admin);
+    const second = await t.graphql(
+      DeleteFactDocument,
+      { dataset: DATASET, id: DEMO.facts.familyCar },
+      admin,
+    );
     expect(second.body.errors?.[0]).toMatchObject({
       message: 'Fact not found',
       extensions: { code: 'NOT_FOUND' },
     });
     const live = await t.graphql(FactsDocument, { dataset: DATASET }, admin);
     expect(live.body.data!.dataset!.facts.edges.map((e) => e.node.factId)).not.toContain(
-      FAMILY_CAR,
+      DEMO.facts.familyCar,
     );
     const all = await t.graphql(
       FactsDocument,
       { dataset: DATASET, includeInvalidated: true },
       admin,
     );
-    expect(all.body.data!.dataset!.facts.edges.map((e) => e.node.factId)).toContain(FAMILY_CAR);
+    expect(all.body.data!.dataset!.facts.edges.map((e) => e.node.factId)).toContain(
+      DEMO.facts.familyCar,
+    );
     // The other workspace's copy of the same id is untouched.
     const globexKey = await t.key('globex', ['read']);
     const theirs = await t.graphql(
       FactDetailDocument,
-      { dataset: DATASET, id: FAMILY_CAR },
+      { dataset: DATASET, id: DEMO.facts.familyCar },
       globexKey,
     );
     expect(theirs.body.data!.dataset!.fact?.state).toBe('LIVE');

@@ -4,6 +4,7 @@ import { isObjectType } from 'graphql';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { schema } from '../../src/schema/index.js';
 import { authorizationRules } from '../helpers/authRules.js';
+import { DEMO } from '../helpers/demo.js';
 import { openTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 /**
@@ -134,7 +135,6 @@ type Outcome = '401' | '403' | 'data' | 'nothing';
 type Json = any;
 
 const DATASET = 'user_42';
-const HONDA_BUDGET_MEMORY = '5e8b3d1a-7c24-4f96-a0b5-2d9c6e1f3a78';
 
 let t: TestGateway;
 const keys = {} as Record<KeyName, string | null>;
@@ -417,7 +417,9 @@ describe('matrix: node(id:) for every node type, own and forged ids × every key
         const own = await globalId(lookup.query, {}, lookup.pick);
         const query = `query($id: ID!) { node(id: $id) { id __typename ... on ${type} { ${lookup.field} } } }`;
         const answers = [await gql(query, { id: own }, keys[key])];
-        answers.push(await gql(query, { id: forged(type, HONDA_BUDGET_MEMORY) }, keys[key]));
+        answers.push(
+          await gql(query, { id: forged(type, DEMO.memories.livesInBerlin) }, keys[key]),
+        );
         answers.push(await gql(query, { id: forged(type, DATASET) }, keys[key]));
         const [mine, ...forgeries] = answers as [GraphqlAnswer, ...GraphqlAnswer[]];
         switch (outcome) {

@@ -10,17 +10,10 @@ import {
   NodeDocument,
   ViewerDocument,
 } from '../../src/generated/operations.js';
+import { DEMO } from '../helpers/demo.js';
 import { clockFrom, openTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 const DATASET = 'user_42';
-const TOYOTA = '3a91c6e8-0f2d-4b57-a8e3-5d1c9b7f2a40';
-const HONDA_INTEREST = '4b8e2c6a-1d93-4e7f-b052-8c3a9d6e1f27';
-const BERLIN = '7d3e9a1c-6b28-4f05-9e74-2a8c5d1b3f96';
-const FAMILY_CAR = '6c1a8e3d-5f27-4b90-8d46-e2b7c9a5d138';
-const BUDGET = '9e5d2b7f-3a61-4c08-a9e4-7f1b6d3c8a52';
-const MADE_BY = '2f7c4e9a-8b13-4d65-9c2e-a5d8b1f63e70';
-const TEST_DRIVE = '8a2d6f1e-4c79-4b3a-9e58-d7c2a1b6f094';
-const EPISODE_MAY = '5c0d9e2a-7b41-4f3c-8e15-a9d2b6c47f30';
 
 let t: TestGateway;
 let key: string;
@@ -44,23 +37,33 @@ async function factIds(variables: Partial<FactsQueryVariables>): Promise<string[
 
 describe('Dataset.facts on the two time axes', () => {
   it('defaults to the facts live now, validAt descending with factId breaking ties', async () => {
-    expect(await factIds({})).toEqual([TOYOTA, FAMILY_CAR, MADE_BY]);
+    expect(await factIds({})).toEqual([
+      DEMO.facts.toyotaInterest,
+      DEMO.facts.familyCar,
+      DEMO.facts.hondaMadeBy,
+    ]);
   });
 
   it('includeInvalidated returns every fact whatever its state', async () => {
     expect(await factIds({ includeInvalidated: true })).toEqual([
-      TEST_DRIVE,
-      TOYOTA,
-      BUDGET,
-      FAMILY_CAR,
-      HONDA_INTEREST,
-      MADE_BY,
-      BERLIN,
+      DEMO.facts.testDrive,
+      DEMO.facts.toyotaInterest,
+      DEMO.facts.budget,
+      DEMO.facts.familyCar,
+      DEMO.facts.hondaInterest,
+      DEMO.facts.hondaMadeBy,
+      DEMO.facts.livesInBerlin,
     ]);
   });
 
   it('asOf is what was believed true then, on both axes, and overrides includeInvalidated', async () => {
-    const believed = [BUDGET, FAMILY_CAR, HONDA_INTEREST, MADE_BY, BERLIN];
+    const believed = [
+      DEMO.facts.budget,
+      DEMO.facts.familyCar,
+      DEMO.facts.hondaInterest,
+      DEMO.facts.hondaMadeBy,
+      DEMO.facts.livesInBerlin,
+    ];
     expect(await factIds({ asOf: '2026-06-01' })).toEqual(believed);
     expect(await factIds({ asOf: '2026-06-01T00:00:00Z', includeInvalidated: true })).toEqual(
       believed,
@@ -68,15 +71,19 @@ describe('Dataset.facts on the two time axes', () => {
   });
 
   it('validAt alone is corrected history: valid then, as known now', async () => {
-    expect(await factIds({ validAt: '2026-06-01' })).toEqual([BUDGET, FAMILY_CAR, MADE_BY]);
+    expect(await factIds({ validAt: '2026-06-01' })).toEqual([
+      DEMO.facts.budget,
+      DEMO.facts.familyCar,
+      DEMO.facts.hondaMadeBy,
+    ]);
   });
 
   it('knownAt alone is audit: what the store believed then about now', async () => {
     expect(await factIds({ knownAt: '2026-06-01' })).toEqual([
-      FAMILY_CAR,
-      HONDA_INTEREST,
-      MADE_BY,
-      BERLIN,
+      DEMO.facts.familyCar,
+      DEMO.facts.hondaInterest,
+      DEMO.facts.hondaMadeBy,
+      DEMO.facts.livesInBerlin,
     ]);
   });
 
@@ -85,44 +92,51 @@ describe('Dataset.facts on the two time axes', () => {
       await factIds({ asOf: '2026-06-01' }),
     );
     // Valid in July as believed in June: Berlin was still believed then.
-    expect(await factIds({ validAt: '2026-07-15', knownAt: '2026-06-01' })).toContain(BERLIN);
+    expect(await factIds({ validAt: '2026-07-15', knownAt: '2026-06-01' })).toContain(
+      DEMO.facts.livesInBerlin,
+    );
     // Valid in June as believed in July: Berlin had been deleted by then.
-    expect(await factIds({ validAt: '2026-06-01', knownAt: '2026-07-15' })).not.toContain(BERLIN);
+    expect(await factIds({ validAt: '2026-06-01', knownAt: '2026-07-15' })).not.toContain(
+      DEMO.facts.livesInBerlin,
+    );
   });
 
   it('episodeId returns everything the episode produced, unless asOf is given', async () => {
-    expect(await factIds({ episodeId: EPISODE_MAY })).toEqual([
-      BUDGET,
-      FAMILY_CAR,
-      HONDA_INTEREST,
-      MADE_BY,
+    expect(await factIds({ episodeId: DEMO.episodes.hondaCivic })).toEqual([
+      DEMO.facts.budget,
+      DEMO.facts.familyCar,
+      DEMO.facts.hondaInterest,
+      DEMO.facts.hondaMadeBy,
     ]);
-    expect(await factIds({ episodeId: EPISODE_MAY.toUpperCase() })).toHaveLength(4);
-    expect(await factIds({ episodeId: EPISODE_MAY, asOf: '2026-09-15' })).toEqual([
-      FAMILY_CAR,
-      MADE_BY,
+    expect(await factIds({ episodeId: DEMO.episodes.hondaCivic.toUpperCase() })).toHaveLength(4);
+    expect(await factIds({ episodeId: DEMO.episodes.hondaCivic, asOf: '2026-09-15' })).toEqual([
+      DEMO.facts.familyCar,
+      DEMO.facts.hondaMadeBy,
     ]);
     expect(await factIds({ episodeId: '00000000-0000-4000-8000-000000000000' })).toEqual([]);
   });
 
   it('states filters on the state now, over the full history', async () => {
-    expect(await factIds({ states: ['SUPERSEDED'] })).toEqual([HONDA_INTEREST, BERLIN]);
-    expect(await factIds({ states: ['FUTURE'] })).toEqual([TEST_DRIVE]);
-    expect(await factIds({ states: ['EXPIRED'] })).toEqual([BUDGET]);
+    expect(await factIds({ states: ['SUPERSEDED'] })).toEqual([
+      DEMO.facts.hondaInterest,
+      DEMO.facts.livesInBerlin,
+    ]);
+    expect(await factIds({ states: ['FUTURE'] })).toEqual([DEMO.facts.testDrive]);
+    expect(await factIds({ states: ['EXPIRED'] })).toEqual([DEMO.facts.budget]);
     expect(await factIds({ states: ['LIVE', 'FUTURE'] })).toEqual([
-      TEST_DRIVE,
-      TOYOTA,
-      FAMILY_CAR,
-      MADE_BY,
+      DEMO.facts.testDrive,
+      DEMO.facts.toyotaInterest,
+      DEMO.facts.familyCar,
+      DEMO.facts.hondaMadeBy,
     ]);
   });
 
   it('q matches whole words in any order, case-insensitively, ignoring punctuation', async () => {
-    expect(await factIds({ q: 'CAR' })).toEqual([FAMILY_CAR]);
-    expect(await factIds({ q: 'interested, USER!' })).toEqual([TOYOTA]);
+    expect(await factIds({ q: 'CAR' })).toEqual([DEMO.facts.familyCar]);
+    expect(await factIds({ q: 'interested, USER!' })).toEqual([DEMO.facts.toyotaInterest]);
     expect(await factIds({ q: 'interested user', includeInvalidated: true })).toEqual([
-      TOYOTA,
-      HONDA_INTEREST,
+      DEMO.facts.toyotaInterest,
+      DEMO.facts.hondaInterest,
     ]);
     expect(await factIds({ q: 'ca' })).toEqual([]);
     expect(await factIds({ q: 'car toyota' })).toEqual([]);
@@ -153,23 +167,23 @@ describe('Fact.state at its boundaries', () => {
   };
 
   it('superseded from invalidAt on, live just before', async () => {
-    expect(await stateAt(HONDA_INTEREST, '2026-08-16T09:14:06.000Z')).toBe('SUPERSEDED');
-    expect(await stateAt(HONDA_INTEREST, '2026-08-16T09:14:05.999Z')).toBe('LIVE');
+    expect(await stateAt(DEMO.facts.hondaInterest, '2026-08-16T09:14:06.000Z')).toBe('SUPERSEDED');
+    expect(await stateAt(DEMO.facts.hondaInterest, '2026-08-16T09:14:05.999Z')).toBe('LIVE');
   });
 
   it('expired from validUntil on, live just before', async () => {
-    expect(await stateAt(BUDGET, '2026-09-01T00:00:00.000Z')).toBe('EXPIRED');
-    expect(await stateAt(BUDGET, '2026-08-31T23:59:59.999Z')).toBe('LIVE');
+    expect(await stateAt(DEMO.facts.budget, '2026-09-01T00:00:00.000Z')).toBe('EXPIRED');
+    expect(await stateAt(DEMO.facts.budget, '2026-08-31T23:59:59.999Z')).toBe('LIVE');
   });
 
   it('future until validAt, live from validAt on', async () => {
-    expect(await stateAt(TEST_DRIVE, '2035-01-15T09:59:59.999Z')).toBe('FUTURE');
-    expect(await stateAt(TEST_DRIVE, '2035-01-15T10:00:00.000Z')).toBe('LIVE');
-    expect(await stateAt(TEST_DRIVE, '2035-01-15T11:00:00+01:00')).toBe('LIVE');
+    expect(await stateAt(DEMO.facts.testDrive, '2035-01-15T09:59:59.999Z')).toBe('FUTURE');
+    expect(await stateAt(DEMO.facts.testDrive, '2035-01-15T10:00:00.000Z')).toBe('LIVE');
+    expect(await stateAt(DEMO.facts.testDrive, '2035-01-15T11:00:00+01:00')).toBe('LIVE');
   });
 
   it('superseded wins over expired and future', async () => {
-    expect(await stateAt(BERLIN, '2030-01-01')).toBe('SUPERSEDED');
+    expect(await stateAt(DEMO.facts.livesInBerlin, '2030-01-01')).toBe('SUPERSEDED');
   });
 
   it('defaults to now', async () => {
@@ -182,13 +196,13 @@ describe('Fact.state at its boundaries', () => {
       body.data!.dataset!.facts.edges.map((e) => [e.node.factId, e.node.state]),
     );
     expect(states).toEqual({
-      [TEST_DRIVE]: 'FUTURE',
-      [TOYOTA]: 'LIVE',
-      [BUDGET]: 'EXPIRED',
-      [FAMILY_CAR]: 'LIVE',
-      [HONDA_INTEREST]: 'SUPERSEDED',
-      [MADE_BY]: 'LIVE',
-      [BERLIN]: 'SUPERSEDED',
+      [DEMO.facts.testDrive]: 'FUTURE',
+      [DEMO.facts.toyotaInterest]: 'LIVE',
+      [DEMO.facts.budget]: 'EXPIRED',
+      [DEMO.facts.familyCar]: 'LIVE',
+      [DEMO.facts.hondaInterest]: 'SUPERSEDED',
+      [DEMO.facts.hondaMadeBy]: 'LIVE',
+      [DEMO.facts.livesInBerlin]: 'SUPERSEDED',
     });
   });
 });
@@ -197,7 +211,7 @@ describe('Fact fields and links', () => {
   it('carries every Memory Soda field in its documented form', async () => {
     const { body } = await t.graphql(FactsDocument, { dataset: DATASET, first: 1 }, key);
     expect(body.data!.dataset!.facts.edges[0]!.node).toMatchObject({
-      factId: TOYOTA,
+      factId: DEMO.facts.toyotaInterest,
       subject: 'user',
       predicate: 'is interested in',
       object: 'toyota corolla hybrid',
@@ -208,7 +222,7 @@ describe('Fact fields and links', () => {
       validUntil: null,
       invalidAt: null,
       invalidReason: null,
-      episodeId: '8b21f0c4-5d2e-4a7b-9c31-2f6e8d4a1b07',
+      episodeId: DEMO.episodes.toyota,
       recordedAt: '2026-08-16T09:14:06.000Z',
       state: 'LIVE',
     });
@@ -217,20 +231,23 @@ describe('Fact fields and links', () => {
   it('links to its entities, episode, the fact that superseded it, and its history', async () => {
     const { body } = await t.graphql(
       FactDetailDocument,
-      { dataset: DATASET, id: HONDA_INTEREST },
+      { dataset: DATASET, id: DEMO.facts.hondaInterest },
       key,
     );
     expect(body.errors).toBeUndefined();
     expect(body.data!.dataset!.fact).toEqual({
-      factId: HONDA_INTEREST,
+      factId: DEMO.facts.hondaInterest,
       state: 'SUPERSEDED',
       subjectEntity: { name: 'user', type: 'PERSON' },
       objectEntity: { name: 'honda civic', type: 'PRODUCT' },
-      episode: { episodeId: EPISODE_MAY, content: expect.stringContaining('honda civic') },
-      supersededBy: { factId: TOYOTA, object: 'toyota corolla hybrid' },
+      episode: {
+        episodeId: DEMO.episodes.hondaCivic,
+        content: expect.stringContaining('honda civic'),
+      },
+      supersededBy: { factId: DEMO.facts.toyotaInterest, object: 'toyota corolla hybrid' },
       history: [
-        { factId: TOYOTA, object: 'toyota corolla hybrid', state: 'LIVE' },
-        { factId: HONDA_INTEREST, object: 'honda civic', state: 'SUPERSEDED' },
+        { factId: DEMO.facts.toyotaInterest, object: 'toyota corolla hybrid', state: 'LIVE' },
+        { factId: DEMO.facts.hondaInterest, object: 'honda civic', state: 'SUPERSEDED' },
       ],
     });
   });
@@ -276,14 +293,16 @@ describe('entities, episodes and memories', () => {
     const get = async (name: string, extra: { asOf?: string; includeInvalidated?: boolean } = {}) =>
       (await t.graphql(EntityWithFactsDocument, { dataset: DATASET, name, ...extra }, key)).body
         .data!.dataset!.entity;
-    expect((await get('Honda Civic'))?.facts.map((f) => f.factId)).toEqual([MADE_BY]);
+    expect((await get('Honda Civic'))?.facts.map((f) => f.factId)).toEqual([
+      DEMO.facts.hondaMadeBy,
+    ]);
     expect(await get('hond')).toBeNull();
     expect(
       (await get('honda civic', { includeInvalidated: true }))?.facts.map((f) => f.factId),
-    ).toEqual([HONDA_INTEREST, MADE_BY]);
+    ).toEqual([DEMO.facts.hondaInterest, DEMO.facts.hondaMadeBy]);
     expect((await get('HONDA CIVIC', { asOf: '2026-06-01' }))?.facts.map((f) => f.factId)).toEqual([
-      HONDA_INTEREST,
-      MADE_BY,
+      DEMO.facts.hondaInterest,
+      DEMO.facts.hondaMadeBy,
     ]);
   });
 
@@ -297,12 +316,12 @@ describe('entities, episodes and memories', () => {
       '2026-04-01T08:00:00.000Z',
     ]);
     expect(episodes.edges[1]!.node.facts.map((f) => f.factId)).toEqual([
-      BUDGET,
-      FAMILY_CAR,
-      HONDA_INTEREST,
-      MADE_BY,
+      DEMO.facts.budget,
+      DEMO.facts.familyCar,
+      DEMO.facts.hondaInterest,
+      DEMO.facts.hondaMadeBy,
     ]);
-    expect(body.data!.dataset!.episode?.episodeId).toBe('8b21f0c4-5d2e-4a7b-9c31-2f6e8d4a1b07');
+    expect(body.data!.dataset!.episode?.episodeId).toBe(DEMO.episodes.toyota);
   });
 
   it("memories: live view, includeArchived, and asOf with today's metadata", async () => {

@@ -8,6 +8,7 @@ import {
   observeDatabase,
 } from '../../src/http/observability.js';
 import { QUERY_LIMITS } from '../../src/http/queryLimits.js';
+import { DEMO } from '../helpers/demo.js';
 import { openTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 const logLines: Record<string, unknown>[] = [];
@@ -71,7 +72,7 @@ describe('GraphQL abuse limits, each refused as QUERY_TOO_COMPLEX with what was 
     let nested = 'factId';
     for (let i = 0; i < QUERY_LIMITS.maxDepth; i++) nested = `supersededBy { ${nested} }`;
     const extensions = await refusal(
-      `{ dataset(name: "user_42") { fact(id: "3a91c6e8-0f2d-4b57-a8e3-5d1c9b7f2a40") { ${nested} } } }`,
+      `{ dataset(name: "user_42") { fact(id: "${DEMO.facts.toyotaInterest}") { ${nested} } } }`,
       'depth',
     );
     expect(extensions).toEqual({
@@ -118,7 +119,7 @@ describe('GraphQL abuse limits, each refused as QUERY_TOO_COMPLEX with what was 
     for (let i = 0; i < 4; i++)
       inner = `subject object predicate supersededBy { ${inner} } history { ${inner} }`;
     const extensions = await refusal(
-      `{ dataset(name: "user_42") { fact(id: "3a91c6e8-0f2d-4b57-a8e3-5d1c9b7f2a40") { ${inner} } } }`,
+      `{ dataset(name: "user_42") { fact(id: "${DEMO.facts.toyotaInterest}") { ${inner} } } }`,
       'cost',
     );
     expect(extensions.limit).toBe(QUERY_LIMITS.maxCost);

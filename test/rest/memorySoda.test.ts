@@ -4,12 +4,10 @@ import {
   EntityWithFactsDocument,
   FactsDocument,
 } from '../../src/generated/operations.js';
+import { DEMO } from '../helpers/demo.js';
 import { clockFrom, openTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 const BASE = '/v1/memory/semantic';
-const TOYOTA = '3a91c6e8-0f2d-4b57-a8e3-5d1c9b7f2a40';
-const FAMILY_CAR = '6c1a8e3d-5f27-4b90-8d46-e2b7c9a5d138';
-const EPISODE_TOYOTA = '8b21f0c4-5d2e-4a7b-9c31-2f6e8d4a1b07';
 const FACT_FIELDS = [
   'factId',
   'subject',
@@ -51,12 +49,12 @@ describe("the document's curl examples, as written, against the demo", () => {
     expect(status).toBe(200);
     expect(body.total).toBe(3);
     expect(body.facts.map((f: { factId: string }) => f.factId)).toEqual([
-      TOYOTA,
-      FAMILY_CAR,
-      '2f7c4e9a-8b13-4d65-9c2e-a5d8b1f63e70',
+      DEMO.facts.toyotaInterest,
+      DEMO.facts.familyCar,
+      DEMO.facts.hondaMadeBy,
     ]);
     expect(body.facts[0]).toEqual({
-      factId: TOYOTA,
+      factId: DEMO.facts.toyotaInterest,
       subject: 'user',
       predicate: 'is interested in',
       object: 'toyota corolla hybrid',
@@ -66,7 +64,7 @@ describe("the document's curl examples, as written, against the demo", () => {
       validAt: '2026-08-16T09:14:02.000Z',
       validUntil: null,
       invalidAt: null,
-      episodeId: EPISODE_TOYOTA,
+      episodeId: DEMO.episodes.toyota,
     });
     for (const fact of body.facts) expect(Object.keys(fact)).toEqual(FACT_FIELDS);
   });
@@ -75,7 +73,7 @@ describe("the document's curl examples, as written, against the demo", () => {
     const { body } = await get(`${BASE}/datasets/user_42/facts?q=car&limit=20`);
     expect(body).toMatchObject({
       total: 1,
-      facts: [{ factId: FAMILY_CAR, object: 'a family car' }],
+      facts: [{ factId: DEMO.facts.familyCar, object: 'a family car' }],
     });
   });
 
@@ -100,14 +98,14 @@ describe("the document's curl examples, as written, against the demo", () => {
   });
 
   it('provenance: everything one episode produced, whatever its state', async () => {
-    const { body } = await get(`${BASE}/datasets/user_42/facts?episodeId=${EPISODE_TOYOTA}`);
+    const { body } = await get(`${BASE}/datasets/user_42/facts?episodeId=${DEMO.episodes.toyota}`);
     expect(body.total).toBe(2);
     expect(body.facts.map((f: { predicate: string }) => f.predicate)).toEqual([
       'will test drive',
       'is interested in',
     ]);
     const asOf = await get(
-      `${BASE}/datasets/user_42/facts?episodeId=${EPISODE_TOYOTA}&asOf=2026-09-01`,
+      `${BASE}/datasets/user_42/facts?episodeId=${DEMO.episodes.toyota}&asOf=2026-09-01`,
     );
     expect(asOf.body.total).toBe(1);
   });
@@ -116,15 +114,15 @@ describe("the document's curl examples, as written, against the demo", () => {
     const { status, body } = await get(`${BASE}/datasets/user_42/entities`);
     expect(status).toBe(200);
     expect(body.entities).toEqual([
-      { entityId: 'e9b3c7d2-1a48-4e6f-b925-3c8d7a1e6f04', name: 'user', type: 'PERSON' },
+      { entityId: DEMO.entities.user, name: 'user', type: 'PERSON' },
       {
-        entityId: 'c1f2a9e4-3b7d-4e21-8f60-d5c4b3a29e18',
+        entityId: DEMO.entities.toyota,
         name: 'toyota corolla hybrid',
         type: 'PRODUCT',
       },
-      { entityId: 'd4a7e2b1-9c35-4f8d-a6e0-7b2c1d9f4e53', name: 'honda civic', type: 'PRODUCT' },
-      { entityId: 'b6e4a2c9-8d17-4f53-9a08-1c7e5d3b9f26', name: 'honda', type: 'ORG' },
-      { entityId: 'f2c8d1e7-4b93-4a0e-8d26-9e5a3c7b1f82', name: 'berlin', type: 'PLACE' },
+      { entityId: DEMO.entities.hondaCivic, name: 'honda civic', type: 'PRODUCT' },
+      { entityId: DEMO.entities.honda, name: 'honda', type: 'ORG' },
+      { entityId: DEMO.entities.berlin, name: 'berlin', type: 'PLACE' },
     ]);
   });
 
@@ -136,7 +134,9 @@ describe("the document's curl examples, as written, against the demo", () => {
     );
     const toyota = await get(`${BASE}/datasets/user_42/entities/toyota%20corolla%20hybrid/facts`);
     // Live only: the future test drive is left out.
-    expect(toyota.body.facts.map((f: { factId: string }) => f.factId)).toEqual([TOYOTA]);
+    expect(toyota.body.facts.map((f: { factId: string }) => f.factId)).toEqual([
+      DEMO.facts.toyotaInterest,
+    ]);
     expect(Object.keys(toyota.body.facts[0])).toEqual(FACT_FIELDS);
   });
 
@@ -152,18 +152,24 @@ describe("the document's curl examples, as written, against the demo", () => {
 
   it('soft delete: 200 once, then 404 "Fact not found"; the fact stays in the history', async () => {
     const del = () =>
-      t.request(`${BASE}/datasets/user_42/facts/${FAMILY_CAR}`, { method: 'DELETE', key });
+      t.request(`${BASE}/datasets/user_42/facts/${DEMO.facts.familyCar}`, {
+        method: 'DELETE',
+        key,
+      });
     const first = await del();
     expect(first.status).toBe(200);
-    expect(await first.json()).toEqual({ factId: FAMILY_CAR, deleted: true });
+    expect(await first.json()).toEqual({ factId: DEMO.facts.familyCar, deleted: true });
     const second = await del();
     expect(second.status).toBe(404);
     expect(await second.json()).toEqual({ error: 'Fact not found' });
     const live = await get(`${BASE}/datasets/user_42/facts`);
-    expect(live.body.facts.map((f: { factId: string }) => f.factId)).not.toContain(FAMILY_CAR);
+    expect(live.body.facts.map((f: { factId: string }) => f.factId)).not.toContain(
+      DEMO.facts.familyCar,
+    );
     const history = await get(`${BASE}/datasets/user_42/facts?includeInvalidated=true`);
     expect(
-      history.body.facts.find((f: { factId: string }) => f.factId === FAMILY_CAR).invalidAt,
+      history.body.facts.find((f: { factId: string }) => f.factId === DEMO.facts.familyCar)
+        .invalidAt,
     ).toMatch(/Z$/);
   });
 });
@@ -178,10 +184,13 @@ describe('DELETE errors', () => {
       },
     );
     expect([unknown.status, await unknown.json()]).toEqual([404, { error: 'Fact not found' }]);
-    const wrongDataset = await t.request(`${BASE}/datasets/user_43/facts/${TOYOTA}`, {
-      method: 'DELETE',
-      key,
-    });
+    const wrongDataset = await t.request(
+      `${BASE}/datasets/user_43/facts/${DEMO.facts.toyotaInterest}`,
+      {
+        method: 'DELETE',
+        key,
+      },
+    );
     expect([wrongDataset.status, await wrongDataset.json()]).toEqual([
       404,
       { error: 'Fact not found' },
@@ -189,23 +198,31 @@ describe('DELETE errors', () => {
   });
 
   it('needs the write scope: 403', async () => {
-    const response = await t.request(`${BASE}/datasets/user_42/facts/${TOYOTA}`, {
-      method: 'DELETE',
-      key: reader,
-    });
+    const response = await t.request(
+      `${BASE}/datasets/user_42/facts/${DEMO.facts.toyotaInterest}`,
+      {
+        method: 'DELETE',
+        key: reader,
+      },
+    );
     expect(response.status).toBe(403);
     expect(await response.json()).toEqual({ error: 'This operation needs the "write" scope' });
   });
 
   it("another workspace's key cannot delete this workspace's fact", async () => {
-    const response = await t.request(`${BASE}/datasets/user_42/facts/${TOYOTA}`, {
-      method: 'DELETE',
-      key: stranger,
-    });
+    const response = await t.request(
+      `${BASE}/datasets/user_42/facts/${DEMO.facts.toyotaInterest}`,
+      {
+        method: 'DELETE',
+        key: stranger,
+      },
+    );
     // The stranger's own workspace has the same demo ids: their copy is what they delete.
     expect(response.status).toBe(200);
     const mine = await get(`${BASE}/datasets/user_42/facts`);
-    expect(mine.body.facts.map((f: { factId: string }) => f.factId)).toContain(TOYOTA);
+    expect(mine.body.facts.map((f: { factId: string }) => f.factId)).toContain(
+      DEMO.facts.toyotaInterest,
+    );
   });
 });
 
@@ -282,7 +299,10 @@ describe('auth, routes and methods', () => {
     expect(post.status).toBe(405);
     expect(post.headers.get('allow')).toBe('GET');
     expect(Object.keys(await post.json())).toEqual(['error']);
-    const put = await t.request(`${BASE}/datasets/user_42/facts/${TOYOTA}`, { method: 'PUT', key });
+    const put = await t.request(`${BASE}/datasets/user_42/facts/${DEMO.facts.toyotaInterest}`, {
+      method: 'PUT',
+      key,
+    });
     expect([put.status, put.headers.get('allow')]).toEqual([405, 'DELETE']);
   });
 
@@ -396,7 +416,7 @@ describe('parity: the REST body is the GraphQL answer reshaped', () => {
     ['?includeInvalidated=true', { includeInvalidated: true }],
     ['?asOf=2026-06-01', { asOf: '2026-06-01' }],
     ['?q=user&limit=2', { q: 'user', first: 2 }],
-    [`?episodeId=${EPISODE_TOYOTA}`, { episodeId: EPISODE_TOYOTA }],
+    [`?episodeId=${DEMO.episodes.toyota}`, { episodeId: DEMO.episodes.toyota }],
   ])('facts%s', async (query, variables) => {
     const rest = await get(`${BASE}/datasets/user_42/facts${query}`);
     const gql = await t.graphql(

@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { workspaceIdFor } from '../../src/store/workspaces.js';
+import { DEMO } from '../helpers/demo.js';
 import { openTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 const FIELDS = [
@@ -50,7 +51,7 @@ describe('GET /api/memories', () => {
     expect(body[0]).toEqual({
       archived_at: null,
       created_at: '2026-08-16T09:14:10.000Z',
-      id: '1f4a7c2e-9d35-4b68-8e01-c6b3d9a2f457',
+      id: DEMO.memories.toyota,
       importance: 0.9,
       last_used_at: null,
       memory_kind: 'preference',
@@ -63,7 +64,7 @@ describe('GET /api/memories', () => {
       superseded_by: null,
       text: 'The user is interested in a Toyota Corolla Hybrid.',
       updated_at: '2026-08-16T09:14:10.000Z',
-      user_id: 'e9b3c7d2-1a48-4e6f-b925-3c8d7a1e6f04',
+      user_id: DEMO.entities.user,
       valid_from: '2026-08-16T09:14:10.000Z',
       valid_until: null,
       version: 1,
@@ -89,7 +90,7 @@ describe('GET /api/memories', () => {
     // The superseded memory carries today's metadata: its valid_until and superseded_by.
     expect(body[0]).toMatchObject({
       valid_until: '2026-08-16T09:14:10.000Z',
-      superseded_by: '1f4a7c2e-9d35-4b68-8e01-c6b3d9a2f457',
+      superseded_by: DEMO.memories.toyota,
     });
     const withOffset = await get('/api/memories?as_of=2026-06-01T02:00:00%2B02:00');
     expect(withOffset.body).toEqual(body);

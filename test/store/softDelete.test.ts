@@ -13,8 +13,9 @@ import {
 import { workspaceIdFor } from '../../src/store/workspaces.js';
 import { importJsonl } from '../../src/transfer/importJsonl.js';
 import { openTestDatabase, testServerUri } from '../helpers/database.js';
+import { DEMO } from '../helpers/demo.js';
 
-const FACT = '3a91c6e8-0f2d-4b57-a8e3-5d1c9b7f2a40';
+const FACT = DEMO.facts.toyotaInterest;
 const line = (factId: string, dataset = 'd1') =>
   JSON.stringify({
     type: 'fact',

@@ -18,6 +18,7 @@ import {
 } from '../../src/generated/operations.js';
 import { workspaceIdFor } from '../../src/store/workspaces.js';
 import { importJsonl } from '../../src/transfer/importJsonl.js';
+import { DEMO } from '../helpers/demo.js';
 import { type GraphqlError, openTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 /**
@@ -27,13 +28,9 @@ import { type GraphqlError, openTestGateway, type TestGateway } from '../helpers
  * erased content.
  */
 
-const DEMO = 'user_42';
+const DATASET = 'user_42';
 /** A dataset name with the characters a path or a regex would trip over. */
 const ERASED = 'erase me/ü?#% 42.*';
-const TOYOTA = '3a91c6e8-0f2d-4b57-a8e3-5d1c9b7f2a40';
-const FAMILY_CAR = '6c1a8e3d-5f27-4b90-8d46-e2b7c9a5d138';
-const HONDA_INTEREST = '4b8e2c6a-1d93-4e7f-b052-8c3a9d6e1f27';
-const DEMO_EPISODE = '8b21f0c4-5d2e-4a7b-9c31-2f6e8d4a1b07';
 
 const acmeId = workspaceIdFor('acme');
 const globexId = workspaceIdFor('globex');
@@ -163,9 +160,9 @@ async function populate(dataset: string, key: string) {
       key,
     ),
   );
-  data(await t.graphql(CurationDeleteFactDocument, { dataset, id: FAMILY_CAR }, key));
-  data(await t.graphql(CurationRestoreFactDocument, { dataset, id: FAMILY_CAR }, key));
-  data(await t.graphql(CurationDeleteFactDocument, { dataset, id: FAMILY_CAR }, key));
+  data(await t.graphql(CurationDeleteFactDocument, { dataset, id: DEMO.facts.familyCar }, key));
+  data(await t.graphql(CurationRestoreFactDocument, { dataset, id: DEMO.facts.familyCar }, key));
+  data(await t.graphql(CurationDeleteFactDocument, { dataset, id: DEMO.facts.familyCar }, key));
   await record(
     dataset,
     episodeInput(
@@ -179,7 +176,7 @@ async function populate(dataset: string, key: string) {
           objectIsEntity: true,
           confidence: 0.9,
           sourceQuote: 'ERASE-ME quote: bought a Rivian R1T',
-          supersedes: [TOYOTA],
+          supersedes: [DEMO.facts.toyotaInterest],
         },
       ],
       [{ name: 'Rivian R1T', type: 'PRODUCT' }],
@@ -345,11 +342,11 @@ describe('eraseDataset', () => {
     const writeOnly = await t.key('acme', ['write']);
     const before = await allDocuments();
     for (const key of [writer, reader, writeOnly]) {
-      const result = await t.graphql(ErasureEraseDatasetDocument, { name: DEMO }, key);
+      const result = await t.graphql(ErasureEraseDatasetDocument, { name: DATASET }, key);
       expect(codeOf(result)).toBe('FORBIDDEN');
       expect(result.body.errors![0]!.message).toMatch(/"admin" scope/);
     }
-    const anonymous = await t.graphql(ErasureEraseDatasetDocument, { name: DEMO }, null);
+    const anonymous = await t.graphql(ErasureEraseDatasetDocument, { name: DATASET }, null);
     expect(anonymous.status).toBe(401);
     expect(codeOf(anonymous)).toBe('UNAUTHENTICATED');
     const empty = await t.graphql(ErasureEraseDatasetDocument, { name: '' }, admin);
@@ -364,23 +361,23 @@ describe('eraseEpisode', () => {
   const EPISODE = 'e7a1c0de-0000-4000-8000-00000000e001';
   const CONTENT = 'ERASE-EPISODE: I traded the Corolla for a Polestar 2 from Honda dealers.';
 
-  async function fact(id: string, key = reader, dataset = DEMO) {
+  async function fact(id: string, key = reader, dataset = DATASET) {
     return data(await t.graphql(CurationFactDocument, { dataset, id }, key)).dataset!.fact;
   }
 
-  async function entityNames(key = reader, dataset = DEMO) {
+  async function entityNames(key = reader, dataset = DATASET) {
     const result = data(await t.graphql(ErasureEntitiesDocument, { dataset, first: 100 }, key));
     return result.dataset!.entities.edges.map((e) => e.node.name);
   }
 
-  async function liveFacts(key = reader, dataset = DEMO) {
+  async function liveFacts(key = reader, dataset = DATASET) {
     const result = data(await t.graphql(CurationLiveFactsDocument, { dataset, first: 100 }, key));
     return result.dataset!.facts.edges.map((e) => e.node.factId);
   }
 
   it('removes the episode, its facts and the entities only it named; restores what it superseded', async () => {
     const recorded = await record(
-      DEMO,
+      DATASET,
       episodeInput(
         EPISODE,
         CONTENT,
@@ -391,7 +388,7 @@ describe('eraseEpisode', () => {
             object: 'Polestar 2',
             objectIsEntity: true,
             confidence: 0.9,
-            supersedes: [TOYOTA],
+            supersedes: [DEMO.facts.toyotaInterest],
           },
           {
             subject: 'Polestar 2',
@@ -408,9 +405,9 @@ describe('eraseEpisode', () => {
       ),
     );
     expect(recorded.alreadyRecorded).toBe(false);
-    expect(recorded.supersededIds).toEqual([TOYOTA]);
+    expect(recorded.supersededIds).toEqual([DEMO.facts.toyotaInterest]);
     const produced = recorded.facts.map((f) => f.factId);
-    expect(await fact(TOYOTA)).toMatchObject({
+    expect(await fact(DEMO.facts.toyotaInterest)).toMatchObject({
       invalidReason: 'SUPERSEDED',
       supersededBy: { factId: produced[0] },
     });
@@ -422,13 +419,13 @@ describe('eraseEpisode', () => {
 
     const startedAt = Date.now();
     const counts = data(
-      await t.graphql(ErasureEraseEpisodeDocument, { dataset: DEMO, id: EPISODE }, admin),
+      await t.graphql(ErasureEraseEpisodeDocument, { dataset: DATASET, id: EPISODE }, admin),
     ).eraseEpisode;
     expect(counts).toEqual({ facts: 2, entities: 1, episodes: 1, memories: 0, restoredFacts: 1 });
 
     // Gone: the episode, its record, its facts, the entity only it named.
     const c = t.database.collections;
-    const scope = { workspaceId: acmeId, dataset: DEMO };
+    const scope = { workspaceId: acmeId, dataset: DATASET };
     expect(await c.episodes.countDocuments({ ...scope, episodeId: EPISODE })).toBe(0);
     expect(await c.episodeRecords.countDocuments({ ...scope, episodeId: EPISODE })).toBe(0);
     expect(await c.facts.countDocuments({ ...scope, episodeId: EPISODE })).toBe(0);
@@ -449,18 +446,18 @@ describe('eraseEpisode', () => {
     }
 
     // The superseded fact is live again, with no trace of its supersession.
-    expect(await fact(TOYOTA)).toMatchObject({
+    expect(await fact(DEMO.facts.toyotaInterest)).toMatchObject({
       invalidAt: null,
       invalidReason: null,
       supersededBy: null,
       state: 'LIVE',
     });
-    expect(await liveFacts()).toContain(TOYOTA);
+    expect(await liveFacts()).toContain(DEMO.facts.toyotaInterest);
 
     // Idempotent: a second call removes nothing and changes nothing.
     const before = await allButAudit();
     const again = data(
-      await t.graphql(ErasureEraseEpisodeDocument, { dataset: DEMO, id: EPISODE }, admin),
+      await t.graphql(ErasureEraseEpisodeDocument, { dataset: DATASET, id: EPISODE }, admin),
     ).eraseEpisode;
     expect(again).toEqual({ facts: 0, entities: 0, episodes: 0, memories: 0, restoredFacts: 0 });
     expect(await allButAudit()).toEqual(before);
@@ -472,7 +469,7 @@ describe('eraseEpisode', () => {
       workspaceId: acmeId,
       keyId: adminKeyId,
       action: 'eraseEpisode',
-      dataset: DEMO,
+      dataset: DATASET,
       episodeId: EPISODE,
       counts,
     });
@@ -490,7 +487,7 @@ describe('eraseEpisode', () => {
   it('the restored fact can be superseded, restored by erasure and deleted again', async () => {
     const second = 'e7a1c0de-0000-4000-8000-00000000e002';
     const recorded = await record(
-      DEMO,
+      DATASET,
       episodeInput(second, 'ERASE-EPISODE 2: the Corolla is off, a Kia EV6 now.', [
         {
           subject: 'user',
@@ -498,33 +495,37 @@ describe('eraseEpisode', () => {
           object: 'Kia EV6',
           objectIsEntity: true,
           confidence: 0.8,
-          supersedes: [TOYOTA],
+          supersedes: [DEMO.facts.toyotaInterest],
         },
       ]),
     );
-    expect(recorded.supersededIds).toEqual([TOYOTA]);
-    expect(await fact(TOYOTA)).toMatchObject({
+    expect(recorded.supersededIds).toEqual([DEMO.facts.toyotaInterest]);
+    expect(await fact(DEMO.facts.toyotaInterest)).toMatchObject({
       invalidReason: 'SUPERSEDED',
       supersededBy: { factId: recorded.facts[0]!.factId },
     });
     const counts = data(
-      await t.graphql(ErasureEraseEpisodeDocument, { dataset: DEMO, id: second }, admin),
+      await t.graphql(ErasureEraseEpisodeDocument, { dataset: DATASET, id: second }, admin),
     ).eraseEpisode;
     expect(counts).toMatchObject({ facts: 1, episodes: 1, restoredFacts: 1 });
-    expect(await fact(TOYOTA)).toMatchObject({ invalidAt: null, state: 'LIVE' });
+    expect(await fact(DEMO.facts.toyotaInterest)).toMatchObject({ invalidAt: null, state: 'LIVE' });
 
     // Deleted once, then not found.
     const deleted = data(
-      await t.graphql(CurationDeleteFactDocument, { dataset: DEMO, id: TOYOTA }, writer),
+      await t.graphql(
+        CurationDeleteFactDocument,
+        { dataset: DATASET, id: DEMO.facts.toyotaInterest },
+        writer,
+      ),
     );
     expect(deleted.deleteFact.fact.invalidReason).toBe('DELETED');
     const twice = await t.graphql(
       CurationDeleteFactDocument,
-      { dataset: DEMO, id: TOYOTA },
+      { dataset: DATASET, id: DEMO.facts.toyotaInterest },
       writer,
     );
     expect(codeOf(twice)).toBe('NOT_FOUND');
-    expect(await liveFacts()).not.toContain(TOYOTA);
+    expect(await liveFacts()).not.toContain(DEMO.facts.toyotaInterest);
   });
 
   it('a re-recorded episode after its erasure behaves like a new one (delete, restore)', async () => {
@@ -532,21 +533,21 @@ describe('eraseEpisode', () => {
     const input = episodeInput(id, 'ERASE-EPISODE 3: I ride a bicycle to work.', [
       { subject: 'user', predicate: 'commutes by', object: 'bicycle', confidence: 0.9 },
     ]);
-    const first = await record(DEMO, input);
+    const first = await record(DATASET, input);
     const factId = first.facts[0]!.factId;
-    data(await t.graphql(CurationDeleteFactDocument, { dataset: DEMO, id: factId }, writer));
-    data(await t.graphql(CurationRestoreFactDocument, { dataset: DEMO, id: factId }, admin));
-    data(await t.graphql(ErasureEraseEpisodeDocument, { dataset: DEMO, id }, admin));
+    data(await t.graphql(CurationDeleteFactDocument, { dataset: DATASET, id: factId }, writer));
+    data(await t.graphql(CurationRestoreFactDocument, { dataset: DATASET, id: factId }, admin));
+    data(await t.graphql(ErasureEraseEpisodeDocument, { dataset: DATASET, id }, admin));
     const c = t.database.collections;
     expect(await c.restorations.countDocuments({ factId })).toBe(0);
     expect(await c.claims.countDocuments({ factId })).toBe(0);
 
-    const again = await record(DEMO, input);
+    const again = await record(DATASET, input);
     expect(again.alreadyRecorded).toBe(false);
     expect(again.facts[0]!.factId).toBe(factId);
-    data(await t.graphql(CurationDeleteFactDocument, { dataset: DEMO, id: factId }, writer));
+    data(await t.graphql(CurationDeleteFactDocument, { dataset: DATASET, id: factId }, writer));
     const restored = data(
-      await t.graphql(CurationRestoreFactDocument, { dataset: DEMO, id: factId }, admin),
+      await t.graphql(CurationRestoreFactDocument, { dataset: DATASET, id: factId }, admin),
     ).restoreFact;
     expect(restored).toMatchObject({ factId, invalidAt: null, state: 'LIVE' });
   });
@@ -555,45 +556,47 @@ describe('eraseEpisode', () => {
     const counts = data(
       await t.graphql(
         ErasureEraseEpisodeDocument,
-        { dataset: DEMO, id: DEMO_EPISODE },
+        { dataset: DATASET, id: DEMO.episodes.toyota },
         globexAdmin,
       ),
     ).eraseEpisode;
     // Its two facts (the Toyota interest and the test drive) and the Toyota entity.
     expect(counts).toEqual({ facts: 2, entities: 1, episodes: 1, memories: 0, restoredFacts: 1 });
-    expect(await fact(HONDA_INTEREST, globexAdmin)).toMatchObject({
+    expect(await fact(DEMO.facts.hondaInterest, globexAdmin)).toMatchObject({
       invalidAt: null,
       supersededBy: null,
       state: 'LIVE',
     });
-    expect(await fact(TOYOTA, globexAdmin)).toBeNull();
+    expect(await fact(DEMO.facts.toyotaInterest, globexAdmin)).toBeNull();
     expect(await entityNames(globexAdmin)).not.toContain('toyota corolla hybrid');
     // acme's copy of the same episode is untouched.
-    expect(await fact(HONDA_INTEREST)).toMatchObject({ invalidReason: 'SUPERSEDED' });
+    expect(await fact(DEMO.facts.hondaInterest)).toMatchObject({ invalidReason: 'SUPERSEDED' });
     expect(await entityNames()).toContain('toyota corolla hybrid');
     // The restored fact can be superseded again, once.
     const next = await record(
-      DEMO,
+      DATASET,
       episodeInput('e7a1c0de-0000-4000-8000-00000000e004', 'ERASE-EPISODE 4: no Civic.', [
         {
           subject: 'user',
           predicate: 'is interested in',
           object: 'a bicycle',
           confidence: 0.5,
-          supersedes: [HONDA_INTEREST],
+          supersedes: [DEMO.facts.hondaInterest],
         },
       ]),
       globexAdmin,
     );
-    expect(next.supersededIds).toEqual([HONDA_INTEREST]);
-    expect(await fact(HONDA_INTEREST, globexAdmin)).toMatchObject({ state: 'SUPERSEDED' });
+    expect(next.supersededIds).toEqual([DEMO.facts.hondaInterest]);
+    expect(await fact(DEMO.facts.hondaInterest, globexAdmin)).toMatchObject({
+      state: 'SUPERSEDED',
+    });
   });
 
   it('an unknown episode: zeros and audited', async () => {
     const unknown = '99999999-9999-4999-8999-999999999999';
     const before = await allButAudit();
     const counts = data(
-      await t.graphql(ErasureEraseEpisodeDocument, { dataset: DEMO, id: unknown }, admin),
+      await t.graphql(ErasureEraseEpisodeDocument, { dataset: DATASET, id: unknown }, admin),
     ).eraseEpisode;
     expect(counts).toEqual({ facts: 0, entities: 0, episodes: 0, memories: 0, restoredFacts: 0 });
     expect(await allButAudit()).toEqual(before);
@@ -606,19 +609,23 @@ describe('eraseEpisode', () => {
     for (const key of [writer, reader, writeOnly]) {
       const result = await t.graphql(
         ErasureEraseEpisodeDocument,
-        { dataset: DEMO, id: DEMO_EPISODE },
+        { dataset: DATASET, id: DEMO.episodes.toyota },
         key,
       );
       expect(codeOf(result)).toBe('FORBIDDEN');
     }
     const anonymous = await t.graphql(
       ErasureEraseEpisodeDocument,
-      { dataset: DEMO, id: DEMO_EPISODE },
+      { dataset: DATASET, id: DEMO.episodes.toyota },
       null,
     );
     expect(anonymous.status).toBe(401);
     expect(codeOf(anonymous)).toBe('UNAUTHENTICATED');
-    const badId = await t.graphql(ErasureEraseEpisodeDocument, { dataset: DEMO, id: 'x' }, admin);
+    const badId = await t.graphql(
+      ErasureEraseEpisodeDocument,
+      { dataset: DATASET, id: 'x' },
+      admin,
+    );
     expect(codeOf(badId)).toBe('BAD_USER_INPUT');
     expect(badId.body.errors![0]!.message).toContain('id');
     expect(await allDocuments()).toEqual(before);
@@ -626,7 +633,7 @@ describe('eraseEpisode', () => {
     const memories = data(
       await t.graphql(
         CurationDatasetMemoriesDocument,
-        { dataset: DEMO, includeArchived: true, first: 100 },
+        { dataset: DATASET, includeArchived: true, first: 100 },
         reader,
       ),
     );

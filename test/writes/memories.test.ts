@@ -24,6 +24,7 @@ import {
 } from '../../src/store/memoryWrites.js';
 import { workspaceIdFor } from '../../src/store/workspaces.js';
 import { testServerUri } from '../helpers/database.js';
+import { DEMO } from '../helpers/demo.js';
 import { type GraphqlError, openTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 /**
@@ -36,10 +37,8 @@ import { type GraphqlError, openTestGateway, type TestGateway } from '../helpers
 const DATASET = 'user_42';
 const WORKSPACE = 'acme';
 const tenant = { workspaceId: workspaceIdFor(WORKSPACE), dataset: DATASET };
-const USER = 'E9B3C7D2-1A48-4E6F-B925-3C8D7A1E6F04';
+const USER = DEMO.entities.user.toUpperCase();
 const PROJECT = '0b7a4c1e-2d3f-4a5b-8c6d-7e8f9a0b1c2d';
-/** Demo memories: a live one at version 2, and the superseded Honda Civic one. */
-const SHORT_ANSWERS = '7b2e5f8c-3a91-4d06-b7e4-9c1d2a6f5e83';
 
 let t: TestGateway;
 let writer: string;
@@ -337,7 +336,7 @@ describe('updateMemory', () => {
         CurationUpdateMemoryDocument,
         {
           dataset: DATASET,
-          memoryId: SHORT_ANSWERS,
+          memoryId: DEMO.memories.shortAnswers,
           expectedVersion: 2,
           patch: { text: 'The user prefers very short answers.' },
         },
@@ -584,7 +583,7 @@ describe('supersedeMemory', () => {
       CurationSupersedeMemoryDocument,
       {
         dataset: DATASET,
-        memoryId: 'c3d6a9f2-1e47-4b85-9c30-8f2a5d7e1b64',
+        memoryId: DEMO.memories.hondaCivic,
         input: input({ text: 'The user wants a Civic after all.' }),
       },
       writer,

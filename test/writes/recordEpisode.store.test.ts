@@ -19,6 +19,7 @@ import {
 import type { Tenant } from '../../src/store/tenant.js';
 import { workspaceIdFor } from '../../src/store/workspaces.js';
 import { openTestDatabase, testServerUri } from '../helpers/database.js';
+import { DEMO } from '../helpers/demo.js';
 
 /**
  * recordEpisode at the store: races over separate connections (the way several gateway
@@ -27,9 +28,6 @@ import { openTestDatabase, testServerUri } from '../helpers/database.js';
  */
 
 const DATASET = 'user_42';
-// Facts of the demo dataset (src/demo/user_42.jsonl).
-const FAMILY_CAR = '6c1a8e3d-5f27-4b90-8d46-e2b7c9a5d138'; // user is shopping for: live
-const TOYOTA = '3a91c6e8-0f2d-4b57-a8e3-5d1c9b7f2a40'; // user is interested in: live
 
 const DEMO_LOADED_AT = new Date('2026-09-01T00:00:00.000Z');
 const T = new Date('2026-11-20T17:00:00.000Z');
@@ -271,7 +269,7 @@ const CRASH_INPUT: EpisodeInput = {
     fact('user', 'owns', 'Toyota Corolla Hybrid', {
       objectIsEntity: true,
       validAt: new Date('2026-11-19T00:00:00.000Z'),
-      supersedes: [FAMILY_CAR],
+      supersedes: [DEMO.facts.familyCar],
     }),
     fact('user', 'is interested in', 'corolla accessories', {
       validAt: new Date('2026-11-20T16:45:00.000Z'),
@@ -405,7 +403,9 @@ function cleanRunState() {
     await loadDemoDataset(c, 'reference', DEMO_LOADED_AT);
     const clean = await recordEpisode(c, tenantOf('reference'), CRASH_INPUT, T);
     expect(clean.created).toBe(true);
-    expect(clean.superseded.map((f) => f.factId).sort()).toEqual([FAMILY_CAR, TOYOTA].sort());
+    expect(clean.superseded.map((f) => f.factId).sort()).toEqual(
+      [DEMO.facts.familyCar, DEMO.facts.toyotaInterest].sort(),
+    );
     return workspaceState('reference', T);
   })();
   return referenceState;
@@ -422,11 +422,14 @@ describe('a crash between steps, then the same call again', () => {
     const tenant = tenantOf('reference');
     const facts = reference.facts as FactDoc[];
     const byId = new Map(facts.map((f) => [f.factId, f]));
-    expect(byId.get(FAMILY_CAR)).toMatchObject({
+    expect(byId.get(DEMO.facts.familyCar)).toMatchObject({
       invalidAt: '<recordedAt>',
       supersededBy: '<fact 0>',
     });
-    expect(byId.get(TOYOTA)).toMatchObject({ invalidAt: '<recordedAt>', supersededBy: '<fact 1>' });
+    expect(byId.get(DEMO.facts.toyotaInterest)).toMatchObject({
+      invalidAt: '<recordedAt>',
+      supersededBy: '<fact 1>',
+    });
     for (let i = 0; i < 3; i++) {
       expect(byId.get(`<fact ${i}>`)).toMatchObject({
         recordedAt: '<recordedAt>',
@@ -448,8 +451,16 @@ describe('a crash between steps, then the same call again', () => {
     ]);
     expect(reference.claims).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ factId: FAMILY_CAR, supersededBy: '<fact 0>', applied: true }),
-        expect.objectContaining({ factId: TOYOTA, supersededBy: '<fact 1>', applied: true }),
+        expect.objectContaining({
+          factId: DEMO.facts.familyCar,
+          supersededBy: '<fact 0>',
+          applied: true,
+        }),
+        expect.objectContaining({
+          factId: DEMO.facts.toyotaInterest,
+          supersededBy: '<fact 1>',
+          applied: true,
+        }),
       ]),
     );
     expect(tenant.dataset).toBe(DATASET);
@@ -474,7 +485,9 @@ describe('a crash between steps, then the same call again', () => {
       expect(rerun.facts.map((f) => f.factId)).toEqual(
         CRASH_INPUT.facts.map((_, n) => episodeFactId(tenant, EPISODE, n)),
       );
-      expect(rerun.superseded.map((f) => f.factId).sort()).toEqual([FAMILY_CAR, TOYOTA].sort());
+      expect(rerun.superseded.map((f) => f.factId).sort()).toEqual(
+        [DEMO.facts.familyCar, DEMO.facts.toyotaInterest].sort(),
+      );
       await expectReaderInvariant();
 
       if (step.unapplied) {
@@ -529,7 +542,9 @@ describe('repairEpisodeRecords', () => {
       const retry = await recordEpisode(c, tenant, CRASH_INPUT, new Date());
       expect(retry.created).toBe(false);
       expect(retry.episode.recordedAt).toEqual(T);
-      expect(retry.superseded.map((f) => f.factId).sort()).toEqual([FAMILY_CAR, TOYOTA].sort());
+      expect(retry.superseded.map((f) => f.factId).sort()).toEqual(
+        [DEMO.facts.familyCar, DEMO.facts.toyotaInterest].sort(),
+      );
       expect(await snapshot()).toEqual(before);
     },
   );

@@ -12,6 +12,7 @@ import {
 } from '../../src/generated/operations.js';
 import { recordEpisode as recordEpisodeInStore } from '../../src/store/recordEpisode.js';
 import { workspaceIdFor } from '../../src/store/workspaces.js';
+import { DEMO } from '../helpers/demo.js';
 import { openTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 /**
@@ -22,11 +23,6 @@ import { openTestGateway, type TestGateway } from '../helpers/gateway.js';
  */
 
 const DATASET = 'user_42';
-// Facts of the demo dataset (src/demo/user_42.jsonl).
-const FAMILY_CAR = '6c1a8e3d-5f27-4b90-8d46-e2b7c9a5d138'; // user is shopping for: live
-const TOYOTA = '3a91c6e8-0f2d-4b57-a8e3-5d1c9b7f2a40'; // user is interested in: live
-const HONDA_CIVIC = '4b8e2c6a-1d93-4e7f-b052-8c3a9d6e1f27'; // user is interested in: superseded
-const TEST_DRIVE = '8a2d6f1e-4c79-4b3a-9e58-d7c2a1b6f094'; // user will test drive: future
 
 const HOUR = 3_600_000;
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -139,10 +135,10 @@ describe('recording an episode', () => {
           confidence: 0.95,
           sourceQuote: 'I bought the Corolla Hybrid yesterday',
           validAt,
-          supersedes: [FAMILY_CAR.toUpperCase()],
+          supersedes: [DEMO.facts.familyCar.toUpperCase()],
         }),
-        // Case-insensitive subject and predicate: replaces TOYOTA (live), not HONDA_CIVIC
-        // (already superseded) nor TEST_DRIVE (another predicate).
+        // Case-insensitive subject and predicate: replaces DEMO.facts.toyotaInterest (live), not DEMO.facts.hondaInterest
+        // (already superseded) nor DEMO.facts.testDrive (another predicate).
         fact('User', 'IS INTERESTED IN', 'corolla accessories', {
           confidence: 0.6,
           replaceExisting: true,
@@ -211,29 +207,33 @@ describe('recording an episode', () => {
     for (const f of result.facts) expect(await readFact(DATASET, f.factId)).toMatchObject(f);
 
     // Superseded: the listed fact and, with replaceExisting, the live same-subject/predicate one.
-    expect([...result.supersededIds].sort()).toEqual([FAMILY_CAR, TOYOTA].sort());
-    expect(result.superseded.map((f) => f.factId).sort()).toEqual([FAMILY_CAR, TOYOTA].sort());
+    expect([...result.supersededIds].sort()).toEqual(
+      [DEMO.facts.familyCar, DEMO.facts.toyotaInterest].sort(),
+    );
+    expect(result.superseded.map((f) => f.factId).sort()).toEqual(
+      [DEMO.facts.familyCar, DEMO.facts.toyotaInterest].sort(),
+    );
     for (const f of result.superseded) {
       expect(f).toMatchObject({ invalidAt: recordedAt, invalidReason: 'SUPERSEDED' });
       expect(f.state).toBe('SUPERSEDED');
     }
-    expect(await readFact(DATASET, FAMILY_CAR)).toMatchObject({
+    expect(await readFact(DATASET, DEMO.facts.familyCar)).toMatchObject({
       invalidAt: recordedAt,
       invalidReason: 'SUPERSEDED',
       state: 'SUPERSEDED',
       supersededBy: { factId: owns },
     });
-    expect(await readFact(DATASET, TOYOTA)).toMatchObject({
+    expect(await readFact(DATASET, DEMO.facts.toyotaInterest)).toMatchObject({
       invalidAt: recordedAt,
       invalidReason: 'SUPERSEDED',
       supersededBy: { factId: interested },
     });
     // Already superseded before: left as it was.
-    expect(await readFact(DATASET, HONDA_CIVIC)).toMatchObject({
+    expect(await readFact(DATASET, DEMO.facts.hondaInterest)).toMatchObject({
       invalidAt: '2026-08-16T09:14:06.000Z',
-      supersededBy: { factId: TOYOTA },
+      supersededBy: { factId: DEMO.facts.toyotaInterest },
     });
-    expect(await readFact(DATASET, TEST_DRIVE)).toMatchObject({ invalidAt: null });
+    expect(await readFact(DATASET, DEMO.facts.testDrive)).toMatchObject({ invalidAt: null });
 
     // Entities: listed ones upserted by lower-cased name, mentioned ones touched,
     // updatedAt moved forward to recordedAt and never back.
@@ -487,7 +487,7 @@ describe('bad input', () => {
         episode: { ...episode(), episodeId: 'not-a-uuid' },
         facts: [
           fact('user', ' ', 'tea', { confidence: 7 }),
-          fact('user', 'likes', 'tea', { supersedes: [TOYOTA, '8b21…'] }),
+          fact('user', 'likes', 'tea', { supersedes: [DEMO.facts.toyotaInterest, '8b21…'] }),
           fact('user', 'likes', 'tea', { validAt: '2026-06-10', validUntil: '2026-06-01' }),
         ],
       },
@@ -518,9 +518,9 @@ describe('bad input', () => {
       {
         episode: episode(),
         facts: [
-          fact('user', 'likes', 'tea', { supersedes: [TOYOTA, unknown] }),
+          fact('user', 'likes', 'tea', { supersedes: [DEMO.facts.toyotaInterest, unknown] }),
           fact('user', 'likes', 'tea', { supersedes: [otherDatasetFact] }),
-          fact('user', 'likes', 'tea', { supersedes: [FAMILY_CAR, otherWorkspaceFact] }),
+          fact('user', 'likes', 'tea', { supersedes: [DEMO.facts.familyCar, otherWorkspaceFact] }),
         ],
       },
       [
@@ -607,14 +607,16 @@ describe('scopes and tenancy', () => {
         entities: [{ name: 'Toyota Corolla Hybrid', type: 'THING' }],
         facts: [
           fact('user', 'is interested in', 'bicycles', { replaceExisting: true }),
-          fact('user', 'owns', 'a bicycle', { supersedes: [FAMILY_CAR] }),
+          fact('user', 'owns', 'a bicycle', { supersedes: [DEMO.facts.familyCar] }),
         ],
       },
       globexWriter,
     );
     // Globex's own copies of the demo facts were superseded ...
-    expect([...result.supersededIds].sort()).toEqual([FAMILY_CAR, TOYOTA].sort());
-    expect(await readFact(DATASET, TOYOTA, globexWriter)).toMatchObject({
+    expect([...result.supersededIds].sort()).toEqual(
+      [DEMO.facts.familyCar, DEMO.facts.toyotaInterest].sort(),
+    );
+    expect(await readFact(DATASET, DEMO.facts.toyotaInterest, globexWriter)).toMatchObject({
       supersededBy: { factId: result.facts[0]!.factId },
     });
     // ... and nothing of acme's changed.

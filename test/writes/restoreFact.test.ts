@@ -10,6 +10,7 @@ import { collections } from '../../src/store/database.js';
 import { factDocumentId, restoreFact } from '../../src/store/facts.js';
 import { workspaceIdFor } from '../../src/store/workspaces.js';
 import { testServerUri } from '../helpers/database.js';
+import { DEMO } from '../helpers/demo.js';
 import { type GraphqlError, openTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 /**
@@ -19,13 +20,6 @@ import { type GraphqlError, openTestGateway, type TestGateway } from '../helpers
  */
 
 const DATASET = 'user_42';
-/** Demo facts: live ones, one superseded, one deleted at import. */
-const FAMILY_CAR = '6c1a8e3d-5f27-4b90-8d46-e2b7c9a5d138';
-const BUDGET = '9e5d2b7f-3a61-4c08-a9e4-7f1b6d3c8a52';
-const MADE_BY = '2f7c4e9a-8b13-4d65-9c2e-a5d8b1f63e70';
-const TOYOTA = '3a91c6e8-0f2d-4b57-a8e3-5d1c9b7f2a40';
-const HONDA_INTEREST = '4b8e2c6a-1d93-4e7f-b052-8c3a9d6e1f27';
-const LIVES_IN_BERLIN = '7d3e9a1c-6b28-4f05-9e74-2a8c5d1b3f96';
 const UNKNOWN = '99999999-9999-4999-8999-999999999999';
 
 let t: TestGateway;
@@ -86,45 +80,45 @@ async function everything() {
 
 describe('restoreFact', () => {
   it('makes a deleted fact live again; it can be deleted again exactly once, and restored again', async () => {
-    const deleted = data(await remove(FAMILY_CAR)).deleteFact;
+    const deleted = data(await remove(DEMO.facts.familyCar)).deleteFact;
     expect(deleted.fact).toMatchObject({ invalidReason: 'DELETED', state: 'SUPERSEDED' });
-    expect(await liveIds()).not.toContain(FAMILY_CAR);
+    expect(await liveIds()).not.toContain(DEMO.facts.familyCar);
 
-    const restored = data(await restore(FAMILY_CAR)).restoreFact;
+    const restored = data(await restore(DEMO.facts.familyCar)).restoreFact;
     expect(restored).toMatchObject({
-      factId: FAMILY_CAR,
+      factId: DEMO.facts.familyCar,
       invalidAt: null,
       invalidReason: null,
       state: 'LIVE',
       supersededBy: null,
     });
-    expect(await fact(FAMILY_CAR)).toMatchObject({ invalidAt: null, state: 'LIVE' });
-    expect(await liveIds()).toContain(FAMILY_CAR);
+    expect(await fact(DEMO.facts.familyCar)).toMatchObject({ invalidAt: null, state: 'LIVE' });
+    expect(await liveIds()).toContain(DEMO.facts.familyCar);
 
     // Restoring it again: it is not deleted any more.
-    expect(codeOf(await restore(FAMILY_CAR))).toBe('NOT_FOUND');
+    expect(codeOf(await restore(DEMO.facts.familyCar))).toBe('NOT_FOUND');
 
     // Deleted again: once.
-    const again = data(await remove(FAMILY_CAR)).deleteFact;
+    const again = data(await remove(DEMO.facts.familyCar)).deleteFact;
     expect(again.fact).toMatchObject({ invalidReason: 'DELETED', state: 'SUPERSEDED' });
     expect(again.fact.invalidAt).not.toBeNull();
-    expect(codeOf(await remove(FAMILY_CAR))).toBe('NOT_FOUND');
-    expect(await liveIds()).not.toContain(FAMILY_CAR);
+    expect(codeOf(await remove(DEMO.facts.familyCar))).toBe('NOT_FOUND');
+    expect(await liveIds()).not.toContain(DEMO.facts.familyCar);
 
     // And restored again.
-    expect(data(await restore(FAMILY_CAR)).restoreFact).toMatchObject({ state: 'LIVE' });
-    expect(await liveIds()).toContain(FAMILY_CAR);
+    expect(data(await restore(DEMO.facts.familyCar)).restoreFact).toMatchObject({ state: 'LIVE' });
+    expect(await liveIds()).toContain(DEMO.facts.familyCar);
 
     // One claim per deletion generation, one restoration claim per restore.
-    const docId = factDocumentId(acme, FAMILY_CAR);
+    const docId = factDocumentId(acme, DEMO.facts.familyCar);
     const claims = await t.database.collections.claims
-      .find({ factId: FAMILY_CAR, workspaceId: acme.workspaceId })
+      .find({ factId: DEMO.facts.familyCar, workspaceId: acme.workspaceId })
       .sort({ _id: 1 })
       .toArray();
     expect(claims.map((c) => c._id)).toEqual([`invalidate:${docId}`, `invalidate:${docId}:1`]);
     expect(claims.every((c) => c.applied && c.reason === 'deleted')).toBe(true);
     const restorations = await t.database.collections.restorations
-      .find({ factId: FAMILY_CAR, workspaceId: acme.workspaceId })
+      .find({ factId: DEMO.facts.familyCar, workspaceId: acme.workspaceId })
       .sort({ _id: 1 })
       .toArray();
     expect(restorations.map((r) => r._id)).toEqual([`restore:${docId}:0`, `restore:${docId}:1`]);
@@ -132,27 +126,27 @@ describe('restoreFact', () => {
   });
 
   it('restores the demo fact deleted at import, which can then be deleted again', async () => {
-    expect((await fact(LIVES_IN_BERLIN)).invalidReason).toBe('DELETED');
-    expect(data(await restore(LIVES_IN_BERLIN)).restoreFact).toMatchObject({
+    expect((await fact(DEMO.facts.livesInBerlin)).invalidReason).toBe('DELETED');
+    expect(data(await restore(DEMO.facts.livesInBerlin)).restoreFact).toMatchObject({
       invalidAt: null,
       state: 'LIVE',
     });
-    expect(await liveIds()).toContain(LIVES_IN_BERLIN);
-    expect(data(await remove(LIVES_IN_BERLIN)).deleteFact.deleted).toBe(true);
-    expect(codeOf(await remove(LIVES_IN_BERLIN))).toBe('NOT_FOUND');
+    expect(await liveIds()).toContain(DEMO.facts.livesInBerlin);
+    expect(data(await remove(DEMO.facts.livesInBerlin)).deleteFact.deleted).toBe(true);
+    expect(codeOf(await remove(DEMO.facts.livesInBerlin))).toBe('NOT_FOUND');
   });
 
   it('after a restore, racing deletes still succeed exactly once', async () => {
-    data(await remove(BUDGET));
-    data(await restore(BUDGET));
-    const results = await Promise.all(Array.from({ length: 6 }, () => remove(BUDGET)));
+    data(await remove(DEMO.facts.budget));
+    data(await restore(DEMO.facts.budget));
+    const results = await Promise.all(Array.from({ length: 6 }, () => remove(DEMO.facts.budget)));
     expect(results.filter((r) => !r.body.errors)).toHaveLength(1);
     for (const r of results.filter((x) => x.body.errors)) expect(codeOf(r)).toBe('NOT_FOUND');
-    expect((await fact(BUDGET)).invalidReason).toBe('DELETED');
+    expect((await fact(DEMO.facts.budget)).invalidReason).toBe('DELETED');
   });
 
   it('racing restores over separate connections: exactly one succeeds', async () => {
-    data(await remove(MADE_BY));
+    data(await remove(DEMO.facts.hondaMadeBy));
     const clients = await Promise.all(
       Array.from({ length: 6 }, () => new MongoClient(testServerUri()).connect()),
     );
@@ -162,7 +156,7 @@ describe('restoreFact', () => {
           restoreFact(
             collections(client.db(t.database.db.databaseName)),
             acme,
-            MADE_BY,
+            DEMO.facts.hondaMadeBy,
             'deleted',
             new Date(),
           ),
@@ -170,12 +164,12 @@ describe('restoreFact', () => {
       );
       expect(results.filter((r) => r.ok)).toHaveLength(1);
       const stored = await t.database.collections.facts.findOne({
-        _id: factDocumentId(acme, MADE_BY),
+        _id: factDocumentId(acme, DEMO.facts.hondaMadeBy),
       });
       expect(stored).toMatchObject({ invalidAt: null, invalidReason: null, restorations: 1 });
       // Deletable again, once.
-      data(await remove(MADE_BY));
-      expect(codeOf(await remove(MADE_BY))).toBe('NOT_FOUND');
+      data(await remove(DEMO.facts.hondaMadeBy));
+      expect(codeOf(await remove(DEMO.facts.hondaMadeBy))).toBe('NOT_FOUND');
     } finally {
       await Promise.all(clients.map((c) => c.close()));
     }
@@ -183,38 +177,38 @@ describe('restoreFact', () => {
 
   it('a live, a superseded or an unknown fact is NOT_FOUND, and nothing changes', async () => {
     const before = await everything();
-    for (const id of [TOYOTA, HONDA_INTEREST, UNKNOWN]) {
+    for (const id of [DEMO.facts.toyotaInterest, DEMO.facts.hondaInterest, UNKNOWN]) {
       const result = await restore(id);
       expect(codeOf(result)).toBe('NOT_FOUND');
       expect(result.body.data).toBeNull();
     }
-    expect((await fact(HONDA_INTEREST)).invalidReason).toBe('SUPERSEDED');
+    expect((await fact(DEMO.facts.hondaInterest)).invalidReason).toBe('SUPERSEDED');
     // A deleted fact of another dataset or workspace is not this dataset's.
-    data(await remove(FAMILY_CAR, globexAdmin));
+    data(await remove(DEMO.facts.familyCar, globexAdmin));
     const afterGlobexDelete = await everything();
-    expect(codeOf(await restore(FAMILY_CAR, admin, 'user_43'))).toBe('NOT_FOUND');
+    expect(codeOf(await restore(DEMO.facts.familyCar, admin, 'user_43'))).toBe('NOT_FOUND');
     expect(await everything()).toEqual(afterGlobexDelete);
     expect(before.facts.length).toBe(afterGlobexDelete.facts.length);
     // globex's own admin can restore globex's copy; acme's copy stays as it was.
-    const acmeCopy = await fact(FAMILY_CAR);
-    expect(data(await restore(FAMILY_CAR, globexAdmin)).restoreFact.state).toBe('LIVE');
-    expect(await fact(FAMILY_CAR)).toEqual(acmeCopy);
+    const acmeCopy = await fact(DEMO.facts.familyCar);
+    expect(data(await restore(DEMO.facts.familyCar, globexAdmin)).restoreFact.state).toBe('LIVE');
+    expect(await fact(DEMO.facts.familyCar)).toEqual(acmeCopy);
   });
 
   it('needs the admin scope (FORBIDDEN for write-only and read keys) and a key (401)', async () => {
-    data(await remove(TOYOTA));
+    data(await remove(DEMO.facts.toyotaInterest));
     const before = await everything();
     const writeOnly = await t.key('acme', ['write']);
     for (const key of [writer, writeOnly, reader]) {
-      const result = await restore(TOYOTA, key);
+      const result = await restore(DEMO.facts.toyotaInterest, key);
       expect(codeOf(result)).toBe('FORBIDDEN');
       expect(result.body.errors![0]!.message).toMatch(/"admin" scope/);
     }
-    const anonymous = await restore(TOYOTA, null);
+    const anonymous = await restore(DEMO.facts.toyotaInterest, null);
     expect(anonymous.status).toBe(401);
     expect(codeOf(anonymous)).toBe('UNAUTHENTICATED');
     expect(await everything()).toEqual(before);
-    expect((await fact(TOYOTA)).invalidReason).toBe('DELETED');
+    expect((await fact(DEMO.facts.toyotaInterest)).invalidReason).toBe('DELETED');
   });
 
   it('bad input is BAD_USER_INPUT naming the field', async () => {
@@ -222,7 +216,7 @@ describe('restoreFact', () => {
     const badId = await restore('not-a-uuid');
     expect(codeOf(badId)).toBe('BAD_USER_INPUT');
     expect(badId.body.errors![0]!.message).toContain('id');
-    const badDataset = await restore(TOYOTA, admin, '');
+    const badDataset = await restore(DEMO.facts.toyotaInterest, admin, '');
     expect(codeOf(badDataset)).toBe('BAD_USER_INPUT');
     expect(badDataset.body.errors![0]!.message).toContain('dataset');
     expect(await everything()).toEqual(before);
