@@ -431,17 +431,39 @@ async function compareAnswers(
   };
 }
 
-async function main() {
-  const startedAt = new Date();
-  const loadBefore = loadavg();
-  log(`bench: ${quick ? 'quick' : 'full'} run, dataset ${JSON.stringify(size)}`);
+// ---------------------------------------------------------------- the steps of a run
 
+/** Where the run's data lives: the database server's URI and a fresh database name. */
+interface Store {
+  uri: string;
+  dbName: string;
+}
+
+/** The three servers a run starts: the timed gateway, the counting gateway, the baseline. */
+interface Servers {
+  gateway: { child: ChildProcess; base: string };
+  counter: { child: ChildProcess; base: string };
+  baseline: { child: ChildProcess; base: string };
+}
+
+type AnswerCheck = Awaited<ReturnType<typeof compareAnswers>>;
+type CommandCount = Awaited<ReturnType<typeof countCommands>>;
+type Scaling = ({ question: string; variant: string } & CommandCount)[];
+type Measured = Awaited<ReturnType<typeof measureScenarios>>;
+
+const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
+
+/** Starts the embedded FerretDB (unless MONGODB_URI is set) and names a fresh database. */
+async function startDatabase(): Promise<Store> {
   if (!process.env.MONGODB_URI) running.ferret = await startFerretDb(join(dir, 'db'));
   const uri = process.env.MONGODB_URI ?? running.ferret!.uri;
-  const dbName = `bench_${Date.now()}`;
+  return { uri, dbName: `bench_${Date.now()}` };
+}
 
+/** Seeds the generated dataset through the import path and creates a read key for it. */
+async function seed(store: Store) {
   const seedStarted = performance.now();
-  const database = await openDatabase(uri, dbName);
+  const database = await openDatabase(store.uri, store.dbName);
   const { generated, outcome } = await seedDataset(database.collections, WORKSPACE, {
     ...size,
     dataset: DATASET,
@@ -451,13 +473,17 @@ async function main() {
   log(
     `bench: seeded ${outcome.records} records in ${Math.round(performance.now() - seedStarted)} ms: ${JSON.stringify(generated.counts)}`,
   );
+  return { generated, outcome, key };
+}
 
+/** Builds dist/ and starts the timed gateway, the command-counting gateway and the baseline. */
+async function startServers(store: Store, workspaceId: string): Promise<Servers> {
   // The gateway runs as `npm start` runs it: compiled to dist/ first.
   const built = spawnSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, encoding: 'utf8' });
   if (built.status !== 0) throw new Error(`npm run build failed: ${built.stderr}`);
   const gatewayEnv = {
-    MONGODB_URI: uri,
-    MONGODB_DB: dbName,
+    MONGODB_URI: store.uri,
+    MONGODB_DB: store.dbName,
     PORT: '0',
     HOST: '127.0.0.1',
     NODE_ENV: 'production',
@@ -499,37 +525,56 @@ async function main() {
         'bench/baseline.ts',
       ],
       {
-        MONGODB_URI: uri,
-        MONGODB_DB: dbName,
-        BASELINE_WORKSPACE_ID: outcome.workspaceId,
+        MONGODB_URI: store.uri,
+        MONGODB_DB: store.dbName,
+        BASELINE_WORKSPACE_ID: workspaceId,
         PORT: '0',
         HOST: '127.0.0.1',
       },
     ),
   ]);
-  const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
-  const bases = { gateway: gateway.base, baseline: baseline.base };
-  const idle = {
-    gateway: await sampleGateway(gateway.base),
-    baseline: await sampleBaseline(baseline.base),
-  };
+  return { gateway, counter, baseline };
+}
 
-  let scenarios = scenariosFor(generated.probes);
+/** Samples both timed sides at rest, before any request: the memory they start with. */
+async function sampleIdle(servers: Servers) {
+  return {
+    gateway: await sampleGateway(servers.gateway.base),
+    baseline: await sampleBaseline(servers.baseline.base),
+  };
+}
+
+/** The scenarios of this run: every one, or those --only names. */
+function chooseScenarios(probes: GeneratedDataset['probes']): Scenario[] {
+  let scenarios = scenariosFor(probes);
   if (values.only) {
     const wanted = new Set(values.only.split(','));
     scenarios = scenarios.filter((s) => wanted.has(s.id));
     if (scenarios.length === 0) throw new Error(`--only matched no scenario`);
   }
+  return scenarios;
+}
 
+/** Checks that both sides give the same answers to every scenario and a few other requests. */
+async function checkAnswers(
+  servers: Servers,
+  scenarios: Scenario[],
+  probes: GeneratedDataset['probes'],
+  headers: Record<string, string>,
+) {
   // Same answers on both sides, or the comparison means nothing: every scenario, plus a
   // few other parameters the baseline re-states (not timed).
-  const answers: Record<string, Awaited<ReturnType<typeof compareAnswers>>> = {};
+  const answers: Record<string, AnswerCheck> = {};
   for (const s of scenarios) {
-    answers[s.id] = await compareAnswers(gateway.base, baseline.base, s.shape, headers);
+    answers[s.id] = await compareAnswers(
+      servers.gateway.base,
+      servers.baseline.base,
+      s.shape,
+      headers,
+    );
     if (!answers[s.id]!.sameJson) log(`bench: WARNING ${s.id}: different answers`);
   }
   const ds = `/v1/memory/semantic/datasets/${DATASET}`;
-  const { probes } = generated;
   const extraChecks = [
     `${ds}/facts?includeInvalidated=true&limit=100`,
     `${ds}/facts?episodeId=${probes.episodeId}`,
@@ -542,12 +587,65 @@ async function main() {
   ];
   const answerChecks: { request: string; sameAnswer: boolean; bytes: number }[] = [];
   for (const path of extraChecks) {
-    const a = await compareAnswers(gateway.base, baseline.base, { method: 'GET', path }, headers);
+    const a = await compareAnswers(
+      servers.gateway.base,
+      servers.baseline.base,
+      { method: 'GET', path },
+      headers,
+    );
     answerChecks.push({ request: `GET ${path}`, sameAnswer: a.sameJson, bytes: a.bytes });
     if (!a.sameJson) log(`bench: WARNING different answers to GET ${path}`);
   }
+  return { answers, answerChecks };
+}
 
+/** Database commands one request of `shape` takes, on the counting gateway and the baseline. */
+async function countCommands(
+  servers: Servers,
+  shape: RequestShape,
+  headers: Record<string, string>,
+) {
+  const ask = async (base: string) => {
+    const r = await fetch(`${base}${shape.path}`, {
+      method: shape.method,
+      headers,
+      ...(shape.body ? { body: shape.body } : {}),
+    });
+    return Buffer.byteLength(await r.text());
+  };
+  // Once first, as in the timed rounds: the key and the dataset are then remembered.
+  await ask(servers.counter.base);
+  const g0 = await sampleGateway(servers.counter.base);
+  const b0 = await sampleBaseline(servers.baseline.base);
+  let bytes = 0;
+  const n = quick ? 2 : 3;
+  for (let i = 0; i < n; i++) {
+    [bytes] = await Promise.all([ask(servers.counter.base), ask(servers.baseline.base)]);
+  }
+  const g1 = await sampleGateway(servers.counter.base);
+  const b1 = await sampleBaseline(servers.baseline.base);
+  const byCommand: Record<string, number> = {};
+  for (const [k, v] of Object.entries(g1.byCommand)) {
+    const d = v - (g0.byCommand[k] ?? 0);
+    if (d > 0) byCommand[k] = round2(d / n);
+  }
+  return {
+    responseBytes: bytes,
+    gatewayCommandsPerRequest: round2((g1.dbCommands - g0.dbCommands) / n),
+    gatewayByCommand: byCommand,
+    baselineCommandsPerRequest: round2((b1.dbCommands - b0.dbCommands) / n),
+  };
+}
+
+/** Counts the database commands per request against result size, then for each scenario. */
+async function countAllCommands(
+  servers: Servers,
+  scenarios: Scenario[],
+  probes: GeneratedDataset['probes'],
+  headers: Record<string, string>,
+) {
   // Database commands per request against result size, on both sides.
+  const ds = `/v1/memory/semantic/datasets/${DATASET}`;
   const nestedBody = (first: number) =>
     JSON.stringify({ query: NESTED_QUERY, variables: { dataset: DATASET, first } });
   const scalingProbes: { question: string; variant: string; shape: RequestShape }[] = [
@@ -563,18 +661,18 @@ async function main() {
     },
     {
       question: 'entity facts',
-      variant: `small entity "${generated.probes.smallEntity}"`,
+      variant: `small entity "${probes.smallEntity}"`,
       shape: {
         method: 'GET',
-        path: `${ds}/entities/${encodeURIComponent(generated.probes.smallEntity)}/facts`,
+        path: `${ds}/entities/${encodeURIComponent(probes.smallEntity)}/facts`,
       },
     },
     {
       question: 'entity facts',
-      variant: `hub entity "${generated.probes.hubEntity}"`,
+      variant: `hub entity "${probes.hubEntity}"`,
       shape: {
         method: 'GET',
-        path: `${ds}/entities/${encodeURIComponent(generated.probes.hubEntity)}/facts`,
+        path: `${ds}/entities/${encodeURIComponent(probes.hubEntity)}/facts`,
       },
     },
     {
@@ -588,151 +686,153 @@ async function main() {
       shape: { method: 'POST', path: '/graphql', body: nestedBody(50) },
     },
   ];
-  /** Database commands one request of `shape` takes, on the counting gateway and the baseline. */
-  const countCommands = async (shape: RequestShape) => {
-    const ask = async (base: string) => {
-      const r = await fetch(`${base}${shape.path}`, {
-        method: shape.method,
-        headers,
-        ...(shape.body ? { body: shape.body } : {}),
-      });
-      return Buffer.byteLength(await r.text());
-    };
-    // Once first, as in the timed rounds: the key and the dataset are then remembered.
-    await ask(counter.base);
-    const g0 = await sampleGateway(counter.base);
-    const b0 = await sampleBaseline(baseline.base);
-    let bytes = 0;
-    const n = quick ? 2 : 3;
-    for (let i = 0; i < n; i++) {
-      [bytes] = await Promise.all([ask(counter.base), ask(baseline.base)]);
-    }
-    const g1 = await sampleGateway(counter.base);
-    const b1 = await sampleBaseline(baseline.base);
-    const byCommand: Record<string, number> = {};
-    for (const [k, v] of Object.entries(g1.byCommand)) {
-      const d = v - (g0.byCommand[k] ?? 0);
-      if (d > 0) byCommand[k] = round2(d / n);
-    }
-    return {
-      responseBytes: bytes,
-      gatewayCommandsPerRequest: round2((g1.dbCommands - g0.dbCommands) / n),
-      gatewayByCommand: byCommand,
-      baselineCommandsPerRequest: round2((b1.dbCommands - b0.dbCommands) / n),
-    };
-  };
-  const scaling: ({ question: string; variant: string } & Awaited<
-    ReturnType<typeof countCommands>
-  >)[] = [];
+  const scaling: Scaling = [];
   for (const p of scalingProbes) {
-    scaling.push({ question: p.question, variant: p.variant, ...(await countCommands(p.shape)) });
-  }
-  const scenarioCommands: Record<string, Awaited<ReturnType<typeof countCommands>>> = {};
-  for (const s of scenarios) scenarioCommands[s.id] = await countCommands(s.shape);
-
-  // The rounds: warm both sides up, then A B A B ... per scenario.
-  const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
-  const profileWindow = { startUs: monotonicUs(), endUs: 0 };
-  const results = [];
-  let peakRss = 0;
-  let peakHeap = 0;
-  let baselinePeakRss = 0;
-  for (const s of scenarios) {
-    log(`bench: ${s.id} (${Math.round((performance.now() - t0) / 1000)}s)`);
-    const amounts = { gateway: 0, baseline: 0 };
-    for (const side of ['gateway', 'baseline'] as const) {
-      const warm = await round(side, bases[side], s.shape, headers, warmupRequests, null);
-      amounts[side] = amountFor(warm.throughput);
-    }
-    const rounds: Round[] = [];
-    const latencies = { gateway: [] as number[], baseline: [] as number[] };
-    for (let i = 0; i < pairs; i++) {
-      for (const side of ['gateway', 'baseline'] as const) {
-        const r = await round(side, bases[side], s.shape, headers, amounts[side], latencies[side]);
-        rounds.push(r);
-        log(
-          `  ${side}: ${r.responses} requests in ${r.seconds}s, CPU ${round2(r.cpuMsPerRequest)} ms/request`,
-        );
-        amounts[side] = amountFor(r.throughput);
-      }
-    }
-    const side = (name: 'gateway' | 'baseline') => {
-      const rs = rounds.filter((r) => r.side === name);
-      const responses = rs.reduce((a, r) => a + r.responses, 0);
-      const seconds = rs.reduce((a, r) => a + r.seconds, 0);
-      const dbCpu = rs.map((r) => r.dbCpuMsPerRequest).filter((x): x is number => x !== null);
-      return {
-        responses,
-        non2xx: rs.reduce((a, r) => a + r.non2xx, 0),
-        errors: rs.reduce((a, r) => a + r.errors, 0),
-        requestsPerSecond: round1(responses / seconds),
-        latencyMs: {
-          p50: round2(percentile(latencies[name], 50)),
-          p99: round2(percentile(latencies[name], 99)),
-        },
-        cpuMsPerRequest: round3(median(rs.map((r) => r.cpuMsPerRequest))),
-        dbCpuMsPerRequest: dbCpu.length > 0 ? round3(median(dbCpu)) : null,
-        peakRssMB: round1(Math.max(...rs.map((r) => r.rssMB))),
-        peakHeapUsedMB: round1(Math.max(...rs.map((r) => r.heapUsedMB))),
-      };
-    };
-    const g = side('gateway');
-    const b = side('baseline');
-    const pairRatios = (f: (r: Round) => number) =>
-      Array.from({ length: pairs }, (_, i) => f(rounds[2 * i]!) / f(rounds[2 * i + 1]!));
-    const throughputRatios = pairRatios((r) => r.throughput);
-    const cpuRatios = pairRatios((r) => r.cpuMsPerRequest);
-    peakRss = Math.max(peakRss, g.peakRssMB);
-    peakHeap = Math.max(peakHeap, g.peakHeapUsedMB);
-    baselinePeakRss = Math.max(baselinePeakRss, b.peakRssMB);
-    const commands = scenarioCommands[s.id]!;
-    results.push({
-      id: s.id,
-      title: s.title,
-      rest: s.rest,
-      request: `${s.shape.method} ${s.shape.path}`,
-      responseBytes: answers[s.id]!.bytes,
-      sameAnswer: answers[s.id]!.sameJson,
-      identicalBytes: answers[s.id]!.identical,
-      gateway: {
-        ...g,
-        dbCommandsPerRequest: commands.gatewayCommandsPerRequest,
-        dbCommandsByName: commands.gatewayByCommand,
-      },
-      baseline: { ...b, dbCommandsPerRequest: commands.baselineCommandsPerRequest },
-      ratio: {
-        throughput: round2(median(throughputRatios)),
-        throughputRange: [
-          round2(Math.min(...throughputRatios)),
-          round2(Math.max(...throughputRatios)),
-        ],
-        cpuPerRequest: round2(median(cpuRatios)),
-        cpuPerRequestRange: [round2(Math.min(...cpuRatios)), round2(Math.max(...cpuRatios))],
-      },
-      rounds: rounds.map((r) => ({
-        side: r.side,
-        responses: r.responses,
-        served: r.served,
-        requestsPerSecond: round1(r.throughput),
-        cpuMsPerRequest: round3(r.cpuMsPerRequest),
-        dbCpuMsPerRequest: r.dbCpuMsPerRequest === null ? null : round3(r.dbCpuMsPerRequest),
-      })),
+    scaling.push({
+      question: p.question,
+      variant: p.variant,
+      ...(await countCommands(servers, p.shape, headers)),
     });
   }
+  const scenarioCommands: Record<string, CommandCount> = {};
+  for (const s of scenarios)
+    scenarioCommands[s.id] = await countCommands(servers, s.shape, headers);
+  return { scaling, scenarioCommands };
+}
 
+/** Warms both sides up on one scenario; returns each side's first round size. */
+async function warmUp(servers: Servers, s: Scenario, headers: Record<string, string>) {
+  const amounts = { gateway: 0, baseline: 0 };
+  for (const side of ['gateway', 'baseline'] as const) {
+    const warm = await round(side, servers[side].base, s.shape, headers, warmupRequests, null);
+    amounts[side] = amountFor(warm.throughput);
+  }
+  return amounts;
+}
+
+/** Measures one scenario: the A B A B rounds, summarized per side and as per-pair ratios. */
+async function measureScenario(
+  servers: Servers,
+  s: Scenario,
+  headers: Record<string, string>,
+  answer: AnswerCheck,
+  commands: CommandCount,
+) {
+  const amounts = await warmUp(servers, s, headers);
+  const rounds: Round[] = [];
+  const latencies = { gateway: [] as number[], baseline: [] as number[] };
+  for (let i = 0; i < pairs; i++) {
+    for (const side of ['gateway', 'baseline'] as const) {
+      const r = await round(
+        side,
+        servers[side].base,
+        s.shape,
+        headers,
+        amounts[side],
+        latencies[side],
+      );
+      rounds.push(r);
+      log(
+        `  ${side}: ${r.responses} requests in ${r.seconds}s, CPU ${round2(r.cpuMsPerRequest)} ms/request`,
+      );
+      amounts[side] = amountFor(r.throughput);
+    }
+  }
+  const side = (name: 'gateway' | 'baseline') => {
+    const rs = rounds.filter((r) => r.side === name);
+    const responses = rs.reduce((a, r) => a + r.responses, 0);
+    const seconds = rs.reduce((a, r) => a + r.seconds, 0);
+    const dbCpu = rs.map((r) => r.dbCpuMsPerRequest).filter((x): x is number => x !== null);
+    return {
+      responses,
+      non2xx: rs.reduce((a, r) => a + r.non2xx, 0),
+      errors: rs.reduce((a, r) => a + r.errors, 0),
+      requestsPerSecond: round1(responses / seconds),
+      latencyMs: {
+        p50: round2(percentile(latencies[name], 50)),
+        p99: round2(percentile(latencies[name], 99)),
+      },
+      cpuMsPerRequest: round3(median(rs.map((r) => r.cpuMsPerRequest))),
+      dbCpuMsPerRequest: dbCpu.length > 0 ? round3(median(dbCpu)) : null,
+      peakRssMB: round1(Math.max(...rs.map((r) => r.rssMB))),
+      peakHeapUsedMB: round1(Math.max(...rs.map((r) => r.heapUsedMB))),
+    };
+  };
+  const g = side('gateway');
+  const b = side('baseline');
+  const pairRatios = (f: (r: Round) => number) =>
+    Array.from({ length: pairs }, (_, i) => f(rounds[2 * i]!) / f(rounds[2 * i + 1]!));
+  const throughputRatios = pairRatios((r) => r.throughput);
+  const cpuRatios = pairRatios((r) => r.cpuMsPerRequest);
+  return {
+    id: s.id,
+    title: s.title,
+    rest: s.rest,
+    request: `${s.shape.method} ${s.shape.path}`,
+    responseBytes: answer.bytes,
+    sameAnswer: answer.sameJson,
+    identicalBytes: answer.identical,
+    gateway: {
+      ...g,
+      dbCommandsPerRequest: commands.gatewayCommandsPerRequest,
+      dbCommandsByName: commands.gatewayByCommand,
+    },
+    baseline: { ...b, dbCommandsPerRequest: commands.baselineCommandsPerRequest },
+    ratio: {
+      throughput: round2(median(throughputRatios)),
+      throughputRange: [
+        round2(Math.min(...throughputRatios)),
+        round2(Math.max(...throughputRatios)),
+      ],
+      cpuPerRequest: round2(median(cpuRatios)),
+      cpuPerRequestRange: [round2(Math.min(...cpuRatios)), round2(Math.max(...cpuRatios))],
+    },
+    rounds: rounds.map((r) => ({
+      side: r.side,
+      responses: r.responses,
+      served: r.served,
+      requestsPerSecond: round1(r.throughput),
+      cpuMsPerRequest: round3(r.cpuMsPerRequest),
+      dbCpuMsPerRequest: r.dbCpuMsPerRequest === null ? null : round3(r.dbCpuMsPerRequest),
+    })),
+  };
+}
+
+/** Measures every scenario in turn; returns the rows, the peaks and the profiled window. */
+async function measureScenarios(
+  servers: Servers,
+  scenarios: Scenario[],
+  headers: Record<string, string>,
+  answers: Record<string, AnswerCheck>,
+  scenarioCommands: Record<string, CommandCount>,
+) {
+  const profileWindow = { startUs: monotonicUs(), endUs: 0 };
+  const results: Awaited<ReturnType<typeof measureScenario>>[] = [];
+  for (const s of scenarios) {
+    log(`bench: ${s.id} (${Math.round((performance.now() - t0) / 1000)}s)`);
+    results.push(
+      await measureScenario(servers, s, headers, answers[s.id]!, scenarioCommands[s.id]!),
+    );
+  }
   profileWindow.endUs = monotonicUs();
-  const gatewayPid = gateway.child.pid;
-  const vmHwm = procPeakRss(gatewayPid);
-  const loadAfter = loadavg();
+  return {
+    results,
+    peakRss: Math.max(0, ...results.map((r) => r.gateway.peakRssMB)),
+    peakHeap: Math.max(0, ...results.map((r) => r.gateway.peakHeapUsedMB)),
+    baselinePeakRss: Math.max(0, ...results.map((r) => r.baseline.peakRssMB)),
+    profileWindow,
+  };
+}
 
-  // Verdicts against the performance targets.
-  const rest = results.filter((r) => r.rest);
+/** Judges the measurements against the performance targets. */
+function verdicts(measured: Measured, scaling: Scaling, vmHwm: number | null) {
+  const rest = measured.results.filter((r) => r.rest);
   const scalingOk = ['list facts', 'entity facts', 'nested GraphQL'].map((q) => {
     const rows = scaling.filter((r) => r.question === q);
     const counts = rows.map((r) => r.gatewayCommandsPerRequest);
     return { question: q, commands: counts, constant: Math.max(...counts) === Math.min(...counts) };
   });
-  const targets = [
+  return [
     {
       target: 'gateway CPU per REST request <= 1.5x baseline',
       met: rest.every((r) => r.ratio.cpuPerRequest <= 1.5),
@@ -750,46 +850,69 @@ async function main() {
     },
     {
       target: 'gateway memory under load < 200 MB',
-      met: Math.max(peakRss, (vmHwm ?? 0) / 2 ** 20) < 200,
+      met: Math.max(measured.peakRss, (vmHwm ?? 0) / 2 ** 20) < 200,
       detail: {
-        peakRssMB: round1(peakRss),
+        peakRssMB: round1(measured.peakRss),
         vmHwmMB: vmHwm === null ? null : round1(vmHwm / 2 ** 20),
       },
     },
   ];
+}
 
-  // Stop the servers (the gateway writes its CPU profile on exit).
+/** Stops the servers (the gateway then writes its CPU profile); drops a MONGODB_URI database. */
+async function stopServers(store: Store) {
   await stopChild(running.gateway);
   await stopChild(running.counter);
   await stopChild(running.baseline);
   if (process.env.MONGODB_URI) {
-    const client = await new MongoClient(uri).connect();
-    await client.db(dbName).dropDatabase();
+    const client = await new MongoClient(store.uri).connect();
+    await client.db(store.dbName).dropDatabase();
     await client.close();
   }
+}
+
+/** Summarizes the CPU profiles --cpu-prof and --cpu-prof-baseline asked for, over the rounds. */
+function readProfiles(window: { startUs: number; endUs: number }) {
   const profiles: Partial<Record<'gateway' | 'baseline', ReturnType<typeof summarizeProfile>>> = {};
   for (const side of ['gateway', 'baseline'] as const) {
     if (!values[side === 'gateway' ? 'cpu-prof' : 'cpu-prof-baseline']) continue;
     const sideDir = join(profDir, side);
     const file = readdirSync(sideDir).find((f) => f.endsWith('.cpuprofile'));
-    if (file) profiles[side] = summarizeProfile(join(sideDir, file), profileWindow);
+    if (file) profiles[side] = summarizeProfile(join(sideDir, file), window);
     else log(`bench: no CPU profile was written for the ${side}`);
   }
+  return profiles;
+}
 
-  const report = {
+/** Gathers the run's settings, dataset, measurements and verdicts into the JSON report. */
+function buildReport(run: {
+  startedAt: Date;
+  loadBefore: number[];
+  loadAfter: number[];
+  seeded: Awaited<ReturnType<typeof seed>>;
+  measured: Measured;
+  answerChecks: { request: string; sameAnswer: boolean; bytes: number }[];
+  scaling: Scaling;
+  idle: Awaited<ReturnType<typeof sampleIdle>>;
+  vmHwm: number | null;
+  targets: ReturnType<typeof verdicts>;
+  profiles: ReturnType<typeof readProfiles>;
+}) {
+  const { measured, idle, vmHwm, profiles } = run;
+  return {
     command: [
       'npm run bench',
       ...(process.argv.length > 2 ? ['--'] : []),
       ...process.argv.slice(2),
     ].join(' '),
-    startedAt: startedAt.toISOString(),
+    startedAt: run.startedAt.toISOString(),
     machine: {
       cpus: cpus().length,
       cpuModel: cpus()[0]?.model ?? null,
       node: process.version,
       platform: `${process.platform} ${process.arch}`,
-      loadavgBefore: loadBefore.map(round2),
-      loadavgAfter: loadAfter.map(round2),
+      loadavgBefore: run.loadBefore.map(round2),
+      loadavgAfter: run.loadAfter.map(round2),
     },
     database: process.env.MONGODB_URI ? 'MONGODB_URI' : 'embedded FerretDB 1.24.2 (SQLite backend)',
     settings: {
@@ -804,31 +927,39 @@ async function main() {
     },
     dataset: {
       size,
-      counts: generated.counts,
-      probes: generated.probes,
-      seedRecords: outcome.records,
+      counts: run.seeded.generated.counts,
+      probes: run.seeded.generated.probes,
+      seedRecords: run.seeded.outcome.records,
     },
-    scenarios: results,
-    answerChecks,
-    dbCommandScaling: scaling,
+    scenarios: measured.results,
+    answerChecks: run.answerChecks,
+    dbCommandScaling: run.scaling,
     gatewayMemory: {
       idleRssMB: round1(idle.gateway.rssBytes / 2 ** 20),
       idleHeapUsedMB: round1(idle.gateway.heapUsedBytes / 2 ** 20),
-      peakHeapUsedMB: round1(peakHeap),
-      peakRssMB: round1(peakRss),
+      peakHeapUsedMB: round1(measured.peakHeap),
+      peakRssMB: round1(measured.peakRss),
       vmHwmMB: vmHwm === null ? null : round1(vmHwm / 2 ** 20),
     },
     baselineMemory: {
       idleRssMB: round1(idle.baseline.rssBytes / 2 ** 20),
       idleHeapUsedMB: round1(idle.baseline.heapUsedBytes / 2 ** 20),
-      peakRssMB: round1(baselinePeakRss),
+      peakRssMB: round1(measured.baselinePeakRss),
     },
-    targets,
+    targets: run.targets,
     ...(Object.keys(profiles).length > 0 ? { profiles } : {}),
   };
+}
+
+/** Writes the JSON report to --out and prints the table. */
+function writeReport(report: ReturnType<typeof buildReport>) {
   writeFileSync(outFile, `${JSON.stringify(report, null, 2)}\n`);
   process.stdout.write(`${formatReport(report)}\nresults: ${outFile}\n`);
+}
 
+/** Warns of miscounted rounds; fails the run on errors or different answers. */
+function judge(report: ReturnType<typeof buildReport>) {
+  const results = report.scenarios;
   const miscounted = results.filter((r) => r.rounds.some((x) => x.served !== x.responses));
   if (miscounted.length > 0) {
     log(
@@ -840,11 +971,48 @@ async function main() {
       !r.sameAnswer ||
       r.gateway.non2xx + r.gateway.errors + r.baseline.non2xx + r.baseline.errors > 0,
   );
-  if (answerChecks.some((c) => !c.sameAnswer)) process.exitCode = 1;
+  if (report.answerChecks.some((c) => !c.sameAnswer)) process.exitCode = 1;
   if (failures.length > 0) {
     log(`bench: errors or different answers in ${failures.map((f) => f.id).join(', ')}`);
     process.exitCode = 1;
   }
+}
+
+/** The run, step by step. */
+async function main() {
+  const startedAt = new Date();
+  const loadBefore = loadavg();
+  log(`bench: ${quick ? 'quick' : 'full'} run, dataset ${JSON.stringify(size)}`);
+  const store = await startDatabase();
+  const seeded = await seed(store);
+  const servers = await startServers(store, seeded.outcome.workspaceId);
+  const headers = { authorization: `Bearer ${seeded.key}`, 'content-type': 'application/json' };
+  const idle = await sampleIdle(servers);
+  const { probes } = seeded.generated;
+  const scenarios = chooseScenarios(probes);
+  const { answers, answerChecks } = await checkAnswers(servers, scenarios, probes, headers);
+  const { scaling, scenarioCommands } = await countAllCommands(servers, scenarios, probes, headers);
+  const measured = await measureScenarios(servers, scenarios, headers, answers, scenarioCommands);
+  const vmHwm = procPeakRss(servers.gateway.child.pid);
+  const loadAfter = loadavg();
+  const targets = verdicts(measured, scaling, vmHwm);
+  await stopServers(store);
+  const profiles = readProfiles(measured.profileWindow);
+  const report = buildReport({
+    startedAt,
+    loadBefore,
+    loadAfter,
+    seeded,
+    measured,
+    answerChecks,
+    scaling,
+    idle,
+    vmHwm,
+    targets,
+    profiles,
+  });
+  writeReport(report);
+  judge(report);
 }
 
 // ---------------------------------------------------------------- printing
@@ -983,6 +1151,15 @@ function formatReport(report: {
 
 // ---------------------------------------------------------------- bounded, and clean
 
+/** Stops whatever still runs and removes the run's temporary folder. */
+async function cleanUp() {
+  await stopChild(running.gateway);
+  await stopChild(running.counter);
+  await stopChild(running.baseline);
+  await running.ferret?.stop();
+  rmSync(dir, { recursive: true, force: true });
+}
+
 const watchdog = setTimeout(() => {
   log(`bench: stopped by the watchdog after ${WATCHDOG_MS / 1000}s`);
   running.gateway?.kill('SIGKILL');
@@ -1000,10 +1177,6 @@ try {
   log(`bench: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
   process.exitCode = 1;
 } finally {
-  await stopChild(running.gateway);
-  await stopChild(running.counter);
-  await stopChild(running.baseline);
-  await running.ferret?.stop();
-  rmSync(dir, { recursive: true, force: true });
+  await cleanUp();
   clearTimeout(watchdog);
 }
