@@ -1,7 +1,6 @@
 import { keyOf } from '../context.js';
 import { FACT_STATES, factStateAt, resolveTemporalSelection } from '../domain/factState.js';
 import { normalizeUuid } from '../domain/ids.js';
-import { GatewayError } from '../errors.js';
 import type { FactView } from '../store/documents.js';
 import {
   countFacts,
@@ -28,6 +27,7 @@ import {
   resolvePage,
   timeThenId,
 } from './pagination.js';
+import { storeWrite } from './storeErrors.js';
 
 export const FactStateEnum = builder.enumType('FactState', {
   description:
@@ -231,14 +231,15 @@ builder.mutationField('deleteFact', (t) =>
     },
     resolve: async (_root, args, ctx) => {
       const auth = keyOf(ctx);
-      const result = await invalidateFact(
-        ctx.store,
-        { workspaceId: auth.workspaceId, dataset: args.dataset },
-        args.id,
-        { reason: 'deleted', at: ctx.now },
+      const fact = await storeWrite(() =>
+        invalidateFact(
+          ctx.store,
+          { workspaceId: auth.workspaceId, dataset: args.dataset },
+          args.id,
+          { reason: 'deleted', at: ctx.now },
+        ),
       );
-      if (!result.ok) throw new GatewayError('NOT_FOUND', 'Fact not found');
-      return { factId: result.fact.factId, fact: result.fact };
+      return { factId: fact.factId, fact };
     },
   }),
 );
@@ -253,17 +254,17 @@ builder.mutationField('restoreFact', (t) =>
       dataset: t.arg.string({ required: true, validate: datasetNameSchema }),
       id: t.arg.id({ required: true, validate: uuidSchema, description: 'The factId.' }),
     },
-    resolve: async (_root, args, ctx) => {
+    resolve: (_root, args, ctx) => {
       const auth = keyOf(ctx);
-      const result = await restoreFact(
-        ctx.store,
-        { workspaceId: auth.workspaceId, dataset: args.dataset },
-        args.id,
-        'deleted',
-        ctx.now,
+      return storeWrite(() =>
+        restoreFact(
+          ctx.store,
+          { workspaceId: auth.workspaceId, dataset: args.dataset },
+          args.id,
+          'deleted',
+          ctx.now,
+        ),
       );
-      if (!result.ok) throw new GatewayError('NOT_FOUND', 'No deleted fact with that id');
-      return result.fact;
     },
   }),
 );

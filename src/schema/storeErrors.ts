@@ -1,4 +1,5 @@
 import { badInput, GatewayError } from '../errors.js';
+import { FactNotFoundError } from '../store/facts.js';
 import { MemoryConflictError, MemoryNotFoundError } from '../store/memoryWrites.js';
 import { EpisodeConflictError, UnknownFactsError } from '../store/recordEpisode.js';
 
@@ -26,7 +27,9 @@ export async function storeWrite<T>(write: () => Promise<T>): Promise<T> {
     if (error instanceof EpisodeConflictError || error instanceof MemoryConflictError) {
       throw new GatewayError('CONFLICT', error.message);
     }
-    if (error instanceof MemoryNotFoundError) throw new GatewayError('NOT_FOUND', error.message);
+    if (error instanceof MemoryNotFoundError || error instanceof FactNotFoundError) {
+      throw new GatewayError('NOT_FOUND', error.message);
+    }
     throw error;
   }
 }

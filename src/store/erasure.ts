@@ -4,7 +4,7 @@ import { datasetDocumentId } from './datasets.js';
 import type { AuditDoc } from './documents.js';
 import { entityDocumentId } from './entities.js';
 import { episodeDocumentId } from './episodes.js';
-import { restoreFact } from './facts.js';
+import { FactNotFoundError, restoreFact } from './facts.js';
 import type { Tenant } from './tenant.js';
 
 /**
@@ -97,9 +97,13 @@ export async function eraseEpisode(
       .find({ ...scope, supersededBy: { $in: producedIds }, invalidReason: 'superseded' }, tag)
       .toArray();
     for (const fact of superseded) {
-      if ((await restoreFact(c, tenant, fact.factId, 'superseded', now)).ok) {
+      try {
+        await restoreFact(c, tenant, fact.factId, 'superseded', now);
         restoredFacts++;
         restoredIds.push(fact.factId);
+      } catch (error) {
+        // Restored meanwhile by a racing erasure: nothing left to do for this fact.
+        if (!(error instanceof FactNotFoundError)) throw error;
       }
     }
   }

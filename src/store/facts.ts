@@ -205,31 +205,45 @@ export function inGeneration(restorations: number): Filter<FactDoc> {
     : { restorations };
 }
 
-export type InvalidateResult =
-  | { ok: true; fact: FactDoc }
-  | { ok: false; reason: 'not_found' | 'already_invalidated' };
+/**
+ * The store's expected refusal of a fact write, thrown like the other writes' refusals
+ * (schema/storeErrors.ts turns it into NOT_FOUND): the fact is absent from the tenant, or
+ * not in the state the write needs. `message` is what the client is told.
+ */
+export class FactNotFoundError extends Error {
+  override name = 'FactNotFoundError';
+  constructor(
+    readonly reason: 'not_found' | 'already_invalidated' | 'not_invalidated' | 'wrong_reason',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const factNotFound = (reason: FactNotFoundError['reason']) =>
+  new FactNotFoundError(reason, 'Fact not found');
 
 /**
  * Invalidates a fact at most once (soft delete or supersede), following the
  * claim-by-insert rule of docs/TEMPORAL_MODEL.md, in this order:
- *   1. read the fact in this tenant; absent, or `invalidAt` already set: not found;
+ *   1. read the fact in this tenant; absent, or `invalidAt` already set: FactNotFoundError;
  *   2. insert the claim `invalidate:<fact _id>[:<generation>]` carrying the values to
  *      stamp; a duplicate key means another caller won: finish its follow-up (step 3 with
- *      *its* values) and answer "already invalidated";
+ *      *its* values) and refuse as "already invalidated";
  *   3. stamp the fact with the claim's values, then mark the claim applied.
  * Step 3 sets values fixed by the claim (and only within the claim's generation), so
  * repeating it (a retry, a racing loser, or `repairInvalidationClaims` after a crash)
- * gives the same document.
+ * gives the same document. Answers the invalidated fact.
  */
 export async function invalidateFact(
   c: Collections,
   tenant: Tenant,
   factId: string,
   change: { reason: InvalidReason; at: Date; supersededBy?: string | null },
-): Promise<InvalidateResult> {
+): Promise<FactDoc> {
   const fact = await findFact(c, tenant, factId);
-  if (!fact) return { ok: false, reason: 'not_found' };
-  if (fact.invalidAt !== null) return { ok: false, reason: 'already_invalidated' };
+  if (!fact) throw factNotFound('not_found');
+  if (fact.invalidAt !== null) throw factNotFound('already_invalidated');
 
   const claim: InvalidationClaimDoc = {
     _id: invalidationClaimId(fact._id, fact.restorations ?? 0),
@@ -251,17 +265,14 @@ export async function invalidateFact(
       { comment: 'store:invalidateFact' },
     );
     if (winner && !winner.applied) await applyInvalidationClaim(c, winner);
-    return { ok: false, reason: 'already_invalidated' };
+    throw factNotFound('already_invalidated');
   }
   await applyInvalidationClaim(c, claim);
   return {
-    ok: true,
-    fact: {
-      ...fact,
-      invalidAt: claim.invalidAt,
-      invalidReason: claim.reason,
-      supersededBy: claim.supersededBy,
-    },
+    ...fact,
+    invalidAt: claim.invalidAt,
+    invalidReason: claim.reason,
+    supersededBy: claim.supersededBy,
   };
 }
 
@@ -299,18 +310,15 @@ export async function repairInvalidationClaims(c: Collections): Promise<number> 
   return pending.length;
 }
 
-export type RestoreResult =
-  | { ok: true; fact: FactDoc }
-  | { ok: false; reason: 'not_found' | 'not_invalidated' | 'wrong_reason' };
-
 /**
  * Undoes an invalidation (a soft delete, or a supersession whose cause was erased): the
  * fact is live again and may be invalidated once more. At most once per invalidation:
- *   1. read the fact; it must be invalidated for `reason`;
+ *   1. read the fact; it must be invalidated for `reason` (else FactNotFoundError);
  *   2. insert the claim `restore:<fact _id>:<generation>`; a duplicate means it is being or
- *      was restored: finish that (step 3) and answer "not invalidated";
+ *      was restored: finish that (step 3) and refuse as "not invalidated";
  *   3. clear invalidAt / invalidReason / supersededBy and move to the next generation,
  *      only if the fact is still in the claimed generation (so a repeat changes nothing).
+ * Answers the restored fact.
  */
 export async function restoreFact(
   c: Collections,
@@ -318,11 +326,13 @@ export async function restoreFact(
   factId: string,
   reason: InvalidReason,
   now: Date,
-): Promise<RestoreResult> {
+): Promise<FactDoc> {
+  const refuse = (why: FactNotFoundError['reason']) =>
+    new FactNotFoundError(why, `No ${reason} fact with that id`);
   const fact = await findFact(c, tenant, factId);
-  if (!fact) return { ok: false, reason: 'not_found' };
-  if (fact.invalidAt === null) return { ok: false, reason: 'not_invalidated' };
-  if (fact.invalidReason !== reason) return { ok: false, reason: 'wrong_reason' };
+  if (!fact) throw refuse('not_found');
+  if (fact.invalidAt === null) throw refuse('not_invalidated');
+  if (fact.invalidReason !== reason) throw refuse('wrong_reason');
   const generation = fact.restorations ?? 0;
   const apply = () =>
     c.facts.updateOne(
@@ -356,18 +366,15 @@ export async function restoreFact(
   } catch (error) {
     if (!isDuplicateKey(error)) throw error;
     await apply();
-    return { ok: false, reason: 'not_invalidated' };
+    throw refuse('not_invalidated');
   }
   await apply();
   return {
-    ok: true,
-    fact: {
-      ...fact,
-      invalidAt: null,
-      invalidReason: null,
-      supersededBy: null,
-      restorations: generation + 1,
-    },
+    ...fact,
+    invalidAt: null,
+    invalidReason: null,
+    supersededBy: null,
+    restorations: generation + 1,
   };
 }
 

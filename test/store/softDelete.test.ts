@@ -4,6 +4,7 @@ import type { TemporalSelection } from '../../src/domain/factState.js';
 import type { Database } from '../../src/store/database.js';
 import { collections } from '../../src/store/database.js';
 import {
+  FactNotFoundError,
   findFact,
   invalidateFact,
   invalidationClaimId,
@@ -52,7 +53,7 @@ describe('soft delete (claim by insert)', () => {
       Array.from({ length: 10 }, () => new MongoClient(testServerUri()).connect()),
     );
     try {
-      const results = await Promise.all(
+      const results = await Promise.allSettled(
         clients.map((client) =>
           invalidateFact(collections(client.db(database.db.databaseName)), tenant, FACT, {
             reason: 'deleted',
@@ -60,11 +61,17 @@ describe('soft delete (claim by insert)', () => {
           }),
         ),
       );
-      expect(results.filter((r) => r.ok)).toHaveLength(1);
-      const winner = results.find((r) => r.ok)!;
+      const won = results.filter((r) => r.status === 'fulfilled');
+      expect(won).toHaveLength(1);
+      // Every loser is the expected refusal, nothing else.
+      for (const lost of results.filter((r) => r.status === 'rejected')) {
+        expect(lost.reason).toBeInstanceOf(FactNotFoundError);
+        expect(lost.reason.reason).toBe('already_invalidated');
+      }
+      const winner = won[0]!.value;
       const stored = await findFact(database.collections, tenant, FACT);
       expect(stored?.invalidReason).toBe('deleted');
-      expect(stored?.invalidAt?.getTime()).toBe(winner.ok ? winner.fact.invalidAt!.getTime() : -1);
+      expect(stored?.invalidAt?.getTime()).toBe(winner.invalidAt!.getTime());
       const live = await listFacts(
         database.collections,
         tenant,
@@ -78,35 +85,33 @@ describe('soft delete (claim by insert)', () => {
   });
 
   it('a second delete is not found, and so is an unknown id or another dataset', async () => {
-    const again = await invalidateFact(database.collections, tenant, FACT, {
-      reason: 'deleted',
-      at: new Date(),
-    });
-    expect(again).toEqual({ ok: false, reason: 'already_invalidated' });
-    const unknown = await invalidateFact(
-      database.collections,
-      tenant,
-      '22222222-2222-4222-8222-222222222222',
-      {
+    const refused = (reason: string) =>
+      expect.objectContaining({ name: 'FactNotFoundError', reason, message: 'Fact not found' });
+    await expect(
+      invalidateFact(database.collections, tenant, FACT, { reason: 'deleted', at: new Date() }),
+    ).rejects.toEqual(refused('already_invalidated'));
+    await expect(
+      invalidateFact(database.collections, tenant, '22222222-2222-4222-8222-222222222222', {
         reason: 'deleted',
         at: new Date(),
-      },
-    );
-    expect(unknown).toEqual({ ok: false, reason: 'not_found' });
-    const otherDataset = await invalidateFact(
-      database.collections,
-      { ...tenant, dataset: 'd2' },
-      '11111111-1111-4111-8111-111111111111',
-      { reason: 'deleted', at: new Date() },
-    );
-    expect(otherDataset).toEqual({ ok: false, reason: 'not_found' });
-    const otherWorkspace = await invalidateFact(
-      database.collections,
-      { ...tenant, workspaceId: workspaceIdFor('w2') },
-      '11111111-1111-4111-8111-111111111111',
-      { reason: 'deleted', at: new Date() },
-    );
-    expect(otherWorkspace).toEqual({ ok: false, reason: 'not_found' });
+      }),
+    ).rejects.toEqual(refused('not_found'));
+    await expect(
+      invalidateFact(
+        database.collections,
+        { ...tenant, dataset: 'd2' },
+        '11111111-1111-4111-8111-111111111111',
+        { reason: 'deleted', at: new Date() },
+      ),
+    ).rejects.toEqual(refused('not_found'));
+    await expect(
+      invalidateFact(
+        database.collections,
+        { ...tenant, workspaceId: workspaceIdFor('w2') },
+        '11111111-1111-4111-8111-111111111111',
+        { reason: 'deleted', at: new Date() },
+      ),
+    ).rejects.toEqual(refused('not_found'));
   });
 
   it('a claim whose follow-up was cut short is completed by the repair pass', async () => {
