@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { type Document, MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it, type MockInstance, vi } from 'vitest';
 import { loadDemoDataset } from '../../src/demo/seed.js';
@@ -12,7 +11,6 @@ import {
 import {
   type EpisodeInput,
   episodeFactId,
-  type FactInput,
   recordEpisode,
   repairEpisodeRecords,
 } from '../../src/store/recordEpisode.js';
@@ -20,6 +18,7 @@ import type { Tenant } from '../../src/store/tenant.js';
 import { workspaceIdFor } from '../../src/store/workspaces.js';
 import { openTestDatabase, testServerUri } from '../helpers/database.js';
 import { DEMO } from '../helpers/demo.js';
+import { episodeInput, factInput } from '../helpers/episodeInput.js';
 
 /**
  * recordEpisode at the store: races over separate connections (the way several gateway
@@ -57,38 +56,8 @@ const tenantOf = (workspace: string, dataset = DATASET): Tenant => ({
   dataset,
 });
 
-function fact(
-  subject: string,
-  predicate: string,
-  object: string,
-  more: Partial<FactInput> = {},
-): FactInput {
-  return {
-    subject,
-    predicate,
-    object,
-    objectIsEntity: false,
-    confidence: 0.8,
-    sourceQuote: null,
-    validAt: new Date('2026-11-01T00:00:00.000Z'),
-    validUntil: null,
-    supersedes: [],
-    replaceExisting: false,
-    ...more,
-  };
-}
-
-function episode(facts: FactInput[], more: Partial<EpisodeInput> = {}): EpisodeInput {
-  return {
-    episodeId: randomUUID(),
-    occurredAt: new Date('2026-11-01T00:00:00.000Z'),
-    source: 'chat',
-    content: 'user: ...',
-    entities: [],
-    facts,
-    ...more,
-  };
-}
+const fact = factInput;
+const episode = episodeInput;
 
 /** Every document of every collection of the test database. */
 async function snapshot(): Promise<Record<string, Document[]>> {

@@ -28,6 +28,7 @@ import {
 import type { Tenant } from '../../src/store/tenant.js';
 import { workspaceIdFor } from '../../src/store/workspaces.js';
 import { openTestDatabase } from '../helpers/database.js';
+import { episodeInput, factInput } from '../helpers/episodeInput.js';
 
 /** The old loop's way: a target another fact already took is refused, and that is all. */
 async function refusedOrDone(write: Promise<unknown>): Promise<void> {
@@ -66,37 +67,13 @@ const tenantOf = (workspace: string, dataset = DATASET): Tenant => ({
   dataset,
 });
 
-function fact(
-  subject: string,
-  predicate: string,
-  object: string,
-  more: Partial<FactInput> = {},
-): FactInput {
-  return {
-    subject,
-    predicate,
-    object,
-    objectIsEntity: false,
-    confidence: 0.8,
-    sourceQuote: null,
+/** Facts valid from the start of 2026 unless told otherwise. */
+const fact = (subject: string, predicate: string, object: string, more: Partial<FactInput> = {}) =>
+  factInput(subject, predicate, object, {
     validAt: new Date('2026-01-01T00:00:00.000Z'),
-    validUntil: null,
-    supersedes: [],
-    replaceExisting: false,
     ...more,
-  };
-}
-
-function episode(facts: FactInput[]): EpisodeInput {
-  return {
-    episodeId: randomUUID(),
-    occurredAt: new Date('2026-11-01T00:00:00.000Z'),
-    source: 'chat',
-    content: 'user: ...',
-    entities: [],
-    facts,
-  };
-}
+  });
+const episode = (facts: FactInput[]) => episodeInput(facts);
 
 /** The commands the database client sends while `run` runs, by name. */
 async function commandsOf<T>(
