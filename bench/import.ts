@@ -10,8 +10,12 @@ import { type RunningFerretDb, startFerretDb } from '../src/embedded/ferretdb.js
 import { BATCH_SIZE } from '../src/store/bulk.js';
 import { type Collections, type Database, openDatabase } from '../src/store/database.js';
 import { datasetDocumentId } from '../src/store/datasets.js';
-import type { DatasetDoc, InvalidationClaimDoc, WorkspaceDoc } from '../src/store/documents.js';
-import { invalidationClaimId } from '../src/store/facts.js';
+import {
+  type DatasetDoc,
+  type InvalidationClaimDoc,
+  invalidationClaimId,
+  type WorkspaceDoc,
+} from '../src/store/documents.js';
 import { workspaceIdFor } from '../src/store/workspaces.js';
 import { parseImportFile } from '../src/transfer/format.js';
 import { importJsonl } from '../src/transfer/importJsonl.js';

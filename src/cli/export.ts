@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { exportDocuments } from '../store/bulk.js';
 import { findWorkspaceByName } from '../store/workspaces.js';
-import { entityToLine, episodeToLine, factToLine, memoryToLine } from '../transfer/format.js';
+import { exportLine } from '../transfer/format.js';
 import { runCommand, UsageError } from './run.js';
 
 const USAGE = 'Usage: npm run export -- --workspace NAME [--dataset NAME] > FILE.jsonl';
@@ -14,15 +14,7 @@ await runCommand(async ({ database }) => {
   const workspace = await findWorkspaceByName(database.collections, values.workspace);
   if (!workspace) throw new UsageError(`No workspace named "${values.workspace}".`);
   for await (const item of exportDocuments(database.collections, workspace._id, values.dataset)) {
-    const line =
-      item.kind === 'entity'
-        ? entityToLine(item.doc)
-        : item.kind === 'episode'
-          ? episodeToLine(item.doc)
-          : item.kind === 'fact'
-            ? factToLine(item.doc)
-            : memoryToLine(item.doc);
-    if (!process.stdout.write(`${JSON.stringify(line)}\n`)) {
+    if (!process.stdout.write(`${JSON.stringify(exportLine(item))}\n`)) {
       await new Promise((r) => process.stdout.once('drain', r));
     }
   }

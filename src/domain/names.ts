@@ -6,6 +6,14 @@ export function entityKey(name: string): string {
   return name.toLowerCase();
 }
 
+/**
+ * Predicates are compared the same way as names (a fact's history and `replaceExisting`
+ * pair facts by subject and predicate, case-insensitively).
+ */
+export function predicateKey(predicate: string): string {
+  return predicate.toLowerCase();
+}
+
 export const ENTITY_TYPES = [
   'PERSON',
   'ORG',

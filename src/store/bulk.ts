@@ -2,14 +2,15 @@ import type { AnyBulkWriteOperation, Collection, Document } from 'mongodb';
 import { MongoBulkWriteError } from 'mongodb';
 import { type Collections, UPSERTS_PER_COMMAND } from './database.js';
 import { ensureDatasets } from './datasets.js';
-import type {
-  EntityDoc,
-  EpisodeDoc,
-  FactDoc,
-  InvalidationClaimDoc,
-  MemoryDoc,
+import {
+  type EntityDoc,
+  type EpisodeDoc,
+  type FactDoc,
+  type InvalidationClaimDoc,
+  invalidationClaim,
+  type MemoryDoc,
+  type StoredDocument,
 } from './documents.js';
-import { invalidationClaimId } from './facts.js';
 
 export const BATCH_SIZE = 1000;
 
@@ -194,16 +195,17 @@ async function writeBulkBatches(
     written.facts += input.facts.slice(start, start + size).filter((f) => !hasClaim(f)).length;
     progress(size);
   });
-  const claims: InvalidationClaimDoc[] = input.facts.filter(hasClaim).map((f) => ({
-    _id: invalidationClaimId(f._id),
-    workspaceId: f.workspaceId,
-    dataset: f.dataset,
-    factId: f.factId,
-    reason: f.invalidReason!,
-    invalidAt: f.invalidAt!,
-    supersededBy: f.supersededBy,
-    applied: true,
-  }));
+  // A fact document carries its tenant's fields, so it serves as the claim's tenant.
+  const claims: InvalidationClaimDoc[] = input.facts
+    .filter(hasClaim)
+    .map((f) =>
+      invalidationClaim(
+        f,
+        f,
+        { reason: f.invalidReason!, at: f.invalidAt!, supersededBy: f.supersededBy },
+        true,
+      ),
+    );
   await insertNew(c.claims, claims, (_start, size) => {
     written.facts += size;
   });
@@ -306,12 +308,7 @@ export async function* exportDocuments(
   c: Collections,
   workspaceId: string,
   dataset?: string | null,
-): AsyncGenerator<
-  | { kind: 'entity'; doc: EntityDoc }
-  | { kind: 'episode'; doc: EpisodeDoc }
-  | { kind: 'fact'; doc: FactDoc }
-  | { kind: 'memory'; doc: MemoryDoc }
-> {
+): AsyncGenerator<StoredDocument> {
   const filter = dataset != null ? { workspaceId, dataset } : { workspaceId };
   const tag = { comment: 'store:exportDocuments' };
   for await (const doc of c.entities.find(filter, tag).sort({ dataset: 1, name: 1 })) {

@@ -1,11 +1,18 @@
 import type { Scope } from '../domain/apiKey.js';
-import type { EntityType } from '../domain/names.js';
+import { documentId, normalizeUuid } from '../domain/ids.js';
+import { type EntityType, entityKey, predicateKey } from '../domain/names.js';
+import { factSearchTerms } from '../domain/searchTerms.js';
+import type { Tenant } from './tenant.js';
 
 /**
- * The stored documents. Every document carries `workspaceId`, and every document that
- * belongs to a dataset carries `dataset`; `_id` is derived from the natural key (see
- * domain/ids.ts). Absent values are stored as `null`, never left out, so a filter on
- * `null` means one thing.
+ * The stored documents: their shapes, their `_id`s and, for each kind that more than one
+ * write path creates, the one builder every path uses (recording an episode, the JSONL
+ * import, the memory writes), so a document is the same whichever path wrote it and a
+ * re-import of an export hits the same `_id` with the same content.
+ *
+ * Every document carries `workspaceId`, and every document that belongs to a dataset
+ * carries `dataset`; `_id` is derived from the natural key (see domain/ids.ts). Absent
+ * values are stored as `null`, never left out, so a filter on `null` means one thing.
  */
 
 export interface WorkspaceDoc {
@@ -199,4 +206,168 @@ export interface AuditDoc {
   episodeId: string | null;
   at: Date;
   counts: Record<string, number>;
+}
+
+/** A stored document with its kind, as an export reads them. */
+export type StoredDocument =
+  | { kind: 'entity'; doc: EntityDoc }
+  | { kind: 'episode'; doc: EpisodeDoc }
+  | { kind: 'fact'; doc: FactDoc }
+  | { kind: 'memory'; doc: MemoryDoc };
+
+// ---- `_id`s ----
+
+export function entityDocumentId(tenant: Tenant, name: string): string {
+  return documentId('entity', tenant.workspaceId, tenant.dataset, entityKey(name));
+}
+
+export function episodeDocumentId(tenant: Tenant, episodeId: string): string {
+  return documentId('episode', tenant.workspaceId, tenant.dataset, normalizeUuid(episodeId));
+}
+
+export function factDocumentId(tenant: Tenant, factId: string): string {
+  return documentId('fact', tenant.workspaceId, tenant.dataset, normalizeUuid(factId));
+}
+
+export function memoryDocumentId(tenant: Tenant, memoryId: string): string {
+  return documentId('memory', tenant.workspaceId, tenant.dataset, normalizeUuid(memoryId));
+}
+
+/**
+ * The invalidation claim's key. A fact is invalidated at most once per restoration
+ * generation: `invalidate:<fact _id>` at first, `invalidate:<fact _id>:<n>` after its n-th
+ * restoration (a restored fact can be deleted again, once).
+ */
+export function invalidationClaimId(factDocId: string, restorations = 0): string {
+  return restorations === 0 ? `invalidate:${factDocId}` : `invalidate:${factDocId}:${restorations}`;
+}
+
+/** The fact document and restoration generation an invalidation claim's `_id` names. */
+export function parseInvalidationClaimId(id: string): { factDocId: string; restorations: number } {
+  const [, factDocId, generation] = id.split(':');
+  return { factDocId: factDocId!, restorations: generation ? Number(generation) : 0 };
+}
+
+// ---- Builders: the tenant and the fields a write supplies; the rest is derived here ----
+
+/** What the tenant fixes: the storage `_id` and the tenant fields. */
+type Stored = '_id' | 'workspaceId' | 'dataset';
+
+const uuidOrNull = (id: string | null) => (id === null ? null : normalizeUuid(id));
+
+/** The fields every document of a dataset starts with. */
+const storedIn = (tenant: Tenant, _id: string) => ({
+  _id,
+  workspaceId: tenant.workspaceId,
+  dataset: tenant.dataset,
+});
+
+/**
+ * An entity. The name is stored lower-cased (its key); `entityId` defaults to the
+ * document's `_id`, so an entity named again in another episode keeps one id.
+ */
+export function entityDocument(
+  tenant: Tenant,
+  entity: { name: string; type: EntityType; entityId?: string | null; updatedAt: Date },
+): EntityDoc {
+  const _id = entityDocumentId(tenant, entity.name);
+  return {
+    ...storedIn(tenant, _id),
+    entityId: entity.entityId ? normalizeUuid(entity.entityId) : _id,
+    name: entityKey(entity.name),
+    type: entity.type,
+    updatedAt: entity.updatedAt,
+  };
+}
+
+export function episodeDocument(tenant: Tenant, episode: Omit<EpisodeDoc, Stored>): EpisodeDoc {
+  const episodeId = normalizeUuid(episode.episodeId);
+  return {
+    ...storedIn(tenant, episodeDocumentId(tenant, episodeId)),
+    episodeId,
+    occurredAt: episode.occurredAt,
+    source: episode.source,
+    content: episode.content,
+    recordedAt: episode.recordedAt,
+  };
+}
+
+/** The fields of a fact a write supplies; `terms` and the keys are derived from them. */
+export type FactFields = Omit<
+  FactDoc,
+  Stored | 'terms' | 'subjectKey' | 'objectKey' | 'predicateKey' | 'restorations'
+>;
+
+export function factDocument(tenant: Tenant, fact: FactFields): FactDoc {
+  const factId = normalizeUuid(fact.factId);
+  return {
+    ...storedIn(tenant, factDocumentId(tenant, factId)),
+    factId,
+    subject: fact.subject,
+    predicate: fact.predicate,
+    object: fact.object,
+    objectIsEntity: fact.objectIsEntity,
+    confidence: fact.confidence,
+    sourceQuote: fact.sourceQuote,
+    episodeId: uuidOrNull(fact.episodeId),
+    validAt: fact.validAt,
+    validUntil: fact.validUntil,
+    recordedAt: fact.recordedAt,
+    invalidAt: fact.invalidAt,
+    invalidReason: fact.invalidReason,
+    supersededBy: uuidOrNull(fact.supersededBy),
+    terms: factSearchTerms(fact),
+    subjectKey: entityKey(fact.subject),
+    objectKey: entityKey(fact.object),
+    predicateKey: predicateKey(fact.predicate),
+  };
+}
+
+export function memoryDocument(tenant: Tenant, memory: Omit<MemoryDoc, Stored>): MemoryDoc {
+  const memoryId = normalizeUuid(memory.memoryId);
+  return {
+    ...storedIn(tenant, memoryDocumentId(tenant, memoryId)),
+    memoryId,
+    text: memory.text,
+    memoryKind: memory.memoryKind,
+    scope: memory.scope,
+    sourceType: memory.sourceType,
+    sourceId: uuidOrNull(memory.sourceId),
+    projectId: uuidOrNull(memory.projectId),
+    userId: uuidOrNull(memory.userId),
+    importance: memory.importance,
+    salience: memory.salience,
+    pinned: memory.pinned,
+    version: memory.version,
+    archivedAt: memory.archivedAt,
+    createdAt: memory.createdAt,
+    updatedAt: memory.updatedAt,
+    lastUsedAt: memory.lastUsedAt,
+    validFrom: memory.validFrom,
+    validUntil: memory.validUntil,
+    supersededBy: uuidOrNull(memory.supersededBy),
+  };
+}
+
+/**
+ * The claim that invalidates a fact (soft delete or supersession), in the fact's current
+ * restoration generation. `applied` is false for a claim whose stamp is still to come,
+ * true for one written with the fact already carrying its values (an import).
+ */
+export function invalidationClaim(
+  tenant: Tenant,
+  fact: Pick<FactDoc, '_id' | 'factId' | 'restorations'>,
+  change: { reason: InvalidReason; at: Date; supersededBy: string | null },
+  applied: boolean,
+): InvalidationClaimDoc {
+  return {
+    _id: invalidationClaimId(fact._id, fact.restorations ?? 0),
+    workspaceId: tenant.workspaceId,
+    dataset: tenant.dataset,
+    factId: fact.factId,
+    reason: change.reason,
+    invalidAt: change.at,
+    supersededBy: change.supersededBy,
+    applied,
+  };
 }

@@ -1,14 +1,9 @@
 import type { Filter } from 'mongodb';
-import { documentId } from '../domain/ids.js';
-import { type EntityType, entityKey } from '../domain/names.js';
+import type { EntityType } from '../domain/names.js';
 import { type Collections, UNPAGED_BATCH_SIZE } from './database.js';
-import type { EntityDoc } from './documents.js';
+import { type EntityDoc, entityDocumentId } from './documents.js';
 import { afterCursor, keysetPage } from './pages.js';
 import type { Tenant } from './tenant.js';
-
-export function entityDocumentId(tenant: Tenant, name: string): string {
-  return documentId('entity', tenant.workspaceId, tenant.dataset, entityKey(name));
-}
 
 /** Keyset position in updatedAt-desc, entityId-desc order. */
 export interface EntityCursor {

@@ -1,13 +1,8 @@
 import type { Filter } from 'mongodb';
-import { documentId, normalizeUuid } from '../domain/ids.js';
 import { type Collections, UNPAGED_BATCH_SIZE } from './database.js';
-import type { EpisodeDoc } from './documents.js';
+import { type EpisodeDoc, episodeDocumentId } from './documents.js';
 import { afterCursor, keysetPage } from './pages.js';
 import type { Tenant } from './tenant.js';
-
-export function episodeDocumentId(tenant: Tenant, episodeId: string): string {
-  return documentId('episode', tenant.workspaceId, tenant.dataset, normalizeUuid(episodeId));
-}
 
 export interface EpisodeCursor {
   occurredAt: Date;

@@ -1,10 +1,10 @@
 import { newId, normalizeUuid } from '../domain/ids.js';
+import { entityKey } from '../domain/names.js';
 import type { Collections } from './database.js';
 import { datasetDocumentId } from './datasets.js';
-import type { AuditDoc } from './documents.js';
-import { entityDocumentId } from './entities.js';
-import { episodeDocumentId } from './episodes.js';
+import { type AuditDoc, entityDocumentId, episodeDocumentId } from './documents.js';
 import { FactNotFoundError, restoreFact } from './facts.js';
+import { episodeRecordInput } from './recordEpisode.js';
 import type { Tenant } from './tenant.js';
 
 /**
@@ -130,8 +130,7 @@ export async function eraseEpisode(
   // 3. Entities only it mentioned.
   const named = new Set(produced.flatMap((f) => [f.subjectKey, f.objectKey]));
   if (record) {
-    const input = JSON.parse(record.input) as { entities: { name: string }[] };
-    for (const e of input.entities) named.add(e.name.toLowerCase());
+    for (const e of episodeRecordInput(record).entities) named.add(entityKey(e.name));
   }
   let entities = 0;
   const candidates = [...named];

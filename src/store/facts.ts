@@ -1,10 +1,18 @@
 import type { Filter } from 'mongodb';
 import type { FactState, TemporalSelection } from '../domain/factState.js';
-import { documentId, normalizeUuid } from '../domain/ids.js';
-import { entityKey } from '../domain/names.js';
+import { normalizeUuid } from '../domain/ids.js';
+import { entityKey, predicateKey } from '../domain/names.js';
 import type { Collections } from './database.js';
 import { isDuplicateKey, UNPAGED_BATCH_SIZE } from './database.js';
-import type { FactDoc, FactView, InvalidationClaimDoc, InvalidReason } from './documents.js';
+import {
+  type FactDoc,
+  type FactView,
+  factDocumentId,
+  type InvalidationClaimDoc,
+  type InvalidReason,
+  invalidationClaim,
+  parseInvalidationClaimId,
+} from './documents.js';
 import {
   allOf,
   FACT_ORDER,
@@ -15,10 +23,6 @@ import {
 } from './factFilters.js';
 import { afterCursor, keysetPage } from './pages.js';
 import type { Tenant } from './tenant.js';
-
-export function factDocumentId(tenant: Tenant, factId: string): string {
-  return documentId('fact', tenant.workspaceId, tenant.dataset, normalizeUuid(factId));
-}
 
 /** What a fact list asks for; every part is optional except the temporal selection. */
 export interface FactQuery {
@@ -44,7 +48,7 @@ export function factFilter(tenant: Tenant, query: FactQuery): Filter<FactDoc> {
   if (query.subjectPredicate) {
     clauses.push({
       subjectKey: entityKey(query.subjectPredicate.subject),
-      predicateKey: query.subjectPredicate.predicate.toLowerCase(),
+      predicateKey: predicateKey(query.subjectPredicate.predicate),
     });
   }
   if (query.q) clauses.push(...queryFilter(query.q));
@@ -183,21 +187,6 @@ export async function factsOfEntities(
   );
 }
 
-/**
- * The invalidation claim's key. A fact is invalidated at most once per restoration
- * generation: `invalidate:<fact _id>` at first, `invalidate:<fact _id>:<n>` after its n-th
- * restoration (a restored fact can be deleted again, once).
- */
-export function invalidationClaimId(factDocId: string, restorations = 0): string {
-  return restorations === 0 ? `invalidate:${factDocId}` : `invalidate:${factDocId}:${restorations}`;
-}
-
-/** The fact document and restoration generation an invalidation claim's `_id` names. */
-export function parseInvalidationClaimId(id: string): { factDocId: string; restorations: number } {
-  const [, factDocId, generation] = id.split(':');
-  return { factDocId: factDocId!, restorations: generation ? Number(generation) : 0 };
-}
-
 /** Matches a fact still in the given restoration generation (absent counts as 0). */
 export function inGeneration(restorations: number): Filter<FactDoc> {
   return restorations === 0
@@ -245,16 +234,12 @@ export async function invalidateFact(
   if (!fact) throw factNotFound('not_found');
   if (fact.invalidAt !== null) throw factNotFound('already_invalidated');
 
-  const claim: InvalidationClaimDoc = {
-    _id: invalidationClaimId(fact._id, fact.restorations ?? 0),
-    workspaceId: tenant.workspaceId,
-    dataset: tenant.dataset,
-    factId: fact.factId,
-    reason: change.reason,
-    invalidAt: change.at,
-    supersededBy: change.supersededBy ?? null,
-    applied: false,
-  };
+  const claim = invalidationClaim(
+    tenant,
+    fact,
+    { reason: change.reason, at: change.at, supersededBy: change.supersededBy ?? null },
+    false,
+  );
   try {
     await c.claims.insertOne(claim, { comment: 'store:invalidateFact' });
   } catch (error) {

@@ -1,13 +1,8 @@
 import type { Filter } from 'mongodb';
-import { documentId, normalizeUuid } from '../domain/ids.js';
 import type { Collections } from './database.js';
-import type { MemoryDoc } from './documents.js';
+import { type MemoryDoc, memoryDocumentId } from './documents.js';
 import { afterCursor, keysetPage } from './pages.js';
 import type { Tenant } from './tenant.js';
-
-export function memoryDocumentId(workspaceId: string, dataset: string, memoryId: string): string {
-  return documentId('memory', workspaceId, dataset, normalizeUuid(memoryId));
-}
 
 export interface MemoryQuery {
   workspaceId: string;
@@ -73,7 +68,7 @@ export async function findMemory(
 ): Promise<MemoryDoc | null> {
   return c.memories.findOne(
     {
-      _id: memoryDocumentId(tenant.workspaceId, tenant.dataset, memoryId),
+      _id: memoryDocumentId(tenant, memoryId),
       workspaceId: tenant.workspaceId,
       dataset: tenant.dataset,
     },

@@ -3,8 +3,8 @@ import { derivedUuid, newId, normalizeUuid } from '../domain/ids.js';
 import type { Collections } from './database.js';
 import { isDuplicateKey } from './database.js';
 import { datasetDocumentId } from './datasets.js';
-import type { MemoryDoc, MemoryVersionDoc } from './documents.js';
-import { findMemory, memoryDocumentId } from './memories.js';
+import { type MemoryDoc, type MemoryVersionDoc, memoryDocument } from './documents.js';
+import { findMemory } from './memories.js';
 import type { Tenant } from './tenant.js';
 
 /**
@@ -44,11 +44,9 @@ export interface NewMemory {
   validFrom: Date | null;
 }
 
+/** A memory as a create (or a supersede's successor) stores it: version 1, never used. */
 function buildMemory(tenant: Tenant, memoryId: string, input: NewMemory, now: Date): MemoryDoc {
-  return {
-    _id: memoryDocumentId(tenant.workspaceId, tenant.dataset, memoryId),
-    workspaceId: tenant.workspaceId,
-    dataset: tenant.dataset,
+  return memoryDocument(tenant, {
     memoryId,
     text: input.text,
     memoryKind: input.memoryKind,
@@ -68,7 +66,7 @@ function buildMemory(tenant: Tenant, memoryId: string, input: NewMemory, now: Da
     validFrom: input.validFrom ?? now,
     validUntil: null,
     supersededBy: null,
-  };
+  });
 }
 
 /** The content of a memory, for "is this retry the same create?". */

@@ -2,15 +2,22 @@ import { createHash } from 'node:crypto';
 import type { AnyBulkWriteOperation } from 'mongodb';
 import { derivedUuid, normalizeUuid } from '../domain/ids.js';
 import { type EntityType, entityKey } from '../domain/names.js';
-import { factSearchTerms } from '../domain/searchTerms.js';
 import { bulkWriteFailure, isOnlyDuplicateKeys } from './bulk.js';
 import type { Collections } from './database.js';
 import { isDuplicateKey, UNPAGED_BATCH_SIZE, UPSERTS_PER_COMMAND } from './database.js';
 import { ensureDatasets } from './datasets.js';
-import type { EntityDoc, EpisodeDoc, EpisodeRecordDoc, FactDoc } from './documents.js';
-import { entityDocumentId } from './entities.js';
-import { episodeDocumentId } from './episodes.js';
-import { factDocumentId, factsByIds } from './facts.js';
+import {
+  type EntityDoc,
+  type EpisodeDoc,
+  type EpisodeRecordDoc,
+  entityDocument,
+  entityDocumentId,
+  episodeDocument,
+  episodeDocumentId,
+  type FactDoc,
+  factDocument,
+} from './documents.js';
+import { factsByIds } from './facts.js';
 import { supersedeFacts } from './supersession.js';
 import type { Tenant } from './tenant.js';
 
@@ -113,8 +120,9 @@ export function canonicalInput(input: EpisodeInput): string {
   });
 }
 
-function parseCanonicalInput(json: string): EpisodeInput {
-  const raw = JSON.parse(json) as Omit<EpisodeInput, 'occurredAt' | 'facts'> & {
+/** The input an episode record holds (its canonical JSON, read back). */
+export function episodeRecordInput(record: EpisodeRecordDoc): EpisodeInput {
+  const raw = JSON.parse(record.input) as Omit<EpisodeInput, 'occurredAt' | 'facts'> & {
     occurredAt: string;
     facts: (Omit<FactInput, 'validAt' | 'validUntil'> & {
       validAt: string;
@@ -225,7 +233,7 @@ async function completeEpisodeSteps(
   now: Date,
 ): Promise<void> {
   const tenant: Tenant = { workspaceId: record.workspaceId, dataset: record.dataset };
-  const input = parseCanonicalInput(record.input);
+  const input = episodeRecordInput(record);
   const { recordedAt, episodeId } = record;
   const tag = { comment: 'store:completeEpisodeRecord' };
 
@@ -233,16 +241,13 @@ async function completeEpisodeSteps(
   await retryOnDuplicate(() => ensureDatasets(c, tenant.workspaceId, [tenant.dataset], recordedAt));
   await insertIgnoringDuplicates(() =>
     c.episodes.insertOne(
-      {
-        _id: record._id,
-        workspaceId: tenant.workspaceId,
-        dataset: tenant.dataset,
+      episodeDocument(tenant, {
         episodeId,
         occurredAt: input.occurredAt,
         source: input.source,
         content: input.content,
         recordedAt,
-      },
+      }),
       tag,
     ),
   );
@@ -250,21 +255,20 @@ async function completeEpisodeSteps(
   // 3. Entities: listed ones upserted, mentioned existing ones touched. An upsert's filter
   // holds the shard key (a sharded cluster requires it); an insert takes it from there.
   const listedNames = new Map(input.entities.map((e) => [entityKey(e.name), e.type]));
-  const entityOps: AnyBulkWriteOperation<EntityDoc>[] = [...listedNames].map(([name, type]) => ({
-    updateOne: {
-      filter: {
-        _id: entityDocumentId(tenant, name),
-        workspaceId: tenant.workspaceId,
-        dataset: tenant.dataset,
+  const entityOps: AnyBulkWriteOperation<EntityDoc>[] = [...listedNames].map(([name, type]) => {
+    const { _id, workspaceId, dataset, entityId, updatedAt } = entityDocument(tenant, {
+      name,
+      type,
+      updatedAt: recordedAt,
+    });
+    return {
+      updateOne: {
+        filter: { _id, workspaceId, dataset },
+        update: { $setOnInsert: { entityId, name }, $set: { type }, $max: { updatedAt } },
+        upsert: true,
       },
-      update: {
-        $setOnInsert: { entityId: entityDocumentId(tenant, name), name },
-        $set: { type },
-        $max: { updatedAt: recordedAt },
-      },
-      upsert: true,
-    },
-  }));
+    };
+  });
   const mentioned = [
     ...new Set(
       input.facts.flatMap((f) =>
@@ -292,13 +296,9 @@ async function completeEpisodeSteps(
   }
 
   // 4. Facts.
-  const facts: FactDoc[] = input.facts.map((f, i) => {
-    const factId = episodeFactId(tenant, episodeId, i);
-    return {
-      _id: factDocumentId(tenant, factId),
-      workspaceId: tenant.workspaceId,
-      dataset: tenant.dataset,
-      factId,
+  const facts: FactDoc[] = input.facts.map((f, i) =>
+    factDocument(tenant, {
+      factId: episodeFactId(tenant, episodeId, i),
       subject: f.subject,
       predicate: f.predicate,
       object: f.object,
@@ -312,12 +312,8 @@ async function completeEpisodeSteps(
       invalidAt: null,
       invalidReason: null,
       supersededBy: null,
-      terms: factSearchTerms(f),
-      subjectKey: entityKey(f.subject),
-      objectKey: entityKey(f.object),
-      predicateKey: f.predicate.toLowerCase(),
-    };
-  });
+    }),
+  );
   if (facts.length > 0) {
     try {
       await c.facts.insertMany(facts, { ordered: false, ...tag });
@@ -355,7 +351,7 @@ async function readRecordedEpisode(
   tenant: Tenant,
   record: EpisodeRecordDoc,
 ): Promise<Omit<RecordedEpisode, 'created'>> {
-  const input = parseCanonicalInput(record.input);
+  const input = episodeRecordInput(record);
   const ids = input.facts.map((_, i) => episodeFactId(tenant, record.episodeId, i));
   const tag = { comment: 'store:readRecordedEpisode' };
   const [episode, found, superseded] = await Promise.all([

@@ -1,16 +1,17 @@
 import type { AnyBulkWriteOperation } from 'mongodb';
-import { entityKey } from '../domain/names.js';
+import { entityKey, predicateKey } from '../domain/names.js';
 import { duplicateKeyIndexes } from './bulk.js';
 import type { Collections } from './database.js';
 import { UNPAGED_BATCH_SIZE } from './database.js';
-import type { FactDoc, InvalidationClaimDoc, InvalidReason } from './documents.js';
-import { allOf, bitemporalFilter } from './factFilters.js';
 import {
-  factsByIds,
-  inGeneration,
-  invalidationClaimId,
+  type FactDoc,
+  type InvalidationClaimDoc,
+  type InvalidReason,
+  invalidationClaim,
   parseInvalidationClaimId,
-} from './facts.js';
+} from './documents.js';
+import { allOf, bitemporalFilter } from './factFilters.js';
+import { factsByIds, inGeneration } from './facts.js';
 import type { Tenant } from './tenant.js';
 
 /**
@@ -120,7 +121,7 @@ export async function supersedeFacts(
   for (const f of facts) {
     const targets = new Set(f.supersedes);
     if (f.replaceExisting) {
-      const pair = byPair.get(pairKey(entityKey(f.subject), f.predicate.toLowerCase())) ?? [];
+      const pair = byPair.get(pairKey(entityKey(f.subject), predicateKey(f.predicate))) ?? [];
       const page = pair.filter((d) => !claimedBy.has(d.factId)).slice(0, REPLACE_LIMIT);
       for (const d of page) {
         if (d.recordedAt.getTime() < recordedAt.getTime()) targets.add(d.factId);
@@ -156,9 +157,9 @@ async function liveFactsOfPairs(
   facts: readonly SupersedingFact[],
   at: Date,
 ): Promise<TargetDoc[]> {
-  const pairs = new Set(facts.map((f) => pairKey(entityKey(f.subject), f.predicate.toLowerCase())));
+  const pairs = new Set(facts.map((f) => pairKey(entityKey(f.subject), predicateKey(f.predicate))));
   const subjects = [...new Set(facts.map((f) => entityKey(f.subject)))];
-  const predicates = [...new Set(facts.map((f) => f.predicate.toLowerCase()))];
+  const predicates = [...new Set(facts.map((f) => predicateKey(f.predicate)))];
   const docs = await c.facts
     .find<TargetDoc>(
       allOf<FactDoc>([
@@ -199,16 +200,7 @@ export async function invalidateFacts(
 ): Promise<string[]> {
   const claims: InvalidationClaimDoc[] = invalidations
     .filter((i) => i.fact.invalidAt === null)
-    .map(({ fact, change }) => ({
-      _id: invalidationClaimId(fact._id, fact.restorations ?? 0),
-      workspaceId: tenant.workspaceId,
-      dataset: tenant.dataset,
-      factId: fact.factId,
-      reason: change.reason,
-      invalidAt: change.at,
-      supersededBy: change.supersededBy,
-      applied: false,
-    }));
+    .map(({ fact, change }) => invalidationClaim(tenant, fact, change, false));
   if (claims.length === 0) return [];
 
   let lost = new Set<number>();

@@ -1,9 +1,19 @@
 import { z } from 'zod';
-import { documentId, normalizeUuid, UUID_PATTERN } from '../domain/ids.js';
-import { ENTITY_TYPES, entityKey } from '../domain/names.js';
-import { factSearchTerms } from '../domain/searchTerms.js';
+import { normalizeUuid, UUID_PATTERN } from '../domain/ids.js';
+import { ENTITY_TYPES } from '../domain/names.js';
 import { parseInstant } from '../domain/time.js';
-import type { EntityDoc, EpisodeDoc, FactDoc, MemoryDoc } from '../store/documents.js';
+import {
+  type EntityDoc,
+  type EpisodeDoc,
+  entityDocument,
+  episodeDocument,
+  type FactDoc,
+  factDocument,
+  type MemoryDoc,
+  memoryDocument,
+  type StoredDocument,
+} from '../store/documents.js';
+import type { Tenant } from '../store/tenant.js';
 import { describeIssues } from '../validation.js';
 
 /**
@@ -187,7 +197,11 @@ export function parseImportFile(
       });
       continue;
     }
-    const record = toRecord(parsed.data, options.workspaceId, ds, options.now);
+    const record = toRecord(
+      parsed.data,
+      { workspaceId: options.workspaceId, dataset: ds },
+      options.now,
+    );
     const key = record.doc._id;
     const again = seen.get(key);
     if (again && again.json !== raw) {
@@ -205,50 +219,35 @@ export function parseImportFile(
   return errors.length > 0 ? { ok: false, errors } : { ok: true, records, datasets };
 }
 
-function toRecord(l: Line, workspaceId: string, dataset: string, now: Date): ImportRecord {
+/** The stored document of a valid line, built by the store's builder of its kind. */
+function toRecord(l: Line, tenant: Tenant, now: Date): ImportRecord {
   switch (l.type) {
-    case 'entity': {
-      const name = entityKey(l.name);
+    case 'entity':
       return {
         kind: 'entity',
         hasUpdatedAt: l.updatedAt !== undefined,
-        doc: {
-          _id: documentId('entity', workspaceId, dataset, name),
-          workspaceId,
-          dataset,
-          entityId: l.entityId ?? documentId('entity', workspaceId, dataset, name),
-          name,
+        doc: entityDocument(tenant, {
+          name: l.name,
           type: l.entityType,
+          entityId: l.entityId ?? null,
           updatedAt: l.updatedAt ?? now,
-        },
+        }),
       };
-    }
     case 'episode':
       return {
         kind: 'episode',
-        doc: {
-          _id: documentId('episode', workspaceId, dataset, l.episodeId),
-          workspaceId,
-          dataset,
+        doc: episodeDocument(tenant, {
           episodeId: l.episodeId,
           occurredAt: l.occurredAt,
           source: l.source,
           content: l.content,
           recordedAt: now,
-        },
+        }),
       };
-    case 'fact': {
-      // Without recordedAt, the store is taken to have learned the fact when it became
-      // valid (or when it was invalidated, if that was earlier), so `asOf` works on
-      // histories exported from systems that do not track transaction time.
-      const recordedAt =
-        l.recordedAt ?? (l.invalidAt && l.invalidAt < l.validAt ? l.invalidAt : l.validAt);
+    case 'fact':
       return {
         kind: 'fact',
-        doc: {
-          _id: documentId('fact', workspaceId, dataset, l.factId),
-          workspaceId,
-          dataset,
+        doc: factDocument(tenant, {
           factId: l.factId,
           subject: l.subject,
           predicate: l.predicate,
@@ -259,24 +258,20 @@ function toRecord(l: Line, workspaceId: string, dataset: string, now: Date): Imp
           episodeId: l.episodeId,
           validAt: l.validAt,
           validUntil: l.validUntil,
-          recordedAt,
+          // Without recordedAt, the store is taken to have learned the fact when it became
+          // valid (or when it was invalidated, if that was earlier), so `asOf` works on
+          // histories exported from systems that do not track transaction time.
+          recordedAt:
+            l.recordedAt ?? (l.invalidAt && l.invalidAt < l.validAt ? l.invalidAt : l.validAt),
           invalidAt: l.invalidAt,
           invalidReason: l.invalidReason,
           supersededBy: l.supersededBy,
-          terms: factSearchTerms(l),
-          subjectKey: entityKey(l.subject),
-          objectKey: entityKey(l.object),
-          predicateKey: l.predicate.toLowerCase(),
-        },
+        }),
       };
-    }
     case 'memory':
       return {
         kind: 'memory',
-        doc: {
-          _id: documentId('memory', workspaceId, dataset, l.id),
-          workspaceId,
-          dataset,
+        doc: memoryDocument(tenant, {
           memoryId: l.id,
           text: l.text,
           memoryKind: l.memory_kind,
@@ -296,15 +291,28 @@ function toRecord(l: Line, workspaceId: string, dataset: string, now: Date): Imp
           validFrom: l.valid_from,
           validUntil: l.valid_until,
           supersededBy: l.superseded_by,
-        },
+        }),
       };
   }
 }
 
 const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
 
-/** The export line of each stored document: the import format, every field present. */
-export function entityToLine(d: EntityDoc): Record<string, unknown> {
+/** The export line of a stored document: the import format, every field present. */
+export function exportLine(item: StoredDocument): Record<string, unknown> {
+  switch (item.kind) {
+    case 'entity':
+      return entityToLine(item.doc);
+    case 'episode':
+      return episodeToLine(item.doc);
+    case 'fact':
+      return factToLine(item.doc);
+    case 'memory':
+      return memoryToLine(item.doc);
+  }
+}
+
+function entityToLine(d: EntityDoc): Record<string, unknown> {
   return {
     type: 'entity',
     dataset: d.dataset,
@@ -315,7 +323,7 @@ export function entityToLine(d: EntityDoc): Record<string, unknown> {
   };
 }
 
-export function episodeToLine(d: EpisodeDoc): Record<string, unknown> {
+function episodeToLine(d: EpisodeDoc): Record<string, unknown> {
   return {
     type: 'episode',
     dataset: d.dataset,
@@ -326,7 +334,7 @@ export function episodeToLine(d: EpisodeDoc): Record<string, unknown> {
   };
 }
 
-export function factToLine(d: FactDoc): Record<string, unknown> {
+function factToLine(d: FactDoc): Record<string, unknown> {
   return {
     type: 'fact',
     dataset: d.dataset,
@@ -347,7 +355,7 @@ export function factToLine(d: FactDoc): Record<string, unknown> {
   };
 }
 
-export function memoryToLine(d: MemoryDoc): Record<string, unknown> {
+function memoryToLine(d: MemoryDoc): Record<string, unknown> {
   return {
     type: 'memory',
     dataset: d.dataset,

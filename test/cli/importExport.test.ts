@@ -8,12 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exportDocuments } from '../../src/store/bulk.js';
 import { type Database, openDatabase } from '../../src/store/database.js';
 import { findWorkspaceByName, workspaceIdFor } from '../../src/store/workspaces.js';
-import {
-  entityToLine,
-  episodeToLine,
-  factToLine,
-  memoryToLine,
-} from '../../src/transfer/format.js';
+import { exportLine } from '../../src/transfer/format.js';
 import { importJsonl } from '../../src/transfer/importJsonl.js';
 import { testServerUri } from '../helpers/database.js';
 
@@ -323,22 +318,6 @@ const RICH_LINES: (string | object)[] = [
   },
 ];
 
-type ExportItem = ReturnType<typeof exportDocuments> extends AsyncGenerator<infer T> ? T : never;
-
-/** What `npm run export` prints for one stored document (as src/cli/export.ts does). */
-function toLine(item: ExportItem): Record<string, unknown> {
-  switch (item.kind) {
-    case 'entity':
-      return entityToLine(item.doc);
-    case 'episode':
-      return episodeToLine(item.doc);
-    case 'fact':
-      return factToLine(item.doc);
-    case 'memory':
-      return memoryToLine(item.doc);
-  }
-}
-
 let combinedFile: string;
 
 beforeAll(async () => {
@@ -558,7 +537,7 @@ describe('npm run import / export', () => {
     expect(outcome.ok).toBe(true);
     const lines: string[] = [];
     for await (const item of exportDocuments(restore.collections, workspaceIdFor('another'))) {
-      lines.push(`${JSON.stringify(toLine(item))}\n`);
+      lines.push(`${JSON.stringify(exportLine(item))}\n`);
     }
     expect(lines.join('')).toBe(
       firstExport.replaceAll(workspaceIdFor(WORKSPACE), workspaceIdFor('another')),
@@ -568,7 +547,7 @@ describe('npm run import / export', () => {
   it('an export of one dataset holds that dataset only', async () => {
     const lines: string[] = [];
     for await (const item of exportDocuments(main.collections, workspaceIdFor(WORKSPACE), DS1)) {
-      lines.push(JSON.stringify(toLine(item)));
+      lines.push(JSON.stringify(exportLine(item)));
     }
     const expected = firstExport
       .trimEnd()

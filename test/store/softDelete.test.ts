@@ -3,11 +3,11 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { TemporalSelection } from '../../src/domain/factState.js';
 import type { Database } from '../../src/store/database.js';
 import { collections } from '../../src/store/database.js';
+import { invalidationClaimId } from '../../src/store/documents.js';
 import {
   FactNotFoundError,
   findFact,
   invalidateFact,
-  invalidationClaimId,
   listFacts,
   repairInvalidationClaims,
 } from '../../src/store/facts.js';

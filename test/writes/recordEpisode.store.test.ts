@@ -2,12 +2,8 @@ import { type Document, MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it, type MockInstance, vi } from 'vitest';
 import { loadDemoDataset } from '../../src/demo/seed.js';
 import { type Collections, collections, type Database } from '../../src/store/database.js';
-import type { FactDoc } from '../../src/store/documents.js';
-import {
-  factDocumentId,
-  invalidationClaimId,
-  repairInvalidationClaims,
-} from '../../src/store/facts.js';
+import { type FactDoc, factDocumentId, invalidationClaimId } from '../../src/store/documents.js';
+import { repairInvalidationClaims } from '../../src/store/facts.js';
 import {
   type EpisodeInput,
   episodeFactId,

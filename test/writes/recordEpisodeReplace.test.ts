@@ -9,12 +9,15 @@ import {
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { normalizeUuid } from '../../src/domain/ids.js';
 import type { Collections, Database } from '../../src/store/database.js';
-import type { FactDoc, InvalidationClaimDoc } from '../../src/store/documents.js';
+import {
+  type FactDoc,
+  factDocumentId,
+  type InvalidationClaimDoc,
+  invalidationClaimId,
+} from '../../src/store/documents.js';
 import {
   FactNotFoundError,
-  factDocumentId,
   invalidateFact,
-  invalidationClaimId,
   listFacts,
   restoreFact,
 } from '../../src/store/facts.js';

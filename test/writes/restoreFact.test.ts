@@ -7,7 +7,8 @@ import {
   CurationRestoreFactDocument,
 } from '../../src/generated/operations.js';
 import { collections } from '../../src/store/database.js';
-import { FactNotFoundError, factDocumentId, restoreFact } from '../../src/store/facts.js';
+import { factDocumentId } from '../../src/store/documents.js';
+import { FactNotFoundError, restoreFact } from '../../src/store/facts.js';
 import { workspaceIdFor } from '../../src/store/workspaces.js';
 import { testServerUri } from '../helpers/database.js';
 import { DEMO } from '../helpers/demo.js';
