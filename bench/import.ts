@@ -13,7 +13,7 @@ import { datasetDocumentId } from '../src/store/datasets.js';
 import {
   type DatasetDoc,
   type InvalidationClaimDoc,
-  invalidationClaimId,
+  invalidationClaim,
   type WorkspaceDoc,
 } from '../src/store/documents.js';
 import { workspaceIdFor } from '../src/store/workspaces.js';
@@ -174,16 +174,14 @@ function documentsOf(content: string, now: Date): Documents {
       const f = r.doc;
       docs.facts.push(f);
       if (f.invalidAt !== null && f.invalidReason !== null) {
-        docs.claims.push({
-          _id: invalidationClaimId(f._id),
-          workspaceId: f.workspaceId,
-          dataset: f.dataset,
-          factId: f.factId,
-          reason: f.invalidReason,
-          invalidAt: f.invalidAt,
-          supersededBy: f.supersededBy,
-          applied: true,
-        });
+        docs.claims.push(
+          invalidationClaim(
+            f,
+            f,
+            { reason: f.invalidReason, at: f.invalidAt, supersededBy: f.supersededBy },
+            true,
+          ),
+        );
       }
     }
   }
