@@ -27,6 +27,8 @@ export function factStateAt(fact: FactTimes, t: Date): FactState {
  * Does the fact match the bi-temporal point (validAt T, knownAt K)? It was recorded by K
  * and not invalidated by K, and its validity interval [validAt, validUntil) contains T.
  * T = K = now is "live"; T = K = asOf is Memory Soda's `asOf`.
+ * @internal the rule in reference form: the store runs it as a filter
+ * (store/factFilters.ts, bitemporalFilter); its tests pin the boundaries.
  */
 export function matchesBitemporal(fact: FactTimes, validAt: Date, knownAt: Date): boolean {
   const t = validAt.getTime();
@@ -67,9 +69,4 @@ export function resolveTemporalSelection(args: TemporalArgs, now: Date): Tempora
   }
   if (args.includeInvalidated || args.episodeId) return { kind: 'all' };
   return { kind: 'point', validAt: now, knownAt: now };
-}
-
-/** Whether a fact is selected; the reference the store's filters are tested against. */
-export function selects(selection: TemporalSelection, fact: FactTimes): boolean {
-  return selection.kind === 'all' || matchesBitemporal(fact, selection.validAt, selection.knownAt);
 }

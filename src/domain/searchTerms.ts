@@ -22,12 +22,3 @@ export function factSearchTerms(fact: {
 }): string[] {
   return searchTerms(`${fact.subject} ${fact.predicate} ${fact.object}`);
 }
-
-/**
- * Does a fact with these stored terms match `q`? Every word of `q` must occur; a `q` with
- * no words at all (empty or punctuation only) filters nothing.
- */
-export function matchesQuery(factTerms: readonly string[], q: string): boolean {
-  const have = new Set(factTerms);
-  return searchTerms(q).every((word) => have.has(word));
-}

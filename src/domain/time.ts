@@ -9,12 +9,9 @@ const DATE_ONLY = /^(\d{4})-(\d{2})-(\d{2})$/;
 const DATE_TIME =
   /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?([Zz]|[+-]\d{2}:\d{2})$/;
 
-/** Why a string is not an accepted instant, or null when it is one. */
-export function instantProblem(value: string): string | null {
-  return parseInstant(value) === null
-    ? 'expected an ISO 8601 date (YYYY-MM-DD) or date-time with a zone (e.g. 2026-06-01T12:00:00Z)'
-    : null;
-}
+/** What `parseInstant` accepts, in the words every refusal of a bad instant uses. */
+export const INSTANT_FORMAT =
+  'an ISO 8601 date (2026-06-01, meaning 00:00:00Z) or date-time with a zone (2026-06-01T12:00:00Z)';
 
 /**
  * Parses an ISO 8601 date or date-time. A date alone is 00:00:00Z of that day; a

@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { parseInstant, parseRfc3339 } from '../domain/time.js';
+import { INSTANT_FORMAT, parseInstant, parseRfc3339 } from '../domain/time.js';
 import { datasetNameSchema, entityNameSchema, querySchema, uuidSchema } from '../schema/args.js';
 import { firstSchema, MAX_PAGE_SIZE } from '../schema/pagination.js';
 
@@ -63,10 +63,7 @@ function instantParam(parse: (value: string) => Date | null, problem: string) {
 }
 
 /** Memory Soda's `asOf`: an ISO 8601 date (00:00:00Z) or date-time with a zone. */
-export const asOfParam = instantParam(
-  parseInstant,
-  'must be an ISO 8601 date (2026-06-01) or date-time with a zone',
-);
+export const asOfParam = instantParam(parseInstant, `must be ${INSTANT_FORMAT}`);
 
 /** SupaCloud's `as_of`: an RFC 3339 instant, nothing else. */
 export const rfc3339Param = instantParam(

@@ -13,7 +13,10 @@ import './memoryCuration.js';
 /** The executable schema: every domain file above adds its types and root fields. */
 export const schema = builder.toSchema();
 
-/** The SDL committed as schema.graphql: sorted, so diffs stay small; trailing newline. */
+/**
+ * The SDL committed as schema.graphql: sorted, so diffs stay small; trailing newline.
+ * @internal for `npm run schema` and the test that the committed file is current.
+ */
 export function printSortedSchema(): string {
   return `${printSchema(lexicographicSortSchema(schema))}\n`;
 }

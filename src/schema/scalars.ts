@@ -1,9 +1,8 @@
 import { GraphQLScalarType, Kind } from 'graphql';
-import { parseInstant } from '../domain/time.js';
+import { INSTANT_FORMAT, parseInstant } from '../domain/time.js';
 import { badInput } from '../errors.js';
 
-const PROBLEM =
-  'expected an ISO 8601 date (2026-06-01, meaning 00:00:00Z) or date-time with a zone (2026-06-01T12:00:00Z)';
+const PROBLEM = `expected ${INSTANT_FORMAT}`;
 
 function parse(value: unknown): Date {
   if (typeof value !== 'string')

@@ -65,8 +65,10 @@ export interface IndexSpec {
  * workspace and dataset), so a claim's duplicate insert still meets the first one on its
  * shard. The small registries (workspaces, API keys, dataset names, the audit log) stay
  * unsharded on the primary shard. docs/SCALING.md argues the choice.
+ * @internal the deployment plan the index tests (test/indexes) check the store against.
  */
 export const SHARD_KEY = { workspaceId: 1, dataset: 1 } as const;
+/** @internal see SHARD_KEY. */
 export const SHARDED_COLLECTIONS: readonly (keyof Collections)[] = [
   'episodes',
   'entities',

@@ -97,10 +97,6 @@ export function countFacts(c: Collections, tenant: Tenant, query: FactQuery): Pr
   return c.facts.countDocuments(factFilter(tenant, query), { comment: 'store:countFacts' });
 }
 
-export function cursorOf(fact: FactView): FactCursor {
-  return { validAt: fact.validAt, factId: fact.factId };
-}
-
 /** Facts by public id, in one query; missing or other-tenant ids are simply absent. */
 export async function factsByIds(
   c: Collections,

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { normalizeUuid, UUID_PATTERN } from '../domain/ids.js';
 import { ENTITY_TYPES } from '../domain/names.js';
-import { parseInstant } from '../domain/time.js';
+import { INSTANT_FORMAT, isoOrNull, parseInstant } from '../domain/time.js';
 import {
   type EntityDoc,
   type EpisodeDoc,
@@ -30,7 +30,7 @@ const instant = z.string().transform((value, ctx) => {
   if (!date) {
     ctx.addIssue({
       code: 'custom',
-      message: `not an ISO 8601 date or date-time with a zone: "${value}"`,
+      message: `not ${INSTANT_FORMAT}: "${value}"`,
     });
     return z.NEVER;
   }
@@ -296,8 +296,6 @@ function toRecord(l: Line, tenant: Tenant, now: Date): ImportRecord {
   }
 }
 
-const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
-
 /** The export line of a stored document: the import format, every field present. */
 export function exportLine(item: StoredDocument): Record<string, unknown> {
   switch (item.kind) {
@@ -319,7 +317,7 @@ function entityToLine(d: EntityDoc): Record<string, unknown> {
     entityId: d.entityId,
     name: d.name,
     entityType: d.type,
-    updatedAt: iso(d.updatedAt),
+    updatedAt: isoOrNull(d.updatedAt),
   };
 }
 
@@ -328,7 +326,7 @@ function episodeToLine(d: EpisodeDoc): Record<string, unknown> {
     type: 'episode',
     dataset: d.dataset,
     episodeId: d.episodeId,
-    occurredAt: iso(d.occurredAt),
+    occurredAt: isoOrNull(d.occurredAt),
     source: d.source,
     content: d.content,
   };
@@ -345,11 +343,11 @@ function factToLine(d: FactDoc): Record<string, unknown> {
     objectIsEntity: d.objectIsEntity,
     confidence: d.confidence,
     sourceQuote: d.sourceQuote,
-    validAt: iso(d.validAt),
-    validUntil: iso(d.validUntil),
-    invalidAt: iso(d.invalidAt),
+    validAt: isoOrNull(d.validAt),
+    validUntil: isoOrNull(d.validUntil),
+    invalidAt: isoOrNull(d.invalidAt),
     episodeId: d.episodeId,
-    recordedAt: iso(d.recordedAt),
+    recordedAt: isoOrNull(d.recordedAt),
     invalidReason: d.invalidReason,
     supersededBy: d.supersededBy,
   };
@@ -359,11 +357,11 @@ function memoryToLine(d: MemoryDoc): Record<string, unknown> {
   return {
     type: 'memory',
     dataset: d.dataset,
-    archived_at: iso(d.archivedAt),
-    created_at: iso(d.createdAt),
+    archived_at: isoOrNull(d.archivedAt),
+    created_at: isoOrNull(d.createdAt),
     id: d.memoryId,
     importance: d.importance,
-    last_used_at: iso(d.lastUsedAt),
+    last_used_at: isoOrNull(d.lastUsedAt),
     memory_kind: d.memoryKind,
     pinned: d.pinned,
     project_id: d.projectId,
@@ -373,10 +371,10 @@ function memoryToLine(d: MemoryDoc): Record<string, unknown> {
     source_type: d.sourceType,
     superseded_by: d.supersededBy,
     text: d.text,
-    updated_at: iso(d.updatedAt),
+    updated_at: isoOrNull(d.updatedAt),
     user_id: d.userId,
-    valid_from: iso(d.validFrom),
-    valid_until: iso(d.validUntil),
+    valid_from: isoOrNull(d.validFrom),
+    valid_until: isoOrNull(d.validUntil),
     version: d.version,
     workspace_id: d.workspaceId,
   };

@@ -6,7 +6,6 @@ import {
   factStateAt,
   matchesBitemporal,
   resolveTemporalSelection,
-  selects,
 } from '../../src/domain/factState.js';
 
 const T0 = Date.UTC(2026, 0, 1);
@@ -235,19 +234,5 @@ describe('resolveTemporalSelection', () => {
     expect(resolveTemporalSelection({ includeInvalidated: true, knownAt: k }, now)).toEqual(
       point(now, k),
     );
-  });
-});
-
-describe('selects', () => {
-  const invalidated = fact({ validAt: day(0), recordedAt: day(0), invalidAt: day(1) });
-
-  it('"all" selects every fact, even a superseded or future one', () => {
-    expect(selects({ kind: 'all' }, invalidated)).toBe(true);
-    expect(selects({ kind: 'all' }, fact({ validAt: day(1_000) }))).toBe(true);
-  });
-
-  it('a point selects by matchesBitemporal', () => {
-    expect(selects({ kind: 'point', validAt: day(0), knownAt: day(0) }, invalidated)).toBe(true);
-    expect(selects({ kind: 'point', validAt: day(0), knownAt: day(1) }, invalidated)).toBe(false);
   });
 });

@@ -1,10 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  factSearchTerms,
-  MAX_QUERY_LENGTH,
-  matchesQuery,
-  searchTerms,
-} from '../../src/domain/searchTerms.js';
+import { factSearchTerms, MAX_QUERY_LENGTH, searchTerms } from '../../src/domain/searchTerms.js';
 
 const COMPOSED = 'caf\u00e9'; // "café" with U+00E9
 const DECOMPOSED = 'cafe\u0301'; // "café" as e + U+0301 COMBINING ACUTE ACCENT
@@ -93,7 +88,14 @@ describe('factSearchTerms', () => {
   });
 });
 
-describe('matchesQuery', () => {
+/**
+ * What `q` matches, as the store's filter asks it (store/factFilters.ts, queryFilter):
+ * every word of `q` among the fact's stored terms.
+ */
+const matchesQuery = (factTerms: readonly string[], q: string) =>
+  searchTerms(q).every((word) => factTerms.includes(word));
+
+describe('q matches a fact', () => {
   const fact = terms('Alice', 'works at', `${DECOMPOSED} Rouge, Paris 75001`);
 
   it('is case-insensitive', () => {

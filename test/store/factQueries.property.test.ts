@@ -18,13 +18,7 @@ import {
 import type { Collections, Database } from '../../src/store/database.js';
 import type { FactView } from '../../src/store/documents.js';
 import type { FactCursor } from '../../src/store/factFilters.js';
-import {
-  countFacts,
-  cursorOf,
-  type FactQuery,
-  factsOfEntities,
-  listFacts,
-} from '../../src/store/facts.js';
+import { countFacts, type FactQuery, factsOfEntities, listFacts } from '../../src/store/facts.js';
 import type { Tenant } from '../../src/store/tenant.js';
 import { workspaceIdFor } from '../../src/store/workspaces.js';
 import { importJsonl } from '../../src/transfer/importJsonl.js';
@@ -635,7 +629,8 @@ async function checkQuery(
     }
     walked.push(...keys);
     if (!result.hasNextPage || result.facts.length === 0) break;
-    after = cursorOf(result.facts[result.facts.length - 1]!);
+    const last = result.facts[result.facts.length - 1]!;
+    after = { validAt: last.validAt, factId: last.factId };
   }
   ok = compare('walk of every page', query, expected, walked) && ok;
 
