@@ -3,6 +3,7 @@ import { GatewayError } from './errors.js';
 import { type BatchObserver, createLoaders, type Loaders } from './loaders.js';
 import type { Collections } from './store/database.js';
 import type { ReadCache } from './store/readCache.js';
+import type { Tenant } from './store/tenant.js';
 import { type AuthenticatedKey, authenticateApiKey } from './store/workspaces.js';
 
 /**
@@ -84,4 +85,9 @@ export function unauthenticated(problem: 'missing' | 'invalid' | null): GatewayE
 export function keyOf(ctx: RequestContext): AuthenticatedKey {
   if (!ctx.auth) throw unauthenticated(ctx.authProblem);
   return ctx.auth;
+}
+
+/** The tenant a store call acts for: the key's workspace and the dataset asked for. */
+export function tenantOf(ctx: RequestContext, dataset: string): Tenant {
+  return { workspaceId: keyOf(ctx).workspaceId, dataset };
 }

@@ -44,6 +44,15 @@ export function pageCost(maxPage: number, defaultPage: number) {
   });
 }
 
+/**
+ * A list under each of many parents, bounded by `first` and read by a loader batched
+ * across the parents: `first` objects, no query of its own.
+ */
+export function nestedListCost(maxList: number, defaultList: number) {
+  return (args: { first?: number | null }) =>
+    listCost(boundOf(args.first, defaultList, maxList), false);
+}
+
 /** Fields whose cost is not declared: leaves free, objects 1. Lists must declare theirs. */
 export function defaultFieldCost(
   _args: unknown,

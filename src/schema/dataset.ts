@@ -4,12 +4,11 @@ import type { DatasetDoc } from '../store/documents.js';
 import { datasetNameSchema } from './args.js';
 import { builder } from './builder.js';
 import {
-  afterSchema,
+  afterArg,
   type CursorKey,
   countedConnection,
-  DEFAULT_PAGE_SIZE,
-  firstSchema,
   pageComplexity,
+  pageFirstArg,
   resolvePage,
 } from './pagination.js';
 
@@ -49,8 +48,8 @@ builder.queryFields((t) => ({
     authScopes: { read: true },
     complexity: pageComplexity,
     args: {
-      first: t.arg.int({ defaultValue: DEFAULT_PAGE_SIZE, validate: firstSchema }),
-      after: t.arg.string({ validate: afterSchema }),
+      first: t.arg.int(pageFirstArg),
+      after: t.arg.string(afterArg),
     },
     resolve: (_root, args, ctx, info) => {
       const auth = keyOf(ctx);

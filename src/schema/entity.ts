@@ -1,22 +1,22 @@
-import { keyOf } from '../context.js';
+import { tenantOf } from '../context.js';
 import { ENTITY_TYPES } from '../domain/names.js';
 import type { EntityDoc } from '../store/documents.js';
 import { countEntities, listEntities } from '../store/entities.js';
 import { entityNameSchema } from './args.js';
 import { builder } from './builder.js';
-import { boundOf, listCost, WHOLE_LIST_CAP } from './cost.js';
+import { listCost, WHOLE_LIST_CAP } from './cost.js';
 import { DatasetRef } from './dataset.js';
 import { FactRef } from './fact.js';
 import { nodeKey, parseNodeKey } from './nodeIds.js';
 import {
-  afterSchema,
+  afterArg,
   countedConnection,
   DEFAULT_NESTED_LIST_SIZE,
-  DEFAULT_PAGE_SIZE,
-  firstSchema,
   MAX_NESTED_LIST_SIZE,
-  nestedFirstSchema,
+  nestedFirstArg,
+  nestedListComplexity,
   pageComplexity,
+  pageFirstArg,
   resolvePage,
   timeThenId,
 } from './pagination.js';
@@ -53,11 +53,10 @@ builder.node(EntityRef, {
       args: {
         asOf: t.arg({ type: 'DateTime' }),
         includeInvalidated: t.arg.boolean({ defaultValue: false }),
-        first: t.arg.int({ defaultValue: DEFAULT_NESTED_LIST_SIZE, validate: nestedFirstSchema }),
+        first: t.arg.int(nestedFirstArg),
       },
       // Batched by a loader across parents: no query of its own per entity.
-      complexity: (args) =>
-        listCost(boundOf(args.first, DEFAULT_NESTED_LIST_SIZE, MAX_NESTED_LIST_SIZE), false),
+      complexity: nestedListComplexity,
       resolve: (e, args, ctx) =>
         ctx.loaders.factsOfEntity.load({
           dataset: e.dataset,
@@ -81,12 +80,11 @@ builder.objectFields(DatasetRef, (t) => ({
     complexity: pageComplexity,
     args: {
       type: t.arg({ type: EntityTypeEnum }),
-      first: t.arg.int({ defaultValue: DEFAULT_PAGE_SIZE, validate: firstSchema }),
-      after: t.arg.string({ validate: afterSchema }),
+      first: t.arg.int(pageFirstArg),
+      after: t.arg.string(afterArg),
     },
     resolve: (ds, args, ctx, info) => {
-      const auth = keyOf(ctx);
-      const tenant = { workspaceId: auth.workspaceId, dataset: ds.name };
+      const tenant = tenantOf(ctx, ds.name);
       const type = args.type ?? null;
       return resolvePage({
         cursor: ENTITY_CURSOR,
@@ -103,12 +101,9 @@ builder.objectFields(DatasetRef, (t) => ({
     description: `Every entity of the dataset, most recently mentioned first, unpaginated (what Memory Soda's GET entities returns), at most ${WHOLE_LIST_CAP}. Prefer \`entities\` for large datasets.`,
     complexity: listCost(WHOLE_LIST_CAP, true),
     resolve: async (ds, _args, ctx) => {
-      const auth = keyOf(ctx);
-      const { entities } = await listEntities(
-        ctx.store,
-        { workspaceId: auth.workspaceId, dataset: ds.name },
-        { first: WHOLE_LIST_CAP },
-      );
+      const { entities } = await listEntities(ctx.store, tenantOf(ctx, ds.name), {
+        first: WHOLE_LIST_CAP,
+      });
       return entities;
     },
   }),

@@ -1,22 +1,21 @@
-import { keyOf } from '../context.js';
+import { tenantOf } from '../context.js';
 import type { EpisodeDoc } from '../store/documents.js';
 import { countEpisodes, listEpisodes } from '../store/episodes.js';
 import { uuidSchema } from './args.js';
 import { READABLE_WITHOUT_READ } from './authScopes.js';
 import { builder } from './builder.js';
-import { boundOf, listCost } from './cost.js';
 import { DatasetRef } from './dataset.js';
 import { FactRef } from './fact.js';
 import { nodeKey, parseNodeKey } from './nodeIds.js';
 import {
-  afterSchema,
+  afterArg,
   countedConnection,
   DEFAULT_NESTED_LIST_SIZE,
-  DEFAULT_PAGE_SIZE,
-  firstSchema,
   MAX_NESTED_LIST_SIZE,
-  nestedFirstSchema,
+  nestedFirstArg,
+  nestedListComplexity,
   pageComplexity,
+  pageFirstArg,
   resolvePage,
   timeThenId,
 } from './pagination.js';
@@ -46,11 +45,10 @@ builder.node(EpisodeRef, {
       type: [FactRef],
       description: `Every fact this episode produced, whatever its state, validAt descending: the first \`first\` (an episode holds at most ${MAX_NESTED_LIST_SIZE}).`,
       args: {
-        first: t.arg.int({ defaultValue: DEFAULT_NESTED_LIST_SIZE, validate: nestedFirstSchema }),
+        first: t.arg.int(nestedFirstArg),
       },
       // Batched by a loader across parents: no query of its own per episode.
-      complexity: (args) =>
-        listCost(boundOf(args.first, DEFAULT_NESTED_LIST_SIZE, MAX_NESTED_LIST_SIZE), false),
+      complexity: nestedListComplexity,
       resolve: (e, args, ctx) =>
         ctx.loaders.factsOfEpisode.load({
           dataset: e.dataset,
@@ -71,12 +69,11 @@ builder.objectFields(DatasetRef, (t) => ({
     description: 'Episodes, most recent (occurredAt) first.',
     complexity: pageComplexity,
     args: {
-      first: t.arg.int({ defaultValue: DEFAULT_PAGE_SIZE, validate: firstSchema }),
-      after: t.arg.string({ validate: afterSchema }),
+      first: t.arg.int(pageFirstArg),
+      after: t.arg.string(afterArg),
     },
     resolve: (ds, args, ctx, info) => {
-      const auth = keyOf(ctx);
-      const tenant = { workspaceId: auth.workspaceId, dataset: ds.name };
+      const tenant = tenantOf(ctx, ds.name);
       return resolvePage({
         cursor: EPISODE_CURSOR,
         args,

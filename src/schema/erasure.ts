@@ -1,4 +1,4 @@
-import { keyOf } from '../context.js';
+import { keyOf, tenantOf } from '../context.js';
 import { forgetDataset } from '../store/datasets.js';
 import { type ErasureCounts, eraseDataset } from '../store/erasure.js';
 import { datasetNameSchema } from './args.js';
@@ -27,12 +27,7 @@ builder.mutationField('eraseDataset', (t) =>
     args: { name: t.arg.string({ required: true, validate: datasetNameSchema }) },
     resolve: async (_root, args, ctx) => {
       const auth = keyOf(ctx);
-      const counts = await eraseDataset(
-        ctx.store,
-        { workspaceId: auth.workspaceId, dataset: args.name },
-        auth,
-        ctx.now,
-      );
+      const counts = await eraseDataset(ctx.store, tenantOf(ctx, args.name), auth, ctx.now);
       forgetDataset(ctx.readCache, auth.workspaceId, args.name);
       return counts;
     },

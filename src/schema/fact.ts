@@ -1,4 +1,4 @@
-import { keyOf } from '../context.js';
+import { tenantOf } from '../context.js';
 import { FACT_STATES, factStateAt, resolveTemporalSelection } from '../domain/factState.js';
 import { normalizeUuid } from '../domain/ids.js';
 import type { FactView } from '../store/documents.js';
@@ -18,12 +18,12 @@ import { EntityRef } from './entity.js';
 import { EpisodeRef } from './episode.js';
 import { nodeKey, parseNodeKey } from './nodeIds.js';
 import {
-  afterSchema,
+  afterArg,
   countedConnection,
   DEFAULT_PAGE_SIZE,
-  firstSchema,
   MAX_PAGE_SIZE,
   pageComplexity,
+  pageFirstArg,
   resolvePage,
   timeThenId,
 } from './pagination.js';
@@ -117,14 +117,13 @@ builder.node(FactRef, {
       type: [FactRef],
       description:
         'Every fact with the same subject and predicate (case-insensitive), whatever its state, validAt descending: how this statement changed over time.',
-      args: { first: t.arg.int({ defaultValue: DEFAULT_PAGE_SIZE, validate: firstSchema }) },
+      args: { first: t.arg.int(pageFirstArg) },
       // One query per fact asking (not batched).
       complexity: (args) => listCost(boundOf(args.first, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE), true),
       resolve: async (f, args, ctx) => {
-        const auth = keyOf(ctx);
         const page = await listFacts(
           ctx.store,
-          { workspaceId: auth.workspaceId, dataset: f.dataset },
+          tenantOf(ctx, f.dataset),
           {
             selection: { kind: 'all' },
             subjectPredicate: { subject: f.subject, predicate: f.predicate },
@@ -155,8 +154,8 @@ builder.objectField(DatasetRef, 'facts', (t) =>
     complexity: pageComplexity,
     args: {
       q: t.arg.string({ validate: querySchema }),
-      first: t.arg.int({ defaultValue: DEFAULT_PAGE_SIZE, validate: firstSchema }),
-      after: t.arg.string({ validate: afterSchema }),
+      first: t.arg.int(pageFirstArg),
+      after: t.arg.string(afterArg),
       includeInvalidated: t.arg.boolean({ defaultValue: false }),
       asOf: t.arg({ type: 'DateTime' }),
       validAt: t.arg({ type: 'DateTime' }),
@@ -165,8 +164,7 @@ builder.objectField(DatasetRef, 'facts', (t) =>
       states: t.arg({ type: [FactStateEnum] }),
     },
     resolve: (ds, args, ctx, info) => {
-      const auth = keyOf(ctx);
-      const tenant = { workspaceId: auth.workspaceId, dataset: ds.name };
+      const tenant = tenantOf(ctx, ds.name);
       const hasTime = Boolean(args.asOf || args.validAt || args.knownAt);
       const selection = resolveTemporalSelection(
         {
@@ -230,14 +228,11 @@ builder.mutationField('deleteFact', (t) =>
       id: t.arg.id({ required: true, validate: uuidSchema, description: 'The factId.' }),
     },
     resolve: async (_root, args, ctx) => {
-      const auth = keyOf(ctx);
       const fact = await storeWrite(() =>
-        invalidateFact(
-          ctx.store,
-          { workspaceId: auth.workspaceId, dataset: args.dataset },
-          args.id,
-          { reason: 'deleted', at: ctx.now },
-        ),
+        invalidateFact(ctx.store, tenantOf(ctx, args.dataset), args.id, {
+          reason: 'deleted',
+          at: ctx.now,
+        }),
       );
       return { factId: fact.factId, fact };
     },
@@ -255,15 +250,8 @@ builder.mutationField('restoreFact', (t) =>
       id: t.arg.id({ required: true, validate: uuidSchema, description: 'The factId.' }),
     },
     resolve: (_root, args, ctx) => {
-      const auth = keyOf(ctx);
       return storeWrite(() =>
-        restoreFact(
-          ctx.store,
-          { workspaceId: auth.workspaceId, dataset: args.dataset },
-          args.id,
-          'deleted',
-          ctx.now,
-        ),
+        restoreFact(ctx.store, tenantOf(ctx, args.dataset), args.id, 'deleted', ctx.now),
       );
     },
   }),

@@ -1,6 +1,6 @@
 import type { GraphQLResolveInfo } from 'graphql';
 import type { RequestContext } from '../context.js';
-import { keyOf } from '../context.js';
+import { keyOf, tenantOf } from '../context.js';
 import type { MemoryDoc } from '../store/documents.js';
 import { countMemories, findMemory, listMemories, type MemoryQuery } from '../store/memories.js';
 import { READABLE_WITHOUT_READ } from './authScopes.js';
@@ -9,11 +9,10 @@ import { listCost, WHOLE_LIST_CAP } from './cost.js';
 import { DatasetRef } from './dataset.js';
 import { nodeKey, parseNodeKey } from './nodeIds.js';
 import {
-  afterSchema,
+  afterArg,
   countedConnection,
-  DEFAULT_PAGE_SIZE,
-  firstSchema,
   pageComplexity,
+  pageFirstArg,
   resolvePage,
   timeThenId,
 } from './pagination.js';
@@ -27,14 +26,9 @@ builder.node(MemoryRef, {
   isTypeOf: (value) => typeof value === 'object' && value !== null && 'memoryId' in value,
   authScopes: { read: true },
   loadOne: async (key, ctx) => {
-    const auth = keyOf(ctx);
     const parsed = parseNodeKey(key);
     if (!parsed) return null;
-    return findMemory(
-      ctx.store,
-      { workspaceId: auth.workspaceId, dataset: parsed.dataset },
-      parsed.id,
-    );
+    return findMemory(ctx.store, tenantOf(ctx, parsed.dataset), parsed.id);
   },
   fields: (t) => ({
     memoryId: t.exposeID('memoryId', { description: "SupaCloud's id.", ...READABLE_WITHOUT_READ }),
@@ -105,8 +99,8 @@ builder.objectField(DatasetRef, 'memories', (t) =>
     args: {
       includeArchived: t.arg.boolean({ defaultValue: false }),
       asOf: t.arg({ type: 'DateTime' }),
-      first: t.arg.int({ defaultValue: DEFAULT_PAGE_SIZE, validate: firstSchema }),
-      after: t.arg.string({ validate: afterSchema }),
+      first: t.arg.int(pageFirstArg),
+      after: t.arg.string(afterArg),
     },
     resolve: (ds, args, ctx, info) => resolveMemories(ctx, info, ds.name, args),
   }),
@@ -121,8 +115,8 @@ builder.queryField('memories', (t) =>
     args: {
       includeArchived: t.arg.boolean({ defaultValue: false }),
       asOf: t.arg({ type: 'DateTime' }),
-      first: t.arg.int({ defaultValue: DEFAULT_PAGE_SIZE, validate: firstSchema }),
-      after: t.arg.string({ validate: afterSchema }),
+      first: t.arg.int(pageFirstArg),
+      after: t.arg.string(afterArg),
     },
     resolve: (_root, args, ctx, info) => resolveMemories(ctx, info, null, args),
   }),

@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import type { RequestContext } from '../context.js';
-import { keyOf } from '../context.js';
+import { tenantOf } from '../context.js';
 import type { MemoryDoc } from '../store/documents.js';
 import { findMemory } from '../store/memories.js';
 import {
@@ -124,11 +123,6 @@ function toNewMemory(input: MemoryInputShape): NewMemory {
     validFrom: input.validFrom ?? null,
   };
 }
-
-const tenantOf = (ctx: RequestContext, dataset: string) => ({
-  workspaceId: keyOf(ctx).workspaceId,
-  dataset,
-});
 
 builder.mutationField('createMemory', (t) =>
   t.field({

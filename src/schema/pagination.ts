@@ -9,7 +9,7 @@ import { type GraphQLResolveInfo, Kind, type SelectionSetNode } from 'graphql';
 import { z } from 'zod';
 import { badInput } from '../errors.js';
 import { builder } from './builder.js';
-import { pageCost } from './cost.js';
+import { nestedListCost, pageCost } from './cost.js';
 
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 100;
@@ -37,6 +37,17 @@ export const nestedFirstSchema = z
   .max(MAX_NESTED_LIST_SIZE, `must be between 1 and ${MAX_NESTED_LIST_SIZE}`);
 
 export const afterSchema = z.string().max(1000, 'is not a cursor of this connection');
+
+/** The arguments of a connection: `first` (default 50, at most 100) and `after`. */
+export const pageFirstArg = { defaultValue: DEFAULT_PAGE_SIZE, validate: firstSchema } as const;
+export const afterArg = { validate: afterSchema } as const;
+
+/** The `first` argument of a nested list, and the list's cost. */
+export const nestedFirstArg = {
+  defaultValue: DEFAULT_NESTED_LIST_SIZE,
+  validate: nestedFirstSchema,
+} as const;
+export const nestedListComplexity = nestedListCost(MAX_NESTED_LIST_SIZE, DEFAULT_NESTED_LIST_SIZE);
 
 function encodeCursor(kind: string, parts: (string | number)[]): string {
   return Buffer.from(JSON.stringify([kind, ...parts])).toString('base64url');

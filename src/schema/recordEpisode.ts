@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { keyOf } from '../context.js';
+import { keyOf, tenantOf } from '../context.js';
 import { newId, normalizeUuid } from '../domain/ids.js';
 import { ENTITY_TYPES } from '../domain/names.js';
 import type { EpisodeDoc, FactDoc } from '../store/documents.js';
@@ -190,18 +190,16 @@ builder.mutationField('recordEpisode', (t) =>
       dataset: t.arg.string({ required: true, validate: datasetNameSchema }),
       input: t.arg({ type: RecordEpisodeInputRef, required: true }).validate(recordEpisodeSchema),
     },
-    resolve: (_root, { dataset, input }, ctx) => {
-      const auth = keyOf(ctx);
-      return storeWrite(() =>
+    resolve: (_root, { dataset, input }, ctx) =>
+      storeWrite(() =>
         recordEpisode(
           ctx.store,
-          { workspaceId: auth.workspaceId, dataset },
+          tenantOf(ctx, dataset),
           { ...input, episodeId: input.episodeId ?? newId() },
           // The request's instant, so the payload's states (at ctx.now) reflect this write.
           ctx.now,
         ),
-      );
-    },
+      ),
   }),
 );
 
@@ -217,13 +215,7 @@ builder.mutationField('eraseEpisode', (t) =>
     },
     resolve: (_root, args, ctx) => {
       const auth = keyOf(ctx);
-      return eraseEpisode(
-        ctx.store,
-        { workspaceId: auth.workspaceId, dataset: args.dataset },
-        args.id,
-        auth,
-        ctx.now,
-      );
+      return eraseEpisode(ctx.store, tenantOf(ctx, args.dataset), args.id, auth, ctx.now);
     },
   }),
 );
