@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EpisodeInput, FactInput } from '../../src/store/recordEpisode.js';
+import type { Tenant } from '../../src/store/tenant.js';
+import { workspaceIdFor } from '../../src/store/workspaces.js';
 
 /**
  * Inputs of the store's `recordEpisode` for tests that call it directly: a fact with
@@ -37,4 +39,9 @@ export function episodeInput(facts: FactInput[], more: Partial<EpisodeInput> = {
     facts,
     ...more,
   };
+}
+
+/** The tenant of a store call: the workspace of that name (created or not) and a dataset. */
+export function testTenant(workspace: string, dataset: string): Tenant {
+  return { workspaceId: workspaceIdFor(workspace), dataset };
 }

@@ -3,12 +3,10 @@ import { exportDocuments } from '../../src/store/bulk.js';
 import type { Collections } from '../../src/store/database.js';
 import { createMemory } from '../../src/store/memoryWrites.js';
 import { recordEpisode } from '../../src/store/recordEpisode.js';
-import type { Tenant } from '../../src/store/tenant.js';
-import { workspaceIdFor } from '../../src/store/workspaces.js';
 import { exportLine, parseImportFile } from '../../src/transfer/format.js';
 import { importJsonl } from '../../src/transfer/importJsonl.js';
 import { openTestDatabase } from '../helpers/database.js';
-import { episodeInput, factInput } from '../helpers/episodeInput.js';
+import { episodeInput, factInput, testTenant } from '../helpers/episodeInput.js';
 
 /**
  * Every write path builds a kind's document with the store's one builder
@@ -19,7 +17,7 @@ import { episodeInput, factInput } from '../helpers/episodeInput.js';
  */
 
 const WORKSPACE = 'same-documents';
-const tenant: Tenant = { workspaceId: workspaceIdFor(WORKSPACE), dataset: 'user_7' };
+const tenant = testTenant(WORKSPACE, 'user_7');
 const AT = new Date('2026-11-02T10:00:00.000Z');
 
 async function recordSample(c: Collections): Promise<void> {

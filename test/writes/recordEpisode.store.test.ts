@@ -10,11 +10,9 @@ import {
   recordEpisode,
   repairEpisodeRecords,
 } from '../../src/store/recordEpisode.js';
-import type { Tenant } from '../../src/store/tenant.js';
-import { workspaceIdFor } from '../../src/store/workspaces.js';
 import { openTestDatabase, testServerUri } from '../helpers/database.js';
 import { DEMO } from '../helpers/demo.js';
-import { episodeInput, factInput } from '../helpers/episodeInput.js';
+import { episodeInput, factInput, testTenant } from '../helpers/episodeInput.js';
 
 /**
  * recordEpisode at the store: races over separate connections (the way several gateway
@@ -46,11 +44,6 @@ afterAll(async () => {
 
 /** The store over client i's own connection pool. */
 const over = (i: number): Collections => collections(clients[i]!.db(database.db.databaseName));
-
-const tenantOf = (workspace: string, dataset = DATASET): Tenant => ({
-  workspaceId: workspaceIdFor(workspace),
-  dataset,
-});
 
 const fact = factInput;
 const episode = episodeInput;
@@ -91,7 +84,7 @@ async function expectReaderInvariant(): Promise<void> {
 
 describe('the same episode recorded concurrently over separate connections', () => {
   it('is stored once, and every caller gets it (five rounds of four callers)', async () => {
-    const tenant = tenantOf('duplicates', 'd');
+    const tenant = testTenant('duplicates', 'd');
     const base = await recordEpisode(
       c,
       tenant,
@@ -144,7 +137,7 @@ describe('the same episode recorded concurrently over separate connections', () 
 
 describe('two episodes superseding the same fact at once', () => {
   it('the fact is superseded once, by one of them; both new facts are kept and live (10 rounds)', async () => {
-    const tenant = tenantOf('races', 'd');
+    const tenant = testTenant('races', 'd');
     const rounds = 10;
     const base = await recordEpisode(
       c,
@@ -187,7 +180,7 @@ describe('two episodes superseding the same fact at once', () => {
   });
 
   it('with replaceExisting at the same instant, neither new fact supersedes the other', async () => {
-    const tenant = tenantOf('replace-races', 'd');
+    const tenant = testTenant('replace-races', 'd');
     for (let round = 0; round < 5; round++) {
       const predicate = `prefers drink ${round}`;
       const base = await recordEpisode(c, tenant, episode([fact('user', predicate, 'tea')]), T);
@@ -254,7 +247,7 @@ const CRASH_INPUT: EpisodeInput = {
  * workspaces' states compare equal when the same call had the same effect.
  */
 async function workspaceState(workspace: string, recordedAt: Date) {
-  const tenant = tenantOf(workspace);
+  const tenant = testTenant(workspace, DATASET);
   const { workspaceId } = tenant;
   const labels = new Map<string, string>([
     [workspaceId, '<workspace>'],
@@ -353,7 +346,7 @@ function injectCrash(step: Step): MockInstance {
 async function crashOnce(workspace: string, step: Step): Promise<void> {
   const spy = injectCrash(step);
   try {
-    await expect(recordEpisode(c, tenantOf(workspace), CRASH_INPUT, T)).rejects.toThrow(
+    await expect(recordEpisode(c, testTenant(workspace, DATASET), CRASH_INPUT, T)).rejects.toThrow(
       /injected crash/,
     );
   } finally {
@@ -366,7 +359,7 @@ let referenceState: Promise<Awaited<ReturnType<typeof workspaceState>>> | undefi
 function cleanRunState() {
   referenceState ??= (async () => {
     await loadDemoDataset(c, 'reference', DEMO_LOADED_AT);
-    const clean = await recordEpisode(c, tenantOf('reference'), CRASH_INPUT, T);
+    const clean = await recordEpisode(c, testTenant('reference', DATASET), CRASH_INPUT, T);
     expect(clean.created).toBe(true);
     expect(clean.superseded.map((f) => f.factId).sort()).toEqual(
       [DEMO.facts.familyCar, DEMO.facts.toyotaInterest].sort(),
@@ -384,7 +377,7 @@ describe('a crash between steps, then the same call again', () => {
   });
 
   it('the clean run did what the input says', () => {
-    const tenant = tenantOf('reference');
+    const tenant = testTenant('reference', DATASET);
     const facts = reference.facts as FactDoc[];
     const byId = new Map(facts.map((f) => [f.factId, f]));
     expect(byId.get(DEMO.facts.familyCar)).toMatchObject({
@@ -436,7 +429,7 @@ describe('a crash between steps, then the same call again', () => {
     async (_name, i) => {
       const step = STEPS[i]!;
       const workspace = `crash-${i}`;
-      const tenant = tenantOf(workspace);
+      const tenant = testTenant(workspace, DATASET);
       await loadDemoDataset(c, workspace, DEMO_LOADED_AT);
       await crashOnce(workspace, step);
       await expectReaderInvariant();
@@ -490,7 +483,7 @@ describe('repairEpisodeRecords', () => {
     'completes a record abandoned after a crash at step %s, with no re-run by the client',
     async (_name, step) => {
       const workspace = `repair-${STEPS.indexOf(step)}`;
-      const tenant = tenantOf(workspace);
+      const tenant = testTenant(workspace, DATASET);
       await loadDemoDataset(c, workspace, DEMO_LOADED_AT);
       const reference = await cleanRunState();
       await crashOnce(workspace, step);

@@ -29,9 +29,8 @@ import {
   recordEpisode,
 } from '../../src/store/recordEpisode.js';
 import type { Tenant } from '../../src/store/tenant.js';
-import { workspaceIdFor } from '../../src/store/workspaces.js';
 import { openTestDatabase } from '../helpers/database.js';
-import { episodeInput, factInput } from '../helpers/episodeInput.js';
+import { episodeInput, factInput, testTenant } from '../helpers/episodeInput.js';
 
 /** The old loop's way: a target another fact already took is refused, and that is all. */
 async function refusedOrDone(write: Promise<unknown>): Promise<void> {
@@ -63,11 +62,6 @@ let c: Collections;
 beforeAll(async () => {
   database = await openTestDatabase();
   c = database.collections;
-});
-
-const tenantOf = (workspace: string, dataset = DATASET): Tenant => ({
-  workspaceId: workspaceIdFor(workspace),
-  dataset,
 });
 
 /** Facts valid from the start of 2026 unless told otherwise. */
@@ -103,7 +97,7 @@ describe('the database commands of an episode that supersedes', () => {
    */
   async function supersedingEpisode(n: number, listed: boolean) {
     const db = await openTestDatabase({ monitorCommands: true });
-    const tenant = tenantOf('commands');
+    const tenant = testTenant('commands', DATASET);
     const perPair = listed ? 3 : 2;
     const old = await recordEpisode(
       db.collections,
@@ -237,10 +231,10 @@ async function play(
   after?: (played: Played) => Promise<void>,
 ): Promise<Played> {
   const played: Played = { ids: new Map(), labels: new Map(), results: new Map() };
-  const tenant = tenantOf(workspace);
+  const tenant = testTenant(workspace, DATASET);
   for (const step of script) {
     if (step.kind === 'episode') {
-      const t = tenantOf(workspace, step.dataset);
+      const t = testTenant(workspace, step.dataset ?? DATASET);
       if (!episodeIds.has(step)) episodeIds.set(step, randomUUID());
       const episodeId = episodeIds.get(step)!;
       step.facts.forEach((_, p) => {
@@ -277,7 +271,7 @@ async function play(
 
 /** The supersession state of a workspace, by label: every fact and every claim. */
 async function stateOf(workspace: string, played: Played) {
-  const { workspaceId } = tenantOf(workspace);
+  const { workspaceId } = testTenant(workspace, DATASET);
   const label = (id: string | null) => (id === null ? null : (played.labels.get(id) ?? id));
   const facts = await c.facts.find({ workspaceId }).toArray();
   const claims = await c.claims.find({ workspaceId }).toArray();
@@ -608,7 +602,7 @@ const replacing = (old: string[]) =>
 
 describe('a retry', () => {
   it('of a recorded episode changes nothing and answers the same', async () => {
-    const tenant = tenantOf('retry');
+    const tenant = testTenant('retry', DATASET);
     const old = await oldFacts(tenant);
     const input = replacing(old);
     const first = await recordEpisode(c, tenant, input, T);
@@ -626,7 +620,7 @@ describe('a retry', () => {
 
 describe('claims taken by someone else', () => {
   it('a target another caller claimed gets that claim, not ours; the other targets ours', async () => {
-    const tenant = tenantOf('claimed');
+    const tenant = testTenant('claimed', DATASET);
     const old = await oldFacts(tenant);
     const [other] = (
       await recordEpisode(c, tenant, episode([fact('user', 'moved to', 'rome')]), T0)
@@ -691,7 +685,7 @@ describe('a failed claims insert', () => {
   ];
 
   it.each(failures)('is thrown, not taken for lost races: %s', async (name, failure) => {
-    const tenant = tenantOf(`failed ${name}`);
+    const tenant = testTenant(`failed ${name}`, DATASET);
     const old = await oldFacts(tenant);
     const input = replacing(old);
     const spy = vi.spyOn(c.claims, 'insertMany').mockRejectedValueOnce(failure());
