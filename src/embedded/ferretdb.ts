@@ -1,9 +1,20 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  type Dirent,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { open, readFile, rm, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
@@ -32,12 +43,89 @@ function cacheDir(): string {
   return join(base, 'bitemporal-memory-gateway');
 }
 
-/** The binary's path: keyed by a hash of the Go sources, so a change rebuilds it. */
+/** FerretDB's files the build replaces with the patched copies in `embedded-db/_patches/`. */
+function patchedFiles(): string[] {
+  const root = join(SOURCE_DIR, '_patches');
+  return (readdirSync(root, { recursive: true, withFileTypes: true }) as Dirent[])
+    .filter((entry) => entry.isFile())
+    .map((entry) => relative(root, join(entry.parentPath, entry.name)))
+    .sort();
+}
+
+/** The binary's path: keyed by a hash of the Go sources and patches, so a change rebuilds it. */
 function binaryPath(): string {
   const hash = createHash('sha256');
-  for (const file of ['go.mod', 'go.sum', 'main.go'])
+  for (const file of [
+    'go.mod',
+    'go.sum',
+    'main.go',
+    ...patchedFiles().map((f) => join('_patches', f)),
+  ]) {
+    hash.update(file);
     hash.update(readFileSync(join(SOURCE_DIR, file)));
+  }
   return join(cacheDir(), `embedded-db-${hash.digest('hex').slice(0, 16)}`);
+}
+
+function runGo(args: string[], what: string): string {
+  const run = spawnSync('go', args, {
+    cwd: SOURCE_DIR,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  if (run.status !== 0) {
+    throw new EmbeddedDbError(`${what} failed:\n${run.stderr || run.stdout}`);
+  }
+  return run.stdout;
+}
+
+/**
+ * Builds the binary at `output` from FerretDB's module with the files of
+ * `embedded-db/_patches/` in place of its own (embedded-db/README.md says what they change
+ * and why). Go does not let a build overlay files of its module cache, so the module is
+ * copied next to the output, patched, and named by a `replace` in a copy of go.mod passed
+ * with `-modfile`; the committed go.mod stays the plain dependency.
+ */
+function buildPatched(output: string): void {
+  const work = `${output}.src`;
+  rmSync(work, { recursive: true, force: true });
+  try {
+    const module = JSON.parse(
+      runGo(['mod', 'download', '-json', 'github.com/FerretDB/FerretDB'], 'Downloading FerretDB'),
+    ) as { Dir?: string };
+    if (!module.Dir) throw new EmbeddedDbError('Downloading FerretDB gave no module folder');
+    const copy = join(work, 'ferretdb');
+    copyWritable(module.Dir, copy);
+    for (const file of patchedFiles()) {
+      copyFileSync(join(SOURCE_DIR, '_patches', file), join(copy, file));
+    }
+    const modfile = join(work, 'go.mod');
+    writeFileSync(
+      modfile,
+      `${readFileSync(join(SOURCE_DIR, 'go.mod'), 'utf8')}\nreplace github.com/FerretDB/FerretDB => ${copy}\n`,
+    );
+    copyFileSync(join(SOURCE_DIR, 'go.sum'), join(work, 'go.sum'));
+    runGo(
+      ['build', '-trimpath', `-modfile=${modfile}`, '-o', output, '.'],
+      'Building the embedded database',
+    );
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/** A copy of a folder whose files and folders the owner may change (the module cache's are read-only). */
+function copyWritable(from: string, to: string): void {
+  mkdirSync(to, { recursive: true });
+  for (const entry of readdirSync(from, { withFileTypes: true })) {
+    const source = join(from, entry.name);
+    const target = join(to, entry.name);
+    if (entry.isDirectory()) copyWritable(source, target);
+    else if (entry.isFile()) {
+      copyFileSync(source, target);
+      chmodSync(target, 0o644);
+    }
+  }
 }
 
 /** Builds the FerretDB binary if the cache lacks it; returns its path. */
@@ -55,16 +143,11 @@ export function ensureFerretDbBinary(log: (line: string) => void = () => {}): st
   );
   mkdirSync(cacheDir(), { recursive: true });
   const tmp = `${target}.${process.pid}.tmp`;
-  const build = spawnSync('go', ['build', '-trimpath', '-o', tmp, '.'], {
-    cwd: SOURCE_DIR,
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  if (build.status !== 0) {
+  try {
+    buildPatched(tmp);
+  } catch (error) {
     rmSync(tmp, { force: true });
-    throw new EmbeddedDbError(
-      `Building the embedded database failed:\n${build.stderr || build.stdout}`,
-    );
+    throw error;
   }
   renameSync(tmp, target);
   return target;
