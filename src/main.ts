@@ -11,6 +11,7 @@ import { systemClock } from './clock.js';
 import { ConfigError, loadConfig } from './config.js';
 import { DEMO_DATASET, ensureDevelopmentData } from './demo/seed.js';
 import { EmbeddedDbError } from './embedded/ferretdb.js';
+import { reportEmbeddedSize } from './embedded/sizeNotice.js';
 import { createGateway } from './http/app.js';
 import { createLogger, createMetrics, observeDatabase } from './http/observability.js';
 import { listen } from './http/server.js';
@@ -82,6 +83,12 @@ async function main(): Promise<void> {
         say(`    ${devKey}`);
         say(`  Try: curl -H "Authorization: Bearer ${devKey}" \\`);
         say(`         "${base}/v1/memory/semantic/datasets/${DEMO_DATASET}/facts"`);
+      }
+      // Counted after the server is up (a large store takes a while to count), never failing it.
+      if (store.embedded) {
+        reportEmbeddedSize(store.database.collections, say).catch((error: unknown) =>
+          logger.warn({ err: error }, 'could not count the embedded store'),
+        );
       }
     },
   );

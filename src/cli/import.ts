@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { systemClock } from '../clock.js';
+import { reportEmbeddedSize } from '../embedded/sizeNotice.js';
 import type { BulkCounts } from '../store/bulk.js';
 import { ImportWriteError, importJsonl } from '../transfer/importJsonl.js';
 import { CommandFailedError, runCommand, UsageError } from './run.js';
@@ -24,7 +25,7 @@ function failureReport(file: string, workspace: string, error: ImportWriteError)
   ].join('\n');
 }
 
-await runCommand(async ({ database }) => {
+await runCommand(async ({ database, embedded }) => {
   const { positionals, values } = parseArgs({
     allowPositionals: true,
     options: { workspace: { type: 'string' }, dataset: { type: 'string' } },
@@ -78,4 +79,5 @@ await runCommand(async ({ database }) => {
   process.stdout.write(
     `Imported into workspace "${values.workspace}": ${counts.entities} new entities, ${counts.episodes} new episodes, ${counts.facts} new facts, ${counts.memories} new memories (${outcome.records} records read).\n`,
   );
+  if (embedded) await reportEmbeddedSize(c, (line) => process.stdout.write(`${line}\n`));
 });

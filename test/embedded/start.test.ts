@@ -1,8 +1,10 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SLOW_DATASET_FACTS } from '../../src/embedded/sizeNotice.js';
 
 /**
  * The newcomer's path: `npm start` with no MONGODB_URI runs the embedded FerretDB under
@@ -90,6 +92,14 @@ describe('npm start on the embedded database', () => {
     });
     expect(await response.json()).toEqual({ data: { dataset: { facts: { totalCount: 3 } } } });
 
+    // Once up, the embedded store says how big it is (the demo: one small dataset, no warning).
+    for (let i = 0; i < 100 && !server.output().includes('Embedded store:'); i++)
+      await new Promise((r) => setTimeout(r, 100));
+    expect(server.output()).toMatch(
+      /Embedded store: (\d+) facts in 1 dataset; the largest, "user_42" \(workspace "development"\), holds \1\./,
+    );
+    expect(server.output()).not.toContain('Warning:');
+
     // The record says which FerretDB serves DATA_DIR; the CLI connects to that one.
     const record = JSON.parse(readFileSync(join(dataDir, 'embedded-db.json'), 'utf8'));
     expect(record).toMatchObject({ ownerPid: server.child.pid, role: 'server' });
@@ -143,4 +153,30 @@ describe('npm start on the embedded database', () => {
     // The CLI stopped the database it started and removed its record.
     expect(() => readFileSync(join(dataDir, 'embedded-db.json'))).toThrow();
   });
+
+  it('an import reports the store size and warns once a dataset is past where lists slow down', async () => {
+    const file = join(dataDir, 'big.jsonl');
+    const lines = Array.from({ length: SLOW_DATASET_FACTS + 1 }, (_, i) =>
+      JSON.stringify({
+        type: 'fact',
+        dataset: 'big',
+        factId: randomUUID(),
+        subject: `person ${i % 50}`,
+        predicate: 'likes',
+        object: `thing ${i}`,
+        confidence: 0.8,
+        validAt: '2026-01-01',
+      }),
+    );
+    writeFileSync(file, `${lines.join('\n')}\n`);
+    const imported = await runCli(['src/cli/import.ts', file, '--workspace', 'development']);
+    expect(imported.code, imported.stderr).toBe(0);
+    expect(imported.stdout).toMatch(
+      /Embedded store: [\d,]+ facts in 2 datasets; the largest, "big" \(workspace "development"\), holds 3,001\./,
+    );
+    const warnings = imported.stdout.split('\n').filter((l) => l.startsWith('Warning:'));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain('"big" (3,001)');
+    expect(warnings[0]).toContain('MONGODB_URI');
+  }, 120_000);
 });
