@@ -8,7 +8,7 @@ import { type DatasetSize, datasetSizes } from '../store/size.js';
  * about half a second on the measured curve (docs/PERFORMANCE.md, "The embedded store's
  * curve"). Other datasets stay quick whatever their neighbours hold.
  */
-export const SLOW_DATASET_FACTS = 3_000;
+export const SLOW_DATASET_FACTS = 2_500;
 
 const count = (n: number) => n.toLocaleString('en-US');
 
