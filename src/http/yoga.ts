@@ -1,9 +1,11 @@
+import { useGraphQlJit } from '@envelop/graphql-jit';
 import {
   type DocumentNode,
   Kind,
   NoSchemaIntrospectionCustomRule,
   type OperationDefinitionNode,
 } from 'graphql';
+import { getVariableValues } from 'graphql/execution/values.js';
 import { createYoga, type Plugin } from 'graphql-yoga';
 import { type RequestContext, unauthenticated } from '../context.js';
 import { maskError } from '../errors.js';
@@ -87,6 +89,25 @@ function observeOperations(labels: OperationLabels, metrics?: Metrics): Plugin<R
   };
 }
 
+/**
+ * Variables checked with graphql-js before the compiled execution runs: its messages say
+ * where a value is wrong (`at "input.entities[0].type"`) where graphql-jit's only name
+ * the variable. Execution gets the variables as sent; graphql-jit coerces them again.
+ */
+const variablesCheckedFirst: Plugin<RequestContext> = {
+  onExecute({ args, setResultAndStopExecution }) {
+    const operation = selectedOperation(args.document, args.operationName);
+    if (!operation?.variableDefinitions?.length) return;
+    const coerced = getVariableValues(
+      args.schema,
+      operation.variableDefinitions,
+      args.variableValues ?? {},
+    );
+    // Masked here: a result set before execution skips the masking Yoga wraps execution in.
+    if (coerced.errors) setResultAndStopExecution({ errors: coerced.errors.map(maskError) });
+  },
+};
+
 /** Rejects introspection at validation when it is turned off (production default). */
 const disableIntrospection: Plugin = {
   onValidate({ addValidationRule }) {
@@ -115,6 +136,18 @@ export function createGraphqlYoga(options: YogaOptions = {}) {
       // The key first: a keyless request learns nothing, not even what its query costs.
       requireKey,
       ...queryLimitPlugins({ introspection, metrics: options.metrics }),
+      // Client operations run as graphql-jit functions compiled once per document (the
+      // same document object Yoga's parse cache hands back for the same text), like the
+      // REST adapters' operations (src/rest/runOperation.ts); docs/PERFORMANCE.md.
+      variablesCheckedFirst,
+      useGraphQlJit(
+        {},
+        {
+          // The schema has no subscriptions: graphql-js answers one with its own error.
+          enableIf: (args) =>
+            selectedOperation(args.document, args.operationName)?.operation !== 'subscription',
+        },
+      ),
     ],
     // Loaded on the first GraphiQL page, not at start: its inlined assets hold about
     // 75 MB of memory, which a production gateway (GraphiQL off) never needs.
