@@ -10,6 +10,10 @@ export const datasetNameSchema = z
 
 export const uuidSchema = z.string().regex(UUID_PATTERN, 'must be a UUID');
 
+/** The options of the arguments many fields take: `t.arg.string(datasetArg)`, `t.arg.id(uuidArg)`. */
+export const datasetArg = { required: true, validate: datasetNameSchema } as const;
+export const uuidArg = { required: true, validate: uuidSchema } as const;
+
 export const querySchema = z
   .string()
   .max(MAX_QUERY_LENGTH, `must be at most ${MAX_QUERY_LENGTH} characters`);

@@ -1,7 +1,7 @@
 import { keyOf } from '../context.js';
 import { countDatasets, listDatasets } from '../store/datasets.js';
 import type { DatasetDoc } from '../store/documents.js';
-import { datasetNameSchema } from './args.js';
+import { datasetArg } from './args.js';
 import { builder } from './builder.js';
 import {
   afterArg,
@@ -69,7 +69,7 @@ builder.queryFields((t) => ({
     description:
       'One dataset by name (any string, exact). Null when the workspace has no such dataset; a dataset of another workspace looks exactly the same.',
     authScopes: { read: true },
-    args: { name: t.arg.string({ required: true, validate: datasetNameSchema }) },
+    args: { name: t.arg.string(datasetArg) },
     resolve: (_root, args, ctx) => ctx.loaders.datasetByName.load(args.name),
   }),
 }));

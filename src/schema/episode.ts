@@ -1,7 +1,7 @@
 import { tenantOf } from '../context.js';
 import type { EpisodeDoc } from '../store/documents.js';
 import { countEpisodes, listEpisodes } from '../store/episodes.js';
-import { uuidSchema } from './args.js';
+import { uuidArg } from './args.js';
 import { READABLE_WITHOUT_READ } from './authScopes.js';
 import { builder } from './builder.js';
 import { DatasetRef } from './dataset.js';
@@ -87,7 +87,7 @@ builder.objectFields(DatasetRef, (t) => ({
   episode: t.field({
     type: EpisodeRef,
     nullable: true,
-    args: { id: t.arg.id({ required: true, validate: uuidSchema, description: 'The episodeId.' }) },
+    args: { id: t.arg.id({ ...uuidArg, description: 'The episodeId.' }) },
     resolve: (ds, args, ctx) =>
       ctx.loaders.episodeById.load({ dataset: ds.name, episodeId: args.id }),
   }),

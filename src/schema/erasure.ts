@@ -1,7 +1,7 @@
 import { keyOf, tenantOf } from '../context.js';
 import { forgetDataset } from '../store/datasets.js';
 import { type ErasureCounts, eraseDataset } from '../store/erasure.js';
-import { datasetNameSchema } from './args.js';
+import { datasetArg } from './args.js';
 import { builder } from './builder.js';
 
 export const ErasureCountsRef = builder.objectRef<ErasureCounts>('ErasureCounts').implement({
@@ -24,7 +24,7 @@ builder.mutationField('eraseDataset', (t) =>
     description:
       'Physically removes every document of the dataset in every collection (a privacy request). Idempotent; audited (who, when, what, counts; never the content). Needs the admin scope.',
     authScopes: { admin: true },
-    args: { name: t.arg.string({ required: true, validate: datasetNameSchema }) },
+    args: { name: t.arg.string(datasetArg) },
     resolve: async (_root, args, ctx) => {
       const auth = keyOf(ctx);
       const counts = await eraseDataset(ctx.store, tenantOf(ctx, args.name), auth, ctx.now);

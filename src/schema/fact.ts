@@ -9,7 +9,7 @@ import {
   listFacts,
   restoreFact,
 } from '../store/facts.js';
-import { datasetNameSchema, querySchema, uuidSchema } from './args.js';
+import { datasetArg, querySchema, uuidArg, uuidSchema } from './args.js';
 import { READABLE_WITHOUT_READ } from './authScopes.js';
 import { builder } from './builder.js';
 import { boundOf, listCost } from './cost.js';
@@ -201,7 +201,7 @@ builder.objectField(DatasetRef, 'fact', (t) =>
     type: FactRef,
     nullable: true,
     description: 'One fact by its factId, whatever its state.',
-    args: { id: t.arg.id({ required: true, validate: uuidSchema }) },
+    args: { id: t.arg.id(uuidArg) },
     resolve: (ds, args, ctx) => ctx.loaders.factById.load({ dataset: ds.name, factId: args.id }),
   }),
 );
@@ -224,8 +224,8 @@ builder.mutationField('deleteFact', (t) =>
       'Soft delete: stamps invalidAt (reason DELETED). Succeeds once; an unknown id, a fact of another dataset, or one already invalidated is NOT_FOUND. Needs the write scope.',
     authScopes: { write: true },
     args: {
-      dataset: t.arg.string({ required: true, validate: datasetNameSchema }),
-      id: t.arg.id({ required: true, validate: uuidSchema, description: 'The factId.' }),
+      dataset: t.arg.string(datasetArg),
+      id: t.arg.id({ ...uuidArg, description: 'The factId.' }),
     },
     resolve: async (_root, args, ctx) => {
       const fact = await storeWrite(() =>
@@ -246,8 +246,8 @@ builder.mutationField('restoreFact', (t) =>
       'Undoes a soft delete: the fact is live again (and can be deleted again). Only a deleted fact can be restored; anything else is NOT_FOUND. Needs the admin scope.',
     authScopes: { admin: true },
     args: {
-      dataset: t.arg.string({ required: true, validate: datasetNameSchema }),
-      id: t.arg.id({ required: true, validate: uuidSchema, description: 'The factId.' }),
+      dataset: t.arg.string(datasetArg),
+      id: t.arg.id({ ...uuidArg, description: 'The factId.' }),
     },
     resolve: (_root, args, ctx) => {
       return storeWrite(() =>

@@ -9,7 +9,7 @@ import {
   type NewMemory,
   supersedeMemory,
 } from '../store/memoryWrites.js';
-import { datasetNameSchema, uuidSchema } from './args.js';
+import { datasetArg, uuidArg, uuidSchema } from './args.js';
 import { builder } from './builder.js';
 import { MemoryRef } from './memory.js';
 import { storeWrite } from './storeErrors.js';
@@ -124,6 +124,9 @@ function toNewMemory(input: MemoryInputShape): NewMemory {
   };
 }
 
+/** A memory write's optimistic check: the version the caller last read. */
+const expectedVersionArg = { validate: z.number().int().min(1, 'must be at least 1') } as const;
+
 builder.mutationField('createMemory', (t) =>
   t.field({
     type: MemoryRef,
@@ -131,7 +134,7 @@ builder.mutationField('createMemory', (t) =>
       'Creates a memory (version 1, valid from validFrom or now). Needs the write scope.',
     authScopes: { write: true },
     args: {
-      dataset: t.arg.string({ required: true, validate: datasetNameSchema }),
+      dataset: t.arg.string(datasetArg),
       input: t.arg({ type: MemoryInputRef, required: true }).validate(memoryInputSchema),
     },
     resolve: async (_root, args, ctx) => {
@@ -152,9 +155,9 @@ function versionedMutation(name: string, description: string, change: (now: Date
       description: `${description} Bumps version; with expectedVersion, a memory at another version is a CONFLICT and nothing changes. Needs the write scope.`,
       authScopes: { write: true },
       args: {
-        dataset: t.arg.string({ required: true, validate: datasetNameSchema }),
-        memoryId: t.arg.id({ required: true, validate: uuidSchema }),
-        expectedVersion: t.arg.int({ validate: z.number().int().min(1, 'must be at least 1') }),
+        dataset: t.arg.string(datasetArg),
+        memoryId: t.arg.id(uuidArg),
+        expectedVersion: t.arg.int(expectedVersionArg),
       },
       resolve: (_root, args, ctx) => {
         const { now } = ctx;
@@ -198,9 +201,9 @@ builder.mutationField('updateMemory', (t) =>
       "Changes a memory's fields as its next version. With expectedVersion, a memory at another version is a CONFLICT and nothing changes. Needs the write scope.",
     authScopes: { write: true },
     args: {
-      dataset: t.arg.string({ required: true, validate: datasetNameSchema }),
-      memoryId: t.arg.id({ required: true, validate: uuidSchema }),
-      expectedVersion: t.arg.int({ validate: z.number().int().min(1, 'must be at least 1') }),
+      dataset: t.arg.string(datasetArg),
+      memoryId: t.arg.id(uuidArg),
+      expectedVersion: t.arg.int(expectedVersionArg),
       patch: t.arg({ type: MemoryPatchRef, required: true }).validate(memoryPatchSchema),
     },
     resolve: (_root, args, ctx) => {
@@ -250,9 +253,9 @@ builder.mutationField('supersedeMemory', (t) =>
       'Replaces a memory: stamps validUntil and supersededBy on it (it stays readable with asOf) and creates its successor, valid from now. A memory is superseded at most once (a second attempt is a CONFLICT). Needs the write scope.',
     authScopes: { write: true },
     args: {
-      dataset: t.arg.string({ required: true, validate: datasetNameSchema }),
-      memoryId: t.arg.id({ required: true, validate: uuidSchema }),
-      expectedVersion: t.arg.int({ validate: z.number().int().min(1, 'must be at least 1') }),
+      dataset: t.arg.string(datasetArg),
+      memoryId: t.arg.id(uuidArg),
+      expectedVersion: t.arg.int(expectedVersionArg),
       input: t.arg({ type: MemoryInputRef, required: true }).validate(memoryInputSchema),
     },
     resolve: async (_root, args, ctx) => {

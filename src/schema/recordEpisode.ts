@@ -5,7 +5,7 @@ import { ENTITY_TYPES } from '../domain/names.js';
 import type { EpisodeDoc, FactDoc } from '../store/documents.js';
 import { eraseEpisode } from '../store/erasure.js';
 import { recordEpisode, type EpisodeInput as StoreEpisodeInput } from '../store/recordEpisode.js';
-import { datasetNameSchema, uuidSchema } from './args.js';
+import { datasetArg, uuidArg, uuidSchema } from './args.js';
 import { builder } from './builder.js';
 import { listCost } from './cost.js';
 import { EntityTypeEnum } from './entity.js';
@@ -187,7 +187,7 @@ builder.mutationField('recordEpisode', (t) =>
       'Records an episode with the entities it mentions and the facts extracted from it, superseding the facts they replace. Idempotent by episode.episodeId: a retry returns the same result and changes nothing. Needs the write scope.',
     authScopes: { write: true },
     args: {
-      dataset: t.arg.string({ required: true, validate: datasetNameSchema }),
+      dataset: t.arg.string(datasetArg),
       input: t.arg({ type: RecordEpisodeInputRef, required: true }).validate(recordEpisodeSchema),
     },
     resolve: (_root, { dataset, input }, ctx) =>
@@ -210,8 +210,8 @@ builder.mutationField('eraseEpisode', (t) =>
       'Physically removes an episode and what only it produced (its facts, entities nothing else mentions), restoring facts it superseded to live. Idempotent; audited. Needs the admin scope.',
     authScopes: { admin: true },
     args: {
-      dataset: t.arg.string({ required: true, validate: datasetNameSchema }),
-      id: t.arg.id({ required: true, validate: uuidSchema, description: 'The episodeId.' }),
+      dataset: t.arg.string(datasetArg),
+      id: t.arg.id({ ...uuidArg, description: 'The episodeId.' }),
     },
     resolve: (_root, args, ctx) => {
       const auth = keyOf(ctx);
