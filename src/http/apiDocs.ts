@@ -4,6 +4,8 @@ import { dirname, join } from 'node:path';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { GatewayEnv } from '../context.js';
 import { errorResponse } from '../rest/errorBodies.js';
+import { MEMORY_SODA_BASE, MEMORY_SODA_TAG } from '../rest/memorySoda.js';
+import { SUPACLOUD_BASE, SUPACLOUD_TAG } from '../rest/supaCloud.js';
 
 /**
  * `/openapi.json` (OpenAPI 3.1, generated from the REST routes' zod schemas) and `/docs`,
@@ -23,6 +25,13 @@ export function mountApiDocs(app: OpenAPIHono<GatewayEnv>): void {
       description:
         "Memory Soda's semantic API (/v1/memory/semantic) and SupaCloud's memories API (/api/memories), served from the same GraphQL schema as /graphql.",
     },
+    tags: [
+      {
+        name: MEMORY_SODA_TAG,
+        description: `Memory Soda's semantic API, under ${MEMORY_SODA_BASE}`,
+      },
+      { name: SUPACLOUD_TAG, description: `SupaCloud's memories API, under ${SUPACLOUD_BASE}` },
+    ],
   });
 
   // Read from swagger-ui-dist on request rather than held: about 30 MB of memory at rest

@@ -8,7 +8,9 @@
  */
 
 import { createRoute, z } from '@hono/zod-openapi';
+import { UUID_PATTERN } from '../domain/ids.js';
 import { ENTITY_TYPES } from '../domain/names.js';
+import { GatewayError } from '../errors.js';
 import {
   MemorySodaDeleteFactDocument,
   MemorySodaEntityFactsDocument,
@@ -19,10 +21,10 @@ import {
 import { edgeResponses, surfaceApp } from './errorBodies.js';
 import {
   asOfParam,
-  booleanParam,
   datasetParam,
   entityNameParam,
   firstOccurrence,
+  lenientBooleanParam,
   limitParam,
   qParam,
   uuidParam,
@@ -30,6 +32,8 @@ import {
 import { runOperation } from './runOperation.js';
 
 export const MEMORY_SODA_BASE = '/v1/memory/semantic';
+/** The OpenAPI tag that groups this surface's routes in /openapi.json and /docs. */
+export const MEMORY_SODA_TAG = 'Memory Soda semantic API';
 
 const FactSchema = z
   .object({
@@ -69,6 +73,7 @@ const datasetPath = z.object({ dataset: datasetParam });
 const security = [{ Bearer: [] }];
 
 const listFacts = createRoute({
+  tags: [MEMORY_SODA_TAG],
   method: 'get',
   path: `${MEMORY_SODA_BASE}/datasets/{dataset}/facts`,
   summary: 'List facts (unranked, chronological)',
@@ -88,9 +93,11 @@ const listFacts = createRoute({
         maximum: 100,
         default: 50,
       }),
-      includeInvalidated: firstOccurrence(booleanParam.optional()).openapi({
-        type: 'boolean',
-        default: false,
+      includeInvalidated: firstOccurrence(lenientBooleanParam.optional()).openapi({
+        type: 'string',
+        enum: ['true', 'false', '1', '0'],
+        default: 'false',
+        description: 'Any case.',
       }),
       asOf: firstOccurrence(asOfParam.optional()).openapi({
         type: 'string',
@@ -117,6 +124,7 @@ const listFacts = createRoute({
 });
 
 const deleteFact = createRoute({
+  tags: [MEMORY_SODA_TAG],
   method: 'delete',
   path: `${MEMORY_SODA_BASE}/datasets/{dataset}/facts/{factId}`,
   summary: 'Soft delete a fact (stamps invalidAt)',
@@ -124,7 +132,13 @@ const deleteFact = createRoute({
     'The fact leaves retrieval immediately but stays queryable via includeInvalidated=true and asOf. Succeeds once. Needs the write scope.',
   security,
   request: {
-    params: z.object({ dataset: datasetParam, factId: uuidParam.meta({ format: 'uuid' }) }),
+    // Any segment: an id that is not a UUID names no fact, so it is a 404 like any unknown id.
+    params: z.object({
+      dataset: datasetParam,
+      factId: z
+        .string()
+        .openapi({ format: 'uuid', example: '3a91c6e8-0f2d-4b57-a8e3-5d1c9b7f2a40' }),
+    }),
   },
   responses: {
     200: {
@@ -143,6 +157,7 @@ const deleteFact = createRoute({
 });
 
 const listEntities = createRoute({
+  tags: [MEMORY_SODA_TAG],
   method: 'get',
   path: `${MEMORY_SODA_BASE}/datasets/{dataset}/entities`,
   summary: 'List every entity (unpaginated)',
@@ -171,6 +186,7 @@ const listEntities = createRoute({
 });
 
 const entityFacts = createRoute({
+  tags: [MEMORY_SODA_TAG],
   method: 'get',
   path: `${MEMORY_SODA_BASE}/datasets/{dataset}/entities/{name}/facts`,
   summary: 'Every live fact touching a named entity',
@@ -235,6 +251,7 @@ export function memorySodaRoutes() {
 
   app.openapi(deleteFact, async (c) => {
     const { dataset, factId } = c.req.valid('param');
+    if (!UUID_PATTERN.test(factId)) throw new GatewayError('NOT_FOUND', 'Fact not found');
     const data = await runOperation(c.get('requestContext'), MemorySodaDeleteFactDocument, {
       dataset,
       factId,

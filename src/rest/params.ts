@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { INSTANT_FORMAT, parseInstant, parseRfc3339 } from '../domain/time.js';
+import { parseInstantAsUtc, parseRfc3339 } from '../domain/time.js';
 import { datasetNameSchema, entityNameSchema, querySchema, uuidSchema } from '../schema/args.js';
 import { firstSchema, MAX_PAGE_SIZE } from '../schema/pagination.js';
 
@@ -22,6 +22,16 @@ export function firstOccurrence<T extends z.ZodType>(schema: T) {
 export const booleanParam = z
   .enum(['true', 'false'], { error: 'must be true or false' })
   .transform((v) => v === 'true');
+
+/**
+ * Memory Soda's `includeInvalidated`: `true`, `false`, `1` or `0`, in any case (its
+ * document says "boolean" without a spelling; docs/COMPATIBILITY.md).
+ */
+export const lenientBooleanParam = z
+  .string()
+  .transform((v) => v.toLowerCase())
+  .pipe(z.enum(['true', 'false', '1', '0'], { error: 'must be true, false, 1 or 0' }))
+  .transform((v) => v === 'true' || v === '1');
 
 // The shared rules are built with the schema's zod, possibly before @hono/zod-openapi adds
 // `.openapi()` to new schemas, so their documentation goes through zod's own `.meta()`,
@@ -62,8 +72,14 @@ function instantParam(parse: (value: string) => Date | null, problem: string) {
   });
 }
 
-/** Memory Soda's `asOf`: an ISO 8601 date (00:00:00Z) or date-time with a zone. */
-export const asOfParam = instantParam(parseInstant, `must be ${INSTANT_FORMAT}`);
+/**
+ * Memory Soda's `asOf`: an ISO 8601 date (00:00:00Z) or date-time, with a zone or read as
+ * UTC without one (its document shows dates only; docs/COMPATIBILITY.md).
+ */
+export const asOfParam = instantParam(
+  parseInstantAsUtc,
+  'must be an ISO 8601 date (2026-06-01, meaning 00:00:00Z) or date-time (2026-06-01T12:00:00Z; without a zone it is UTC)',
+);
 
 /** SupaCloud's `as_of`: an RFC 3339 instant, nothing else. */
 export const rfc3339Param = instantParam(

@@ -12,6 +12,8 @@ import { booleanParam, firstOccurrence, rfc3339Param } from './params.js';
 import { runOperation } from './runOperation.js';
 
 export const SUPACLOUD_BASE = '/api';
+/** The OpenAPI tag that groups this surface's routes in /openapi.json and /docs. */
+export const SUPACLOUD_TAG = 'SupaCloud memories API';
 
 const ERROR_CODES = [
   'not_found',
@@ -74,6 +76,7 @@ const Memory = z
 const errorContent = { 'application/json': { schema: ApiErrorBody } };
 
 const listMemories = createRoute({
+  tags: [SUPACLOUD_TAG],
   method: 'get',
   path: `${SUPACLOUD_BASE}/memories`,
   summary: "List the workspace's memories",

@@ -85,6 +85,36 @@ describe("the document's curl examples, as written, against the demo", () => {
     ).toHaveLength(2);
   });
 
+  it('includeInvalidated: true, false, 1 or 0, in any case', async () => {
+    for (const [value, total] of [
+      ['TRUE', 7],
+      ['True', 7],
+      ['1', 7],
+      ['false', 3],
+      ['FALSE', 3],
+      ['0', 3],
+    ] as const) {
+      const { status, body } = await get(
+        `${BASE}/datasets/user_42/facts?includeInvalidated=${value}`,
+      );
+      expect([value, status, body.total]).toEqual([value, 200, total]);
+    }
+  });
+
+  it('asOf: a date-time without a zone is UTC', async () => {
+    const zoned = await get(`${BASE}/datasets/user_42/facts?asOf=2026-06-01T12:00:00Z`);
+    for (const value of ['2026-06-01T12:00:00', '2026-06-01T12:00', '2026-06-01T12:00:00.000']) {
+      const { status, body } = await get(`${BASE}/datasets/user_42/facts?asOf=${value}`);
+      expect([value, status]).toEqual([value, 200]);
+      expect(body).toEqual(zoned.body);
+    }
+    // Midnight without a zone is the date alone (00:00:00Z).
+    const midnight = await get(`${BASE}/datasets/user_42/facts?asOf=2026-06-01T00:00:00`);
+    expect(midnight.body).toEqual(
+      (await get(`${BASE}/datasets/user_42/facts?asOf=2026-06-01`)).body,
+    );
+  });
+
   it('what did we believe on 1 June: asOf=2026-06-01', async () => {
     const { body } = await get(`${BASE}/datasets/user_42/facts?asOf=2026-06-01`);
     expect(body.total).toBe(5);
@@ -232,9 +262,11 @@ describe('bad input: 400 { "error" } naming the parameter; nothing reaches the s
     ['limit=101', /limit: must be between 1 and 100/],
     ['limit=abc', /limit: must be a whole number/],
     ['limit=1.5', /limit/],
-    ['includeInvalidated=yes', /includeInvalidated: must be true or false/],
+    ['includeInvalidated=yes', /includeInvalidated: must be true, false, 1 or 0/],
+    ['includeInvalidated=', /includeInvalidated: must be true, false, 1 or 0/],
     ['asOf=garbage', /asOf: must be an ISO 8601 date/],
-    ['asOf=2026-06-01T00:00:00', /asOf/],
+    ['asOf=2026-06-01T25:00:00', /asOf/],
+    ['asOf=2026-06-01 12:00:00', /asOf/],
     [`q=${'a'.repeat(1001)}`, /q: must be at most 1000 characters/],
     ['episodeId=8b21…', /episodeId: must be a UUID/],
     ['q[$ne]=x', null],
@@ -258,13 +290,15 @@ describe('bad input: 400 { "error" } naming the parameter; nothing reaches the s
     });
   });
 
-  it('a factId that is not a UUID', async () => {
-    const response = await t.request(`${BASE}/datasets/user_42/facts/3a91…`, {
-      method: 'DELETE',
-      key,
-    });
-    expect(response.status).toBe(400);
-    expect(await response.json()).toEqual({ error: 'factId: must be a UUID' });
+  it('a factId that is not a UUID names no fact: 404 "Fact not found"', async () => {
+    for (const id of ['3a91…', 'not-a-uuid', '{"$ne":null}', '1']) {
+      const response = await t.request(`${BASE}/datasets/user_42/facts/${encodeURIComponent(id)}`, {
+        method: 'DELETE',
+        key,
+      });
+      expect([id, response.status]).toEqual([id, 404]);
+      expect(await response.json()).toEqual({ error: 'Fact not found' });
+    }
   });
 
   it('broken percent-encoding in a path segment names the parameter', async () => {

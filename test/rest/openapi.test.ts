@@ -35,6 +35,27 @@ describe('/openapi.json', () => {
     ]);
   });
 
+  it("groups the routes by product: each operation carries its surface's one tag", () => {
+    const tagged = doc as unknown as {
+      tags: { name: string }[];
+      paths: Record<string, Record<string, { tags?: string[] }>>;
+    };
+    expect(tagged.tags.map((t) => t.name)).toEqual([
+      'Memory Soda semantic API',
+      'SupaCloud memories API',
+    ]);
+    const operations = Object.entries(tagged.paths).flatMap(([path, ops]) =>
+      Object.values(ops).map((op) => ({ path, tags: op.tags })),
+    );
+    expect(operations.length).toBeGreaterThan(0);
+    for (const { path, tags } of operations) {
+      const expected = path.startsWith('/v1/memory/semantic/')
+        ? 'Memory Soda semantic API'
+        : 'SupaCloud memories API';
+      expect([path, tags]).toEqual([path, [expected]]);
+    }
+  });
+
   it('names every parameter the routes accept, where they accept it', () => {
     const params = (path: string, method = 'get') =>
       (doc.paths[path]![method]!.parameters ?? []).map((p) => `${p.in}:${p.name}`).sort();
