@@ -4,6 +4,7 @@ import type { Config } from './config.js';
 import { acquireEmbeddedDb, type RunningFerretDb } from './embedded/ferretdb.js';
 import { type Database, openDatabase } from './store/database.js';
 import { repairInvalidationClaims } from './store/facts.js';
+import { migrateStore } from './store/migrations.js';
 import { repairEpisodeRecords } from './store/recordEpisode.js';
 
 export interface OpenedStore {
@@ -16,8 +17,9 @@ export interface OpenedStore {
 
 /**
  * Opens the configured database: MONGODB_URI when set, else the embedded FerretDB under
- * DATA_DIR (shared with any other process using that folder). Before serving, finishes
- * any invalidation or episode recording whose follow-up a crash cut short (both are
+ * DATA_DIR (shared with any other process using that folder). Before serving, brings
+ * documents written by an earlier version up to date (store/migrations.ts), then finishes
+ * any invalidation or episode recording whose follow-up a crash cut short (all
  * idempotent, so a replica doing the same at the same time does no harm).
  */
 export async function openStore(
@@ -34,6 +36,9 @@ export async function openStore(
   } catch (error) {
     await embedded?.stop();
     throw error;
+  }
+  for (const m of await migrateStore(database.collections, systemClock())) {
+    if (m.changed > 0) log(`Migrated the store: ${m.describe} (${m.changed} documents).`);
   }
   await repairInvalidationClaims(database.collections);
   await repairEpisodeRecords(database.collections, systemClock());

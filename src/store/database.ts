@@ -10,6 +10,7 @@ import type {
   InvalidationClaimDoc,
   MemoryDoc,
   MemoryVersionDoc,
+  MigrationDoc,
   RestorationDoc,
   WorkspaceDoc,
 } from './documents.js';
@@ -28,6 +29,7 @@ export interface Collections {
   memoryVersions: Collection<MemoryVersionDoc>;
   restorations: Collection<RestorationDoc>;
   audit: Collection<AuditDoc>;
+  migrations: Collection<MigrationDoc>;
 }
 
 export function collections(db: Db): Collections {
@@ -44,6 +46,7 @@ export function collections(db: Db): Collections {
     memoryVersions: db.collection('memoryVersions'),
     restorations: db.collection('restorations'),
     audit: db.collection('audit'),
+    migrations: db.collection('migrations'),
   };
 }
 
@@ -164,6 +167,8 @@ export const INDEXES: { [K in keyof Collections]: IndexSpec[] } = {
   memoryVersions: [{ key: { workspaceId: 1, dataset: 1, memoryId: 1 }, name: 'tenant_memory' }],
   restorations: [{ key: { workspaceId: 1, dataset: 1, factId: 1 }, name: 'tenant_fact' }],
   audit: [{ key: { workspaceId: 1, at: -1 }, name: 'workspace_at' }],
+  // Read by `_id` only.
+  migrations: [],
 };
 
 export async function ensureIndexes(c: Collections): Promise<void> {

@@ -1,6 +1,7 @@
 import type { Scope } from '../domain/apiKey.js';
 import { documentId, normalizeUuid } from '../domain/ids.js';
 import { type EntityType, entityKey, predicateKey } from '../domain/names.js';
+import { factRecallTerms, recallTerms } from '../domain/recallTerms.js';
 import { factSearchTerms } from '../domain/searchTerms.js';
 import type { Tenant } from './tenant.js';
 
@@ -95,6 +96,8 @@ export interface FactDoc {
   subjectKey: string;
   objectKey: string;
   predicateKey: string;
+  /** Derived: the analyzed terms of subject + predicate + object, for recall (domain/recallTerms.ts). */
+  recallTerms: string[];
   /**
    * How many times a soft delete (or a supersession, by erasing the episode that caused
    * it) was undone. Part of the invalidation claim's key, so a restored fact can be
@@ -109,7 +112,10 @@ export interface FactDoc {
  * generation), which stay in the database rather than being decoded for every fact of
  * every page.
  */
-export type FactView = Omit<FactDoc, '_id' | 'terms' | 'predicateKey' | 'restorations'>;
+export type FactView = Omit<
+  FactDoc,
+  '_id' | 'terms' | 'predicateKey' | 'recallTerms' | 'restorations'
+>;
 
 export interface MemoryDoc {
   _id: string;
@@ -134,6 +140,8 @@ export interface MemoryDoc {
   validFrom: Date;
   validUntil: Date | null;
   supersededBy: string | null;
+  /** Derived: the analyzed terms of the text, for recall (domain/recallTerms.ts). */
+  recallTerms: string[];
 }
 
 /**
@@ -194,6 +202,13 @@ export interface RestorationDoc {
   dataset: string;
   factId: string;
   at: Date;
+}
+
+/** A migration that has run to the end (store/migrations.ts). */
+export interface MigrationDoc {
+  /** The migration's id. */
+  _id: string;
+  appliedAt: Date;
 }
 
 /** Who erased what, when, and how much; never the erased content. */
@@ -295,7 +310,7 @@ export function episodeDocument(tenant: Tenant, episode: Omit<EpisodeDoc, Stored
 /** The fields of a fact a write supplies; `terms` and the keys are derived from them. */
 export type FactFields = Omit<
   FactDoc,
-  Stored | 'terms' | 'subjectKey' | 'objectKey' | 'predicateKey' | 'restorations'
+  Stored | 'terms' | 'subjectKey' | 'objectKey' | 'predicateKey' | 'recallTerms' | 'restorations'
 >;
 
 export function factDocument(tenant: Tenant, fact: FactFields): FactDoc {
@@ -320,10 +335,14 @@ export function factDocument(tenant: Tenant, fact: FactFields): FactDoc {
     subjectKey: entityKey(fact.subject),
     objectKey: entityKey(fact.object),
     predicateKey: predicateKey(fact.predicate),
+    recallTerms: factRecallTerms(fact),
   };
 }
 
-export function memoryDocument(tenant: Tenant, memory: Omit<MemoryDoc, Stored>): MemoryDoc {
+export function memoryDocument(
+  tenant: Tenant,
+  memory: Omit<MemoryDoc, Stored | 'recallTerms'>,
+): MemoryDoc {
   const memoryId = normalizeUuid(memory.memoryId);
   return {
     ...storedIn(tenant, memoryDocumentId(tenant, memoryId)),
@@ -346,7 +365,13 @@ export function memoryDocument(tenant: Tenant, memory: Omit<MemoryDoc, Stored>):
     validFrom: memory.validFrom,
     validUntil: memory.validUntil,
     supersededBy: uuidOrNull(memory.supersededBy),
+    recallTerms: recallTerms(memory.text),
   };
+}
+
+/** A change to a memory's fields, with what derives from them (`recallTerms` from `text`). */
+export function memoryChange(set: Partial<MemoryDoc>): Partial<MemoryDoc> {
+  return set.text === undefined ? set : { ...set, recallTerms: recallTerms(set.text) };
 }
 
 /**

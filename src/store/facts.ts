@@ -62,7 +62,13 @@ export function factFilter(tenant: Tenant, query: FactQuery): Filter<FactDoc> {
 }
 
 /** Leaves out what FactView leaves out. */
-const FACT_VIEW = { _id: 0, terms: 0, predicateKey: 0, restorations: 0 } as const;
+const FACT_VIEW = {
+  _id: 0,
+  terms: 0,
+  predicateKey: 0,
+  recallTerms: 0,
+  restorations: 0,
+} as const;
 
 export interface FactPage {
   facts: FactView[];

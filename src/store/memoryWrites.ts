@@ -3,7 +3,12 @@ import { derivedUuid, newId, normalizeUuid } from '../domain/ids.js';
 import type { Collections } from './database.js';
 import { isDuplicateKey } from './database.js';
 import { datasetDocumentId } from './datasets.js';
-import { type MemoryDoc, type MemoryVersionDoc, memoryDocument } from './documents.js';
+import {
+  type MemoryDoc,
+  type MemoryVersionDoc,
+  memoryChange,
+  memoryDocument,
+} from './documents.js';
 import { findMemory } from './memories.js';
 import type { Tenant } from './tenant.js';
 
@@ -185,7 +190,7 @@ export async function changeMemory(
       dataset: tenant.dataset,
       memoryId: current.memoryId,
       version,
-      set: { ...planned.set, version, updatedAt: now },
+      set: { ...memoryChange(planned.set), version, updatedAt: now },
       create: planned.create ?? null,
       at: now,
     };

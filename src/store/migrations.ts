@@ -1,0 +1,102 @@
+import type { AnyBulkWriteOperation } from 'mongodb';
+import { factRecallTerms, recallTerms } from '../domain/recallTerms.js';
+import type { Collections } from './database.js';
+import type { FactDoc, MemoryDoc } from './documents.js';
+
+/**
+ * Versioned migrations of stored documents, run when the store is opened (the server's
+ * start-up and every CLI command, `npm run import` included). Each has an id; once it has
+ * run to the end, a document `{ _id: <id>, appliedAt }` in `migrations` records it and it
+ * is never run again. Each is idempotent (it only fills what is missing, with the values
+ * the document builders of store/documents.ts would give), so a run cut short, or two
+ * processes opening the store at once, simply do it again. An import needs none of them:
+ * it writes its documents through the same builders.
+ */
+const MIGRATIONS: { id: string; describe: string; run: (c: Collections) => Promise<number> }[] = [
+  {
+    id: '2026-12-01-recall-terms',
+    describe: 'recall terms on facts and memories',
+    run: addRecallTerms,
+  },
+];
+
+const UPDATES_PER_COMMAND = 500;
+
+/** Runs the migrations this store has not recorded; returns what each changed. */
+export async function migrateStore(
+  c: Collections,
+  now: Date,
+): Promise<{ id: string; describe: string; changed: number }[]> {
+  const done = new Set(
+    (
+      await c.migrations
+        .find({ _id: { $in: MIGRATIONS.map((m) => m.id) } }, { comment: 'store:migrateStore' })
+        .toArray()
+    ).map((m) => m._id),
+  );
+  const applied = [];
+  for (const migration of MIGRATIONS) {
+    if (done.has(migration.id)) continue;
+    const changed = await migration.run(c);
+    await c.migrations.updateOne(
+      { _id: migration.id },
+      { $setOnInsert: { appliedAt: now } },
+      { upsert: true, comment: 'store:migrateStore' },
+    );
+    applied.push({ id: migration.id, describe: migration.describe, changed });
+  }
+  return applied;
+}
+
+/** `recallTerms` on every fact and memory written before it existed, tenant by tenant. */
+async function addRecallTerms(c: Collections): Promise<number> {
+  const tag = { comment: 'store:addRecallTerms' };
+  let changed = 0;
+  const workspaces = await c.workspaces.find({}, tag).sort({ name: 1 }).toArray();
+  for (const { _id: workspaceId } of workspaces) {
+    for (const dataset of await c.facts.distinct('dataset', { workspaceId }, tag)) {
+      const missing = c.facts.find(
+        { workspaceId, dataset, recallTerms: { $exists: false } },
+        { projection: { _id: 1, subject: 1, predicate: 1, object: 1 }, ...tag },
+      );
+      for await (const batch of batches(missing)) {
+        const ops: AnyBulkWriteOperation<FactDoc>[] = batch.map((f) => ({
+          updateOne: {
+            filter: { _id: f._id, workspaceId, dataset },
+            update: { $set: { recallTerms: factRecallTerms(f) } },
+          },
+        }));
+        changed += (await c.facts.bulkWrite(ops, { ordered: false, ...tag })).modifiedCount;
+      }
+    }
+    for (const dataset of await c.memories.distinct('dataset', { workspaceId }, tag)) {
+      const missing = c.memories.find(
+        { workspaceId, dataset, recallTerms: { $exists: false } },
+        { projection: { _id: 1, text: 1 }, ...tag },
+      );
+      for await (const batch of batches(missing)) {
+        const ops: AnyBulkWriteOperation<MemoryDoc>[] = batch.map((m) => ({
+          updateOne: {
+            filter: { _id: m._id, workspaceId, dataset },
+            update: { $set: { recallTerms: recallTerms(m.text) } },
+          },
+        }));
+        changed += (await c.memories.bulkWrite(ops, { ordered: false, ...tag })).modifiedCount;
+      }
+    }
+  }
+  return changed;
+}
+
+/** A cursor's documents, a command's worth of updates at a time. */
+async function* batches<T>(cursor: AsyncIterable<T>): AsyncGenerator<T[]> {
+  let batch: T[] = [];
+  for await (const doc of cursor) {
+    batch.push(doc);
+    if (batch.length === UPDATES_PER_COMMAND) {
+      yield batch;
+      batch = [];
+    }
+  }
+  if (batch.length > 0) yield batch;
+}

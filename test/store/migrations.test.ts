@@ -1,0 +1,99 @@
+import { describe, expect, it } from 'vitest';
+import { loadDemoDataset } from '../../src/demo/seed.js';
+import type { Collections } from '../../src/store/database.js';
+import { createMemory } from '../../src/store/memoryWrites.js';
+import { migrateStore } from '../../src/store/migrations.js';
+import { openTestDatabase } from '../helpers/database.js';
+import { testTenant } from '../helpers/episodeInput.js';
+
+/**
+ * The store's migrations on a store written by the previous version: documents without
+ * the fields added since (written here by today's code, then stripped of them, which is
+ * exactly what the previous version stored). A migration must give every document what
+ * today's builders give it, touch nothing else, record itself, and change nothing when
+ * run again.
+ */
+
+const AT = new Date('2026-12-01T00:00:00.000Z');
+
+async function everything(c: Collections) {
+  return {
+    facts: await c.facts.find({}).sort({ _id: 1 }).toArray(),
+    memories: await c.memories.find({}).sort({ _id: 1 }).toArray(),
+  };
+}
+
+async function previousVersionStore() {
+  const { collections: c } = await openTestDatabase();
+  await loadDemoDataset(c, 'one', AT);
+  await loadDemoDataset(c, 'two', AT);
+  await createMemory(
+    c,
+    testTenant('two', 'notes'),
+    {
+      text: 'Prefers peanuts to almonds',
+      memoryKind: 'preference',
+      scope: 'user',
+      sourceType: 'conversation',
+      sourceId: null,
+      projectId: null,
+      userId: null,
+      importance: 0.5,
+      salience: 0.5,
+      pinned: false,
+      validFrom: null,
+    },
+    AT,
+  );
+  const current = await everything(c);
+  await c.facts.updateMany({}, { $unset: { recallTerms: '' } });
+  await c.memories.updateMany({}, { $unset: { recallTerms: '' } });
+  return { c, current };
+}
+
+describe('migrating a store written by the previous version', () => {
+  it('adds recall terms to every fact and memory, exactly as the builders do, once', async () => {
+    const { c, current } = await previousVersionStore();
+    expect(current.facts.length).toBeGreaterThan(0);
+    expect(current.memories.length).toBeGreaterThan(0);
+    expect(current.memories.at(-1)?.recallTerms).toBeDefined();
+    expect(await c.facts.countDocuments({ recallTerms: { $exists: true } })).toBe(0);
+
+    const applied = await migrateStore(c, AT);
+    expect(applied).toEqual([
+      {
+        id: '2026-12-01-recall-terms',
+        describe: 'recall terms on facts and memories',
+        changed: current.facts.length + current.memories.length,
+      },
+    ]);
+    expect(await everything(c)).toEqual(current);
+    expect(await c.migrations.find({}).toArray()).toEqual([
+      { _id: '2026-12-01-recall-terms', appliedAt: AT },
+    ]);
+
+    // Recorded: not run again, and nothing changes.
+    expect(await migrateStore(c, new Date(AT.getTime() + 1000))).toEqual([]);
+    expect(await everything(c)).toEqual(current);
+  });
+
+  it('a run cut short is completed by the next: only what is still missing is written', async () => {
+    const { c, current } = await previousVersionStore();
+    // The first few facts were done before the crash; the record was never written.
+    const done = current.facts.slice(0, 3);
+    for (const f of done) {
+      await c.facts.updateOne({ _id: f._id }, { $set: { recallTerms: f.recallTerms } });
+    }
+    const [applied] = await migrateStore(c, AT);
+    expect(applied?.changed).toBe(current.facts.length - done.length + current.memories.length);
+    expect(await everything(c)).toEqual(current);
+  });
+
+  it('a fresh store records the migration with nothing to change', async () => {
+    const { collections: c } = await openTestDatabase();
+    expect(await migrateStore(c, AT)).toEqual([
+      expect.objectContaining({ id: '2026-12-01-recall-terms', changed: 0 }),
+    ]);
+    expect(await migrateStore(c, AT)).toEqual([]);
+  });
+});
