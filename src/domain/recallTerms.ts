@@ -1,6 +1,6 @@
 import { stemmer } from 'stemmer';
 import { eng } from 'stopword';
-import { searchTerms } from './searchTerms.js';
+import { words } from './searchTerms.js';
 
 /**
  * Text analysis for recall, shared by what is stored and what is asked: the words of
@@ -12,17 +12,24 @@ import { searchTerms } from './searchTerms.js';
 
 const STOP_WORDS = new Set(eng);
 
-/** The analyzed terms of a text, distinct, in first-seen order. */
-export function recallTerms(text: string): string[] {
-  const terms = new Set<string>();
-  for (const word of searchTerms(text)) {
-    if (STOP_WORDS.has(word)) continue;
-    terms.add(stemmer(word));
-  }
-  return [...terms];
+/** The analyzed words of a text, in order, repeats included (a term's frequency counts them). */
+export function analyze(text: string): string[] {
+  return words(text)
+    .filter((word) => !STOP_WORDS.has(word))
+    .map((word) => stemmer(word));
 }
 
-/** The terms stored on a fact: its subject, predicate and object together. */
+/** The analyzed terms of a text, distinct, in first-seen order: what is stored and indexed. */
+export function recallTerms(text: string): string[] {
+  return [...new Set(analyze(text))];
+}
+
+/** The text of a fact that recall reads: its subject, predicate and object together. */
+export function factText(fact: { subject: string; predicate: string; object: string }): string {
+  return `${fact.subject} ${fact.predicate} ${fact.object}`;
+}
+
+/** The terms stored on a fact. */
 export function factRecallTerms(fact: { subject: string; predicate: string; object: string }) {
-  return recallTerms(`${fact.subject} ${fact.predicate} ${fact.object}`);
+  return recallTerms(factText(fact));
 }

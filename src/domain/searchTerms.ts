@@ -8,10 +8,14 @@ export const MAX_QUERY_LENGTH = 1000;
 
 const WORD = /[\p{L}\p{M}\p{N}]+/gu;
 
+/** The lower-cased words of a text, in order, repeats included. */
+export function words(text: string): string[] {
+  return text.normalize('NFC').toLowerCase().match(WORD) ?? [];
+}
+
 /** The distinct lower-cased words of a text, in first-seen order. */
 export function searchTerms(text: string): string[] {
-  const words = text.normalize('NFC').toLowerCase().match(WORD) ?? [];
-  return [...new Set(words)];
+  return [...new Set(words(text))];
 }
 
 /** The tokens stored on a fact: the words of subject, predicate and object together. */

@@ -9,6 +9,7 @@ import './viewer.js';
 import './recordEpisode.js';
 import './erasure.js';
 import './memoryCuration.js';
+import './recall.js';
 
 /** The executable schema: every domain file above adds its types and root fields. */
 export const schema = builder.toSchema();

@@ -135,6 +135,10 @@ export const INDEXES: { [K in keyof Collections]: IndexSpec[] } = {
       name: 'tenant_terms_valid',
     },
     {
+      key: { workspaceId: 1, dataset: 1, recallTerms: 1, validAt: -1, factId: -1 },
+      name: 'tenant_recall_terms_valid',
+    },
+    {
       key: { workspaceId: 1, dataset: 1, supersededBy: 1, validAt: -1, factId: -1 },
       name: 'tenant_superseded_by_valid',
     },
@@ -147,6 +151,10 @@ export const INDEXES: { [K in keyof Collections]: IndexSpec[] } = {
       name: 'tenant_created',
     },
     { key: { workspaceId: 1, dataset: 1, memoryId: 1 }, name: 'tenant_memory' },
+    {
+      key: { workspaceId: 1, dataset: 1, recallTerms: 1, createdAt: -1, memoryId: -1 },
+      name: 'tenant_recall_terms_created',
+    },
   ],
   claims: [
     {

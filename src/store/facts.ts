@@ -62,7 +62,7 @@ export function factFilter(tenant: Tenant, query: FactQuery): Filter<FactDoc> {
 }
 
 /** Leaves out what FactView leaves out. */
-const FACT_VIEW = {
+export const FACT_VIEW = {
   _id: 0,
   terms: 0,
   predicateKey: 0,

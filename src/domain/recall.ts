@@ -1,0 +1,136 @@
+import { analyze } from './recallTerms.js';
+
+/**
+ * Ranked recall, as pure functions: BM25 over the analyzed words of each candidate
+ * (domain/recallTerms.ts), then small documented factors, then a score relative to the
+ * best candidate. README ("Ranked recall") states the formula with a worked example.
+ *
+ *   bm25(d) = Σ over the query's distinct terms t found in d of
+ *             idf(t) × tf(t, d) × (k1 + 1) / (tf(t, d) + k1 × (1 − b + b × |d| / avgdl))
+ *   idf(t)  = ln(1 + (N − df(t) + 0.5) / (df(t) + 0.5))
+ *
+ * with k1 = 1.2 and b = 0.75; N the documents of the dataset in the recall's view (live
+ * facts, or memories), df(t) how many candidates hold t, |d| a candidate's analyzed words
+ * and avgdl their mean over the candidates. Candidates are the documents holding at least
+ * one query term, so df is exact unless their number reached the cap (store/recall.ts).
+ */
+
+export const BM25_K1 = 1.2;
+export const BM25_B = 0.75;
+
+/** A candidate: its text (what is analyzed) and the factor its kind applies. */
+export interface Candidate<T> {
+  item: T;
+  text: string;
+  /** Multiplies the BM25 score: confidence and recency, or a memory's boosts. */
+  factor: number;
+  /** Ties of the final score: the later first, then the greater id. */
+  time: Date;
+  id: string;
+}
+
+export interface Ranked<T> {
+  item: T;
+  /** In (0, 1]: the candidate's score over the best candidate's. */
+  relevanceScore: number;
+}
+
+/**
+ * The candidates that share a term with the query, best first, at most `first`. The query
+ * is analyzed like the stored text; a query of stop words only has no terms and ranks
+ * nothing.
+ */
+export function rank<T>(
+  query: string,
+  candidates: readonly Candidate<T>[],
+  documentsInView: number,
+  first: number,
+): Ranked<T>[] {
+  const terms = [...new Set(analyze(query))];
+  if (terms.length === 0 || candidates.length === 0) return [];
+  const analyzed = candidates.map((c) => analyze(c.text));
+  const df = new Map(terms.map((t) => [t, 0]));
+  for (const words of analyzed) {
+    for (const t of new Set(words)) if (df.has(t)) df.set(t, df.get(t)! + 1);
+  }
+  const n = Math.max(documentsInView, candidates.length);
+  const avgdl = analyzed.reduce((sum, w) => sum + w.length, 0) / analyzed.length || 1;
+  const scored = candidates.flatMap((candidate, i) => {
+    const words = analyzed[i]!;
+    let bm25 = 0;
+    for (const t of terms) {
+      const tf = words.filter((w) => w === t).length;
+      if (tf === 0) continue;
+      const d = df.get(t)!;
+      const idf = Math.log(1 + (n - d + 0.5) / (d + 0.5));
+      bm25 +=
+        (idf * tf * (BM25_K1 + 1)) /
+        (tf + BM25_K1 * (1 - BM25_B + (BM25_B * words.length) / avgdl));
+    }
+    return bm25 > 0 ? [{ candidate, score: bm25 * candidate.factor }] : [];
+  });
+  scored.sort(
+    (a, b) =>
+      b.score - a.score ||
+      b.candidate.time.getTime() - a.candidate.time.getTime() ||
+      (a.candidate.id < b.candidate.id ? 1 : a.candidate.id > b.candidate.id ? -1 : 0),
+  );
+  const best = scored[0]?.score ?? 0;
+  return scored.slice(0, first).map(({ candidate, score }) => ({
+    item: candidate.item,
+    relevanceScore: Math.max(0.0001, Math.round((score / best) * 10_000) / 10_000),
+  }));
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * A fact's factor: confidence and recency as tie-breakers, each within 10 %:
+ * (0.9 + 0.1 × confidence) × (0.9 + 0.1 × recency), recency = 1 / (1 + age in years),
+ * the age being from `validAt` to the instant recalled.
+ */
+export function factFactor(fact: { confidence: number; validAt: Date }, at: Date): number {
+  const years = Math.max(0, at.getTime() - fact.validAt.getTime()) / (365 * DAY_MS);
+  const confidence = clamp01(fact.confidence);
+  return (0.9 + 0.1 * confidence) * (0.9 + 0.1 / (1 + years));
+}
+
+/**
+ * A memory's factor: importance up to +25 %, salience up to +10 %, pinned +25 %:
+ * (0.8 + 0.2 × importance) × (0.9 + 0.1 × salience) × (pinned ? 1.25 : 1), importance and
+ * salience taken within [0, 1].
+ */
+export function memoryFactor(memory: { importance: number; salience: number; pinned: boolean }) {
+  return (
+    (0.8 + 0.2 * clamp01(memory.importance)) *
+    (0.9 + 0.1 * clamp01(memory.salience)) *
+    (memory.pinned ? 1.25 : 1)
+  );
+}
+
+const clamp01 = (x: number) => Math.min(1, Math.max(0, x));
+
+const day = (d: Date) => d.toISOString().slice(0, 10);
+
+/**
+ * Prompt-ready text: one line per fact, in the order given, saying what holds and since
+ * when (and until when, if it ends), then one line per memory.
+ */
+export function recallContext(
+  facts: readonly {
+    subject: string;
+    predicate: string;
+    object: string;
+    validAt: Date;
+    validUntil: Date | null;
+  }[],
+  memories: readonly { text: string }[] = [],
+): string {
+  return [
+    ...facts.map(
+      (f) =>
+        `- ${f.subject} ${f.predicate} ${f.object} (since ${day(f.validAt)}${f.validUntil ? `, until ${day(f.validUntil)}` : ''})`,
+    ),
+    ...memories.map((m) => `- Memory: ${m.text}`),
+  ].join('\n');
+}
