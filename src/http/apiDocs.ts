@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { GatewayEnv } from '../context.js';
 import { errorResponse } from '../rest/errorBodies.js';
-import { MEMORY_SODA_BASE, MEMORY_SODA_TAG } from '../rest/memorySoda.js';
+import { MEMORY_SODA_ROOT, MEMORY_SODA_TAG } from '../rest/memorySoda.js';
 import { SUPACLOUD_BASE, SUPACLOUD_TAG } from '../rest/supaCloud.js';
 
 /**
@@ -28,7 +28,7 @@ export function mountApiDocs(app: OpenAPIHono<GatewayEnv>): void {
     tags: [
       {
         name: MEMORY_SODA_TAG,
-        description: `Memory Soda's semantic API, under ${MEMORY_SODA_BASE}`,
+        description: `Memory Soda's semantic API and recall, under ${MEMORY_SODA_ROOT}`,
       },
       { name: SUPACLOUD_TAG, description: `SupaCloud's memories API, under ${SUPACLOUD_BASE}` },
     ],

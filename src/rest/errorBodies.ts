@@ -8,6 +8,7 @@
 
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
+import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { GatewayEnv } from '../context.js';
 import {
@@ -81,6 +82,10 @@ export function errorResponse(
  */
 export function errorResponseFor(c: Context, surface: Surface, error: unknown): Response {
   if (error instanceof GatewayError) return errorResponse(c, surface, error.code, error.message);
+  // A body Hono's validator could not parse (malformed JSON) is the client's mistake.
+  if (error instanceof HTTPException && error.status === 400) {
+    return errorResponse(c, surface, 'BAD_USER_INPUT', `body: ${error.message}`);
+  }
   const masked = maskError(error);
   const code = masked.extensions.code as ErrorCode;
   return code in ERROR_STATUS

@@ -10,6 +10,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { UUID_PATTERN } from '../domain/ids.js';
 import { ENTITY_TYPES } from '../domain/names.js';
+import { recallContext } from '../domain/recall.js';
 import { GatewayError } from '../errors.js';
 import {
   MemorySodaDeleteFactDocument,
@@ -17,7 +18,14 @@ import {
   type MemorySodaFactFragment,
   MemorySodaListEntitiesDocument,
   MemorySodaListFactsDocument,
+  MemorySodaRecallDocument,
 } from '../generated/operations.js';
+import {
+  DEFAULT_RECALL_SIZE,
+  MAX_RECALL_SIZE,
+  recallFirstSchema,
+  recallQuerySchema,
+} from '../schema/args.js';
 import { edgeResponses, surfaceApp } from './errorBodies.js';
 import {
   asOfParam,
@@ -31,7 +39,9 @@ import {
 } from './params.js';
 import { runOperation } from './runOperation.js';
 
-export const MEMORY_SODA_BASE = '/v1/memory/semantic';
+/** Memory Soda's API root: the semantic routes and recall lie below it. */
+export const MEMORY_SODA_ROOT = '/v1/memory';
+export const MEMORY_SODA_BASE = `${MEMORY_SODA_ROOT}/semantic`;
 /** The OpenAPI tag that groups this surface's routes in /openapi.json and /docs. */
 export const MEMORY_SODA_TAG = 'Memory Soda semantic API';
 
@@ -208,6 +218,51 @@ const entityFacts = createRoute({
   },
 });
 
+const recall = createRoute({
+  tags: [MEMORY_SODA_TAG],
+  method: 'post',
+  path: `${MEMORY_SODA_ROOT}/recall`,
+  summary: 'Ranked recall: the live facts that best match a query, and prompt-ready context',
+  description:
+    'Facts live at `asOf` (default now) on both axes that share a term with `query`, best first (BM25 over stemmed words, English stop words dropped; confidence and recency break near-ties). `relevanceScore` is in (0, 1]: the fact\'s score over the best one\'s. `context` has one line per returned fact, in the same order. An unknown dataset answers `{ "facts": [], "context": "" }`. Needs the read scope.',
+  security,
+  request: {
+    body: {
+      required: true,
+      content: {
+        'application/json': {
+          schema: z.object({
+            dataset: datasetParam,
+            query: recallQuerySchema.openapi({ example: 'what does the user drive?' }),
+            limit: recallFirstSchema
+              .optional()
+              .openapi({ default: DEFAULT_RECALL_SIZE, maximum: MAX_RECALL_SIZE }),
+            asOf: asOfParam.optional().openapi({
+              type: 'string',
+              format: 'date',
+              description: "Point-in-time, as the facts route's asOf.",
+            }),
+          }),
+        },
+      },
+    },
+  },
+  responses: {
+    200: {
+      description: 'The recalled facts, best first, and their context',
+      content: {
+        'application/json': {
+          schema: z.object({
+            facts: z.array(FactSchema.extend({ relevanceScore: z.number() })),
+            context: z.string(),
+          }),
+        },
+      },
+    },
+    ...errorResponses,
+  },
+});
+
 /** The documented fact object: exactly these fields, in this order. */
 function toMemorySodaFact(f: MemorySodaFactFragment) {
   return {
@@ -244,6 +299,33 @@ export function memorySodaRoutes() {
       {
         facts: (facts?.edges ?? []).map((e) => toMemorySodaFact(e.node)),
         total: facts?.totalCount ?? 0,
+      },
+      200,
+    );
+  });
+
+  app.openapi(recall, async (c) => {
+    const body = c.req.valid('json');
+    const data = await runOperation(c.get('requestContext'), MemorySodaRecallDocument, {
+      dataset: body.dataset,
+      query: body.query,
+      first: body.limit ?? DEFAULT_RECALL_SIZE,
+      asOf: body.asOf?.toISOString() ?? null,
+    });
+    const recalled = data.dataset?.recall.facts ?? [];
+    return c.json(
+      {
+        facts: recalled.map((r) => ({
+          ...toMemorySodaFact(r.fact),
+          relevanceScore: r.relevanceScore,
+        })),
+        context: recallContext(
+          recalled.map(({ fact }) => ({
+            ...fact,
+            validAt: new Date(fact.validAt),
+            validUntil: fact.validUntil ? new Date(fact.validUntil) : null,
+          })),
+        ),
       },
       200,
     );

@@ -1,10 +1,10 @@
 import type { ErrorShape, Surface } from './errorBodies.js';
-import { MEMORY_SODA_BASE } from './memorySoda.js';
+import { MEMORY_SODA_ROOT } from './memorySoda.js';
 import { SUPACLOUD_BASE } from './supaCloud.js';
 
 /** Each REST surface's base path: every route of the surface lies below it. */
 export const SURFACE_BASES: Record<Surface, string> = {
-  memorySoda: MEMORY_SODA_BASE,
+  memorySoda: MEMORY_SODA_ROOT,
   supaCloud: SUPACLOUD_BASE,
 };
 
@@ -12,7 +12,7 @@ const isUnder = (path: string, base: string) => path === base || path.startsWith
 
 /** Which REST surface a path belongs to (its error shape), or null for the others. */
 export const surfaceOf = (path: string): Surface | null =>
-  isUnder(path, MEMORY_SODA_BASE)
+  isUnder(path, MEMORY_SODA_ROOT)
     ? 'memorySoda'
     : isUnder(path, SUPACLOUD_BASE)
       ? 'supaCloud'

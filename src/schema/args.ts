@@ -22,3 +22,18 @@ export const entityNameSchema = z
   .string()
   .min(1, 'must not be empty')
   .max(500, 'must be at most 500 characters');
+
+/** Ranked recall's `query` and `first` (Dataset.recall, POST /v1/memory/recall's body). */
+export const MAX_RECALL_QUERY_LENGTH = 2000;
+export const DEFAULT_RECALL_SIZE = 10;
+export const MAX_RECALL_SIZE = 50;
+
+export const recallQuerySchema = z
+  .string()
+  .min(1, 'must not be empty')
+  .max(MAX_RECALL_QUERY_LENGTH, `must be at most ${MAX_RECALL_QUERY_LENGTH} characters`);
+export const recallFirstSchema = z
+  .number()
+  .int('must be a whole number')
+  .min(1, `must be between 1 and ${MAX_RECALL_SIZE}`)
+  .max(MAX_RECALL_SIZE, `must be between 1 and ${MAX_RECALL_SIZE}`);

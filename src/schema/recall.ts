@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import { tenantOf } from '../context.js';
 import {
   type Candidate,
@@ -12,6 +11,12 @@ import { factText } from '../domain/recallTerms.js';
 import type { FactView, MemoryDoc } from '../store/documents.js';
 import { factCandidates, markMemoriesUsed, memoryCandidates } from '../store/recall.js';
 import type { Tenant } from '../store/tenant.js';
+import {
+  DEFAULT_RECALL_SIZE,
+  MAX_RECALL_SIZE,
+  recallFirstSchema,
+  recallQuerySchema,
+} from './args.js';
 import { builder } from './builder.js';
 import { listCost, QUERY_COST } from './cost.js';
 import { DatasetRef } from './dataset.js';
@@ -23,20 +28,6 @@ import { MemoryRef } from './memory.js';
  * a Recall whose facts and memories are each read only when selected, so a client (or the
  * REST route) asking for facts alone neither reads nor stamps memories.
  */
-
-export const MAX_RECALL_QUERY_LENGTH = 2000;
-export const DEFAULT_RECALL_SIZE = 10;
-export const MAX_RECALL_SIZE = 50;
-
-export const recallQuerySchema = z
-  .string()
-  .min(1, 'must not be empty')
-  .max(MAX_RECALL_QUERY_LENGTH, `must be at most ${MAX_RECALL_QUERY_LENGTH} characters`);
-export const recallFirstSchema = z
-  .number()
-  .int('must be a whole number')
-  .min(1, `must be between 1 and ${MAX_RECALL_SIZE}`)
-  .max(MAX_RECALL_SIZE, `must be between 1 and ${MAX_RECALL_SIZE}`);
 
 interface RecallShape {
   facts(): Promise<Ranked<FactView>[]>;

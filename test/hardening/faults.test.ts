@@ -32,6 +32,7 @@ import {
   openDatabase,
 } from '../../src/store/database.js';
 import { repairInvalidationClaims } from '../../src/store/facts.js';
+import { migrateStore } from '../../src/store/migrations.js';
 import { type EpisodeInput, recordEpisode } from '../../src/store/recordEpisode.js';
 import { createApiKey, workspaceIdFor } from '../../src/store/workspaces.js';
 import { importJsonl } from '../../src/transfer/importJsonl.js';
@@ -357,6 +358,8 @@ describe('npm run import when the database dies in the middle', () => {
     // (but the import's own instant: when the workspace, datasets and episodes were recorded).
     const clean = await openDatabase(ferret.uri, 'import_clean');
     try {
+      // As `npm run import` opens a store (src/openStore.ts): migrations recorded first.
+      await migrateStore(clean.collections, new Date('2026-06-02T00:00:00.000Z'));
       const outcome = await importJsonl(clean.collections, {
         workspace: WORKSPACE,
         content: generated.lines.join('\n'),
@@ -368,6 +371,7 @@ describe('npm run import when the database dies in the middle', () => {
         workspaces: ['createdAt'],
         datasets: ['createdAt'],
         episodes: ['recordedAt'],
+        migrations: ['appliedAt'],
       };
       expect(await storedDocuments(db, volatile)).toEqual(
         await storedDocuments(clean.db, volatile),

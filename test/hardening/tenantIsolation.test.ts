@@ -87,9 +87,22 @@ async function asBeta(query: string, variables: Record<string, unknown> = {}) {
   return result;
 }
 
-async function betaRest(method: string, path: string) {
+interface RecallIds {
+  recall: {
+    facts: { fact: { factId: string } }[];
+    memories: { memory: { memoryId: string } }[];
+  };
+}
+
+async function betaRest(method: string, path: string, body?: unknown) {
   betaRestCalls.push({ method, path: new URL(`http://x${path}`).pathname });
-  const response = await t.request(path, { method, key: betaKey });
+  const response = await t.request(path, {
+    method,
+    key: betaKey,
+    ...(body === undefined
+      ? {}
+      : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+  });
   expect(response.status).toBeLessThan(500);
   return { status: response.status, body: (await response.json()) as unknown };
 }
@@ -782,6 +795,37 @@ describe('afterwards', () => {
       user42: { facts: { totalCount: 8 } },
       private: { facts: { totalCount: 1 }, memories: { totalCount: 1 } },
     });
+  });
+
+  it("recall, GraphQL and REST: alpha's words find nothing of alpha, under any dataset name", async () => {
+    // Every word of alpha's data at once: a term of any alpha document would make it a candidate.
+    const query = alpha.markers.join(' ').slice(0, 2000);
+    for (const dataset of alpha.datasets) {
+      const { body } = await asBeta(
+        `query Recall($dataset: String!, $query: String!) {
+          dataset(name: $dataset) {
+            recall(query: $query, first: 50) {
+              facts { relevanceScore fact { factId subject object } }
+              memories { relevanceScore memory { memoryId text } }
+              context
+            }
+          }
+        }`,
+        { dataset, query },
+      );
+      expect(body.errors).toBeUndefined();
+      // The answers never echo the query, so nothing of alpha may appear in them at all.
+      expectNothingOfAlpha(body.data);
+      const recalled = (body.data as never as { dataset: RecallIds | null }).dataset;
+      for (const f of recalled?.recall.facts ?? []) expect(betaOwn.facts).toContain(f.fact.factId);
+      for (const m of recalled?.recall.memories ?? [])
+        expect(betaOwn.memories).toContain(m.memory.memoryId);
+      const rest = await betaRest('POST', '/v1/memory/recall', { dataset, query, limit: 50 });
+      expect(rest.status).toBe(200);
+      expectNothingOfAlpha(rest.body);
+      for (const f of (rest.body as { facts: { factId: string }[] }).facts)
+        expect(betaOwn.facts).toContain(f.factId);
+    }
   });
 
   it('the calls covered every Query, Mutation and Dataset field (by introspection)', async () => {

@@ -32,6 +32,7 @@ describe('/openapi.json', () => {
       'GET /v1/memory/semantic/datasets/{dataset}/entities',
       'GET /v1/memory/semantic/datasets/{dataset}/entities/{name}/facts',
       'GET /v1/memory/semantic/datasets/{dataset}/facts',
+      'POST /v1/memory/recall',
     ]);
   });
 
@@ -49,7 +50,7 @@ describe('/openapi.json', () => {
     );
     expect(operations.length).toBeGreaterThan(0);
     for (const { path, tags } of operations) {
-      const expected = path.startsWith('/v1/memory/semantic/')
+      const expected = path.startsWith('/v1/memory/')
         ? 'Memory Soda semantic API'
         : 'SupaCloud memories API';
       expect([path, tags]).toEqual([path, [expected]]);
@@ -95,7 +96,7 @@ describe('/openapi.json', () => {
     const operations = Object.entries(doc.paths).flatMap(([path, ops]) =>
       Object.entries(ops).map(([method, op]) => ({ path, method, op })),
     );
-    expect(operations.length).toBe(5);
+    expect(operations.length).toBe(6);
     for (const { path, method, op } of operations) {
       const responses = op.responses as Record<
         string,
