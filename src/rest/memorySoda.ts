@@ -22,6 +22,7 @@ import {
 } from '../generated/operations.js';
 import {
   DEFAULT_RECALL_SIZE,
+  datasetNameSchema,
   MAX_RECALL_SIZE,
   recallFirstSchema,
   recallQuerySchema,
@@ -232,11 +233,15 @@ const recall = createRoute({
       content: {
         'application/json': {
           schema: z.object({
-            dataset: datasetParam,
-            query: recallQuerySchema.openapi({ example: 'what does the user drive?' }),
+            dataset: datasetNameSchema.meta({
+              description: 'The dataset name.',
+              example: 'user_42',
+            }),
+            // The shared rules document themselves through zod's own .meta() (params.ts).
+            query: recallQuerySchema.meta({ example: 'what does the user drive?' }),
             limit: recallFirstSchema
               .optional()
-              .openapi({ default: DEFAULT_RECALL_SIZE, maximum: MAX_RECALL_SIZE }),
+              .meta({ default: DEFAULT_RECALL_SIZE, maximum: MAX_RECALL_SIZE }),
             asOf: asOfParam.optional().openapi({
               type: 'string',
               format: 'date',
