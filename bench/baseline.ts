@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { type Document, type Filter, MongoClient } from 'mongodb';
+import { stemmer } from 'stemmer';
+import { eng } from 'stopword';
 
 /**
  * The benchmark's baseline: the least a server can do to answer the gateway's REST
@@ -340,6 +342,85 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
+// ---- Ranked recall, re-stated (src/domain/recallTerms.ts, src/domain/recall.ts) ----
+
+const STOP_WORDS = new Set(eng);
+const analyze = (text: string) =>
+  (text.normalize('NFC').toLowerCase().match(WORD) ?? [])
+    .filter((w) => !STOP_WORDS.has(w))
+    .map((w) => stemmer(w));
+const clamp01 = (x: number) => Math.min(1, Math.max(0, x));
+const YEAR_MS = 365 * 86_400_000;
+
+/** POST /v1/memory/recall: the same candidate read and count, then BM25 and the factors. */
+async function recall(body: string) {
+  const input = JSON.parse(body) as {
+    dataset?: unknown;
+    query?: unknown;
+    limit?: unknown;
+    asOf?: unknown;
+  };
+  if (typeof input.dataset !== 'string' || input.dataset === '') throw new BadInput('dataset');
+  if (typeof input.query !== 'string' || input.query === '' || input.query.length > 2000)
+    throw new BadInput('query');
+  const limit = input.limit === undefined ? 10 : Number(input.limit);
+  const at = typeof input.asOf === 'string' ? instant(input.asOf, true) : new Date();
+  if (!at) throw new BadInput('asOf');
+  const terms = [...new Set(analyze(input.query))];
+  if (terms.length === 0) return { facts: [], context: '' };
+  const live = [{ workspaceId, dataset: input.dataset }, ...bitemporal(at, at)];
+  issued(2);
+  const [candidates, inView] = await Promise.all([
+    facts
+      .find(allOf([...live, { recallTerms: { $in: terms } }]), { projection: FACT_FIELDS })
+      .sort(FACT_ORDER)
+      .limit(1000)
+      .batchSize(1000)
+      .toArray(),
+    facts.countDocuments(allOf(live)),
+  ]);
+  const words = candidates.map((f) => analyze(`${f.subject} ${f.predicate} ${f.object}`));
+  const df = new Map(terms.map((t) => [t, 0]));
+  for (const w of words) for (const t of new Set(w)) if (df.has(t)) df.set(t, df.get(t)! + 1);
+  const n = Math.max(inView, candidates.length);
+  const avgdl = words.reduce((sum, w) => sum + w.length, 0) / (words.length || 1) || 1;
+  const scored = candidates.flatMap((f, i) => {
+    const w = words[i]!;
+    let bm25 = 0;
+    for (const t of terms) {
+      const tf = w.filter((x) => x === t).length;
+      if (tf === 0) continue;
+      const d = df.get(t)!;
+      const idf = Math.log(1 + (n - d + 0.5) / (d + 0.5));
+      bm25 += (idf * tf * 2.2) / (tf + 1.2 * (1 - 0.75 + (0.75 * w.length) / avgdl));
+    }
+    const years = Math.max(0, at.getTime() - f.validAt.getTime()) / YEAR_MS;
+    const factor = (0.9 + 0.1 * clamp01(f.confidence)) * (0.9 + 0.1 / (1 + years));
+    return bm25 > 0 ? [{ f, score: bm25 * factor }] : [];
+  });
+  scored.sort(
+    (a, b) =>
+      b.score - a.score ||
+      b.f.validAt.getTime() - a.f.validAt.getTime() ||
+      (a.f.factId < b.f.factId ? 1 : a.f.factId > b.f.factId ? -1 : 0),
+  );
+  const best = scored[0]?.score ?? 0;
+  const top = scored.slice(0, limit);
+  const day = (d: Date) => d.toISOString().slice(0, 10);
+  return {
+    facts: top.map(({ f, score }) => ({
+      ...factOut(f),
+      relevanceScore: Math.max(0.0001, Math.round((score / best) * 10_000) / 10_000),
+    })),
+    context: top
+      .map(
+        ({ f }) =>
+          `- ${f.subject} ${f.predicate} ${f.object} (since ${day(f.validAt)}${f.validUntil ? `, until ${day(f.validUntil)}` : ''})`,
+      )
+      .join('\n'),
+  };
+}
+
 async function route(req: IncomingMessage, res: ServerResponse) {
   const url = new URL(req.url ?? '/', 'http://baseline');
   const path = url.pathname;
@@ -364,6 +445,8 @@ async function route(req: IncomingMessage, res: ServerResponse) {
     send(res, 200, await listMemories(url.searchParams));
   } else if (req.method === 'POST' && path === '/graphql') {
     send(res, 200, await nested(await readBody(req)));
+  } else if (req.method === 'POST' && path === '/v1/memory/recall') {
+    send(res, 200, await recall(await readBody(req)));
   } else {
     send(res, 404, { error: 'Not found' });
   }

@@ -383,6 +383,22 @@ function scenariosFor(probes: GeneratedDataset['probes']): Scenario[] {
       shape: { method: 'GET', path: '/api/memories' },
     },
     {
+      id: 'recall',
+      title: `REST recall "${probes.q}" asOf=${probes.asOf.slice(0, 10)}`,
+      rest: true,
+      shape: {
+        method: 'POST',
+        path: '/v1/memory/recall',
+        // asOf fixes the instant, so both sides rank on the same clock and answer alike.
+        body: JSON.stringify({
+          dataset: probes.dataset,
+          query: `who ${probes.q}?`,
+          limit: 10,
+          asOf: probes.asOf.slice(0, 10),
+        }),
+      },
+    },
+    {
       id: 'nested',
       title: 'GraphQL entities(20)→facts→subject',
       rest: false,
