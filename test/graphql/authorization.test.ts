@@ -756,8 +756,10 @@ describe('matrix: every Mutation, its ids and its payload objects × every key',
 // REST routes ---------------------------------------------------------------------------
 
 interface RestCase {
-  method: 'GET' | 'DELETE';
+  method: 'GET' | 'POST' | 'DELETE';
   path: () => Promise<string>;
+  /** A JSON body, for the routes that take one. */
+  body?: unknown;
   expected: Record<KeyName, number>;
   /** The body of a 200 for acme's keys, and for another workspace's. */
   own: (body: Json) => void;
@@ -812,6 +814,14 @@ const REST_CASES: Record<string, RestCase> = {
     own: (b) => expect(b).toEqual({ factId: expect.any(String), deleted: true }),
     other: (b) => expect(b).toEqual({ error: 'Fact not found' }),
   },
+  'POST recall': {
+    method: 'POST',
+    path: async () => '/v1/memory/recall',
+    body: { dataset: DATASET, query: 'what is the user interested in' },
+    expected: READ_ROUTE,
+    own: (b) => expect(b.facts.length).toBeGreaterThan(0),
+    other: (b) => expect(b).toEqual({ facts: [], context: '' }),
+  },
   'GET /api/memories': {
     method: 'GET',
     path: async () => '/api/memories',
@@ -836,7 +846,13 @@ describe('matrix: every REST route × every key', () => {
     for (const key of KEY_NAMES) {
       it(`${name} × ${key}: ${c.expected[key]}`, async () => {
         const path = await c.path();
-        const response = await t.request(path, { method: c.method, key: keys[key] });
+        const response = await t.request(path, {
+          method: c.method,
+          key: keys[key],
+          ...(c.body
+            ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(c.body) }
+            : {}),
+        });
         const body = await response.json();
         expect(response.status).toBe(c.expected[key]);
         if (response.status === 200) (key === 'otherWorkspace' ? c.other : c.own)(body);

@@ -179,16 +179,23 @@ const VARIABLES: Record<string, unknown> = {
   includeInvalidated: true,
   includeArchived: true,
   factId: '00000000-0000-4000-8000-000000000000',
+  query: 'what does the user drive?',
+};
+
+/** Where an operation's field allows less than the shared largest value. */
+const OPERATION_VARIABLES: Record<string, Record<string, unknown>> = {
+  MemorySodaRecall: { first: 50 },
 };
 
 const variablesFor = (document: DocumentNode) => {
   const op = document.definitions[0]!;
   if (op.kind !== Kind.OPERATION_DEFINITION) return {};
+  const values = { ...VARIABLES, ...OPERATION_VARIABLES[op.name?.value ?? ''] };
   return Object.fromEntries(
     (op.variableDefinitions ?? [])
       .map((v) => v.variable.name.value)
-      .filter((n) => n in VARIABLES)
-      .map((n) => [n, VARIABLES[n]]),
+      .filter((n) => n in values)
+      .map((n) => [n, values[n]]),
   );
 };
 
@@ -258,6 +265,7 @@ describe('the front-end corpus passes the limits', () => {
         'MemorySodaListFacts',
         'MemorySodaListEntities',
         'MemorySodaEntityFacts',
+        'MemorySodaRecall',
         'SupaCloudListMemories',
       ]),
     );
