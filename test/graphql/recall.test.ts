@@ -99,6 +99,13 @@ describe('Dataset.recall', () => {
     expect(memoryIds(await recall('answers', { asOf: NOW }))).toEqual([DEMO.memories.shortAnswers]);
   });
 
+  it('memories matching alike are ordered by their boosts: the pinned one first', async () => {
+    // Both hold "user" once among five words; the Toyota memory is pinned.
+    const r = await recall('user', { asOf: NOW });
+    expect(memoryIds(r)).toEqual([DEMO.memories.toyota, DEMO.memories.shortAnswers]);
+    expect(r.memories[1]!.relevanceScore).toBeLessThan(1);
+  });
+
   it('a query of stop words only, or with no matching word, recalls nothing', async () => {
     for (const query of ['what is the', '?!', 'peanuts']) {
       expect(await recall(query, { asOf: NOW })).toEqual({ facts: [], memories: [], context: '' });
