@@ -100,6 +100,34 @@ describe('DataLoader batching', () => {
     expect(five.length).toBeLessThanOrEqual(6);
   });
 
+  it('recall costs the same commands for one result and fifty, a one-word query and a long one', async () => {
+    const run = (query: string, first: number) => async () => {
+      const response = await t.request('/graphql', {
+        method: 'POST',
+        key,
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify({
+          query: `query($q: String!, $first: Int!) { dataset(name: "many") {
+            recall(query: $q, first: $first, asOf: "2026-06-01") {
+              facts { relevanceScore fact { factId } } memories { relevanceScore } context } } }`,
+          variables: { q: query, first },
+        }),
+      });
+      const body = await response.json();
+      expect(body.errors).toBeUndefined();
+      expect(body.data.dataset.recall.facts).toHaveLength(first);
+    };
+    const small = await commandsFor(run('entity', 1));
+    const large = await commandsFor(
+      run('entity relates to 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20', 50),
+    );
+    expect(large).toEqual(small);
+    // The dataset, then each kind's candidates and the size of its view.
+    expect(small.filter((c) => c.startsWith('find:facts'))).toHaveLength(1);
+    expect(small.filter((c) => c.startsWith('find:memories'))).toHaveLength(1);
+    expect(small.length).toBeLessThanOrEqual(6);
+  });
+
   it('a page of 1 and a page of 100 facts cost the same commands (no cursor left to kill)', async () => {
     const run = (first: number) => async () => {
       const { body } = await t.graphql(FactsDocument, { dataset: 'many', first }, key);
