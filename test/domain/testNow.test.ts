@@ -12,5 +12,10 @@ describe('TEST_NOW', () => {
     }
     await new Promise((done) => setTimeout(done, 30));
     expect(Date.now()).toBeGreaterThan(before.getTime());
+    // In steps of a millisecond, as a real clock: two writes a few milliseconds apart must
+    // not read the same instant (a replaceExisting would take them for concurrent).
+    const later = Date.now();
+    await new Promise((done) => setTimeout(done, 5));
+    expect(Date.now()).toBeGreaterThan(later);
   });
 });

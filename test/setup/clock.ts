@@ -11,5 +11,12 @@ const at = process.env.TEST_NOW;
 if (at) {
   const start = new Date(at);
   if (Number.isNaN(start.getTime())) throw new Error(`TEST_NOW="${at}" is not a date`);
-  vi.useFakeTimers({ toFake: ['Date'], now: start, shouldAdvanceTime: true });
+  // Advanced every millisecond, as a real clock reads: with the default 20 ms steps, two
+  // writes a few milliseconds apart got the same instant and counted as concurrent.
+  vi.useFakeTimers({
+    toFake: ['Date'],
+    now: start,
+    shouldAdvanceTime: true,
+    advanceTimeDelta: 1,
+  });
 }
