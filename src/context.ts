@@ -23,8 +23,12 @@ export interface RequestContext {
   authProblem: 'missing' | 'invalid' | null;
   /** DataLoaders for the key's workspace; created lazily, once, for this request. */
   readonly loaders: Loaders;
-  /** What the edge reports about this request once it is answered (logs, metrics). */
-  observed: { operation: string | null };
+  /**
+   * What the edge reports about this request once it is answered (logs, metrics):
+   * `problems` are failures the answer survived (a side write that did not land), logged as
+   * a warning so none goes unseen.
+   */
+  observed: { operation: string | null; problems: string[] };
 }
 
 /** Hono's per-request variables at the edge: the request context, built once, and the request id. */
@@ -64,7 +68,7 @@ export async function createRequestContext(
       });
       return loaders;
     },
-    observed: { operation: null },
+    observed: { operation: null, problems: [] },
   };
 }
 

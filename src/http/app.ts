@@ -138,6 +138,9 @@ function observeRequests(app: EdgeApp, { logger, metrics }: GatewayOptions, life
         },
         'request',
       );
+      if (ctx?.observed.problems.length) {
+        logger?.warn({ requestId, problems: ctx.observed.problems }, 'request answered despite');
+      }
     }
   });
 }

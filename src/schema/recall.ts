@@ -1,4 +1,4 @@
-import { tenantOf } from '../context.js';
+import { type RequestContext, tenantOf } from '../context.js';
 import {
   type Candidate,
   factFactor,
@@ -44,7 +44,7 @@ function once<T>(read: () => Promise<T>): () => Promise<T> {
 }
 
 function recallOf(
-  ctx: { store: Parameters<typeof factCandidates>[0]; now: Date },
+  ctx: Pick<RequestContext, 'store' | 'now' | 'observed'>,
   tenant: Tenant,
   args: { query: string; first: number; asOf: Date | null },
 ): RecallShape {
@@ -74,8 +74,13 @@ function recallOf(
       const ranked = rank(args.query, scored, inView, args.first);
       if (args.asOf === null) {
         const used = ranked.map((r) => r.item);
-        // Metadata of the read: a failed stamp must not fail the answer it belongs to.
-        await markMemoriesUsed(ctx.store, tenant, used, ctx.now).catch(() => {});
+        // Metadata of the read: a failed stamp must not fail the answer it belongs to; the
+        // edge logs it as a warning.
+        await markMemoriesUsed(ctx.store, tenant, used, ctx.now).catch((error: unknown) => {
+          ctx.observed.problems.push(
+            `lastUsedAt not stamped: ${error instanceof Error ? error.message : String(error)}`,
+          );
+        });
         for (const m of used) m.lastUsedAt = ctx.now;
       }
       return ranked;

@@ -1,4 +1,6 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import pino from 'pino';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { createGateway } from '../../src/http/app.js';
 import { DEMO } from '../helpers/demo.js';
 import { clockFrom, openTestGateway, type TestGateway } from '../helpers/gateway.js';
 
@@ -135,6 +137,49 @@ describe('Dataset.recall', () => {
       memoryId: DEMO.memories.shortAnswers,
     });
     expect(stored?.lastUsedAt?.toISOString()).toBe(now.memories[0]!.memory.lastUsedAt);
+  });
+
+  it('a failed lastUsedAt stamp does not fail the read, and the edge logs it as a warning', async () => {
+    const lines: { level: number; msg: string; problems?: string[] }[] = [];
+    const logger = pino(
+      { level: 'info' },
+      { write: (line: string) => lines.push(JSON.parse(line)) },
+    );
+    const gateway = createGateway({ database: t.database, logger, clock: clockFrom(NOW) });
+    const stamp = vi
+      .spyOn(t.database.collections.memories, 'bulkWrite')
+      .mockRejectedValueOnce(new Error('disk full'));
+    try {
+      const response = await gateway.fetch(
+        new Request('http://gateway.test/graphql', {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${key}`,
+            'content-type': 'application/json',
+            accept: 'application/json',
+          },
+          body: JSON.stringify({
+            query: RECALL,
+            variables: { dataset: 'user_42', query: 'answers' },
+          }),
+        }),
+      );
+      const body = await response.json();
+      expect(response.status).toBe(200);
+      expect(body.errors).toBeUndefined();
+      expect(
+        body.data.dataset.recall.memories.map(
+          (m: { memory: { memoryId: string } }) => m.memory.memoryId,
+        ),
+      ).toEqual([DEMO.memories.shortAnswers]);
+      expect(stamp).toHaveBeenCalledTimes(1);
+      const warnings = lines.filter((l) => l.msg === 'request answered despite');
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]!.level).toBe(40);
+      expect(warnings[0]!.problems).toEqual(['lastUsedAt not stamped: disk full']);
+    } finally {
+      stamp.mockRestore();
+    }
   });
 
   it('another workspace sees nothing; an unknown dataset is null', async () => {
