@@ -6,21 +6,10 @@ import {
 } from '../../src/generated/operations.js';
 import { DEMO } from '../helpers/demo.js';
 import { clockFrom, openTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { MEMORY_SODA_FACT_FIELDS } from '../helpers/memorySoda.js';
 
 const BASE = '/v1/memory/semantic';
-const FACT_FIELDS = [
-  'factId',
-  'subject',
-  'predicate',
-  'object',
-  'objectIsEntity',
-  'confidence',
-  'sourceQuote',
-  'validAt',
-  'validUntil',
-  'invalidAt',
-  'episodeId',
-];
+const FACT_FIELDS = MEMORY_SODA_FACT_FIELDS;
 
 let t: TestGateway;
 let key: string;

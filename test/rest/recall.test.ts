@@ -1,23 +1,11 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DEMO } from '../helpers/demo.js';
 import { clockFrom, openTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { MEMORY_SODA_FACT_FIELDS } from '../helpers/memorySoda.js';
 
 /** POST /v1/memory/recall against the demo dataset, on 1 December 2026. */
 
-const FACT_FIELDS = [
-  'factId',
-  'subject',
-  'predicate',
-  'object',
-  'objectIsEntity',
-  'confidence',
-  'sourceQuote',
-  'validAt',
-  'validUntil',
-  'invalidAt',
-  'episodeId',
-  'relevanceScore',
-];
+const FACT_FIELDS = [...MEMORY_SODA_FACT_FIELDS, 'relevanceScore'];
 
 let t: TestGateway;
 let reader: string;

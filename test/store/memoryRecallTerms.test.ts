@@ -2,30 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { changeMemory, createMemory } from '../../src/store/memoryWrites.js';
 import { openTestDatabase } from '../helpers/database.js';
 import { testTenant } from '../helpers/episodeInput.js';
+import { memoryInput } from '../helpers/memoryInput.js';
 
 describe("a memory's recall terms follow its text", () => {
   it('on create, and on a change of text (not on other changes)', async () => {
     const { collections: c } = await openTestDatabase();
     const tenant = testTenant('w', 'd');
     const at = new Date('2026-12-01T00:00:00.000Z');
-    const memory = await createMemory(
-      c,
-      tenant,
-      {
-        text: 'Allergic to peanuts',
-        memoryKind: 'fact',
-        scope: 'user',
-        sourceType: 'conversation',
-        sourceId: null,
-        projectId: null,
-        userId: null,
-        importance: 0.5,
-        salience: 0.5,
-        pinned: false,
-        validFrom: null,
-      },
-      at,
-    );
+    const memory = await createMemory(c, tenant, memoryInput('Allergic to peanuts'), at);
     const stored = async () => (await c.memories.findOne({ _id: memory.memory._id }))!.recallTerms;
     expect(await stored()).toEqual(['allerg', 'peanut']);
     await changeMemory(

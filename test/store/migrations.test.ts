@@ -5,6 +5,7 @@ import { createMemory } from '../../src/store/memoryWrites.js';
 import { migrateStore } from '../../src/store/migrations.js';
 import { openTestDatabase } from '../helpers/database.js';
 import { testTenant } from '../helpers/episodeInput.js';
+import { memoryInput } from '../helpers/memoryInput.js';
 
 /**
  * The store's migrations on a store written by the previous version: documents without
@@ -27,24 +28,7 @@ async function previousVersionStore() {
   const { collections: c } = await openTestDatabase();
   await loadDemoDataset(c, 'one', AT);
   await loadDemoDataset(c, 'two', AT);
-  await createMemory(
-    c,
-    testTenant('two', 'notes'),
-    {
-      text: 'Prefers peanuts to almonds',
-      memoryKind: 'preference',
-      scope: 'user',
-      sourceType: 'conversation',
-      sourceId: null,
-      projectId: null,
-      userId: null,
-      importance: 0.5,
-      salience: 0.5,
-      pinned: false,
-      validFrom: null,
-    },
-    AT,
-  );
+  await createMemory(c, testTenant('two', 'notes'), memoryInput('Prefers peanuts to almonds'), AT);
   const current = await everything(c);
   await c.facts.updateMany({}, { $unset: { recallTerms: '' } });
   await c.memories.updateMany({}, { $unset: { recallTerms: '' } });

@@ -19,13 +19,13 @@ import type { MemoryDoc } from '../../src/store/documents.js';
 import {
   changeMemory,
   MemoryConflictError,
-  type NewMemory,
   supersedeMemory,
 } from '../../src/store/memoryWrites.js';
 import { workspaceIdFor } from '../../src/store/workspaces.js';
 import { testServerUri } from '../helpers/database.js';
 import { DEMO } from '../helpers/demo.js';
 import { type GraphqlError, openTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { memoryInput } from '../helpers/memoryInput.js';
 
 /**
  * Memory curation (SupaCloud's model): createMemory, updateMemory with optimistic
@@ -146,20 +146,7 @@ async function restMemories(query = ''): Promise<{ id: string; [k: string]: unkn
 
 const ids = (list: { memoryId: string }[]) => list.map((m) => m.memoryId);
 
-const storeInput = (text: string): NewMemory => ({
-  memoryId: null,
-  text,
-  memoryKind: 'preference',
-  scope: 'user',
-  sourceType: 'conversation',
-  sourceId: null,
-  projectId: null,
-  userId: null,
-  importance: 0.5,
-  salience: 0.5,
-  pinned: false,
-  validFrom: null,
-});
+const storeInput = (text: string) => memoryInput(text);
 
 describe('createMemory', () => {
   it('creates version 1, valid from now, with the fields as given', async () => {
