@@ -658,60 +658,47 @@ func pushdownAlternatives(value any) (string, []any) {
 	return "(" + strings.Join(alternatives, " OR ") + ")", args
 }
 
-// allValues returns the strings of `{$all: [s, ...]}`, or nil for anything else.
-func allValues(operator *types.Document) []any {
-	if operator.Len() != 1 {
-		return nil
-	}
-
-	list, err := operator.Get("$all")
-	if err != nil {
-		return nil
-	}
-
-	array, ok := list.(*types.Array)
-	if !ok || array.Len() == 0 {
-		return nil
-	}
-
-	values := make([]any, array.Len())
-
-	for i := 0; i < array.Len(); i++ {
-		word, ok := must.NotFail(array.Get(i)).(string)
-		if !ok {
-			return nil
-		}
-
-		values[i] = word
-	}
-
-	return values
-}
-
 // pushdownKey matches the top-level field names pushed down: plain names, no paths.
 var pushdownKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
-// operandValues returns the strings an operator document `{$eq: s}` or `{$in: [s, ...]}`
-// accepts, or nil when it is anything else (then nothing is pushed down for its field).
+// operandValues returns the strings (and ObjectIDs) an operator document `{$eq: v}` or
+// `{$in: [v, ...]}` accepts, or nil when it is anything else (then nothing is pushed down
+// for its field).
 func operandValues(operator *types.Document) []any {
 	if operator.Len() != 1 {
 		return nil
 	}
 
 	if v, err := operator.Get("$eq"); err == nil {
-		switch v.(type) {
-		case string, types.ObjectID:
+		if pushable(v, true) {
 			return []any{v}
 		}
 
 		return nil
 	}
 
-	list, err := operator.Get("$in")
-	if err != nil {
+	if list, err := operator.Get("$in"); err == nil {
+		return listValues(list, true)
+	}
+
+	return nil
+}
+
+// allValues returns the strings of `{$all: [s, ...]}`, or nil for anything else.
+func allValues(operator *types.Document) []any {
+	if operator.Len() != 1 {
 		return nil
 	}
 
+	if list, err := operator.Get("$all"); err == nil {
+		return listValues(list, false)
+	}
+
+	return nil
+}
+
+// listValues returns the elements of a non-empty array when every one is pushable.
+func listValues(list any, objectIDs bool) []any {
 	array, ok := list.(*types.Array)
 	if !ok || array.Len() == 0 {
 		return nil
@@ -721,13 +708,25 @@ func operandValues(operator *types.Document) []any {
 
 	for i := 0; i < array.Len(); i++ {
 		v := must.NotFail(array.Get(i))
-		switch v.(type) {
-		case string, types.ObjectID:
-			values[i] = v
-		default:
+		if !pushable(v, objectIDs) {
 			return nil
 		}
+
+		values[i] = v
 	}
 
 	return values
+}
+
+// pushable reports whether a value can be compared in SQL: a string, or an ObjectID where
+// the comparison is on the stored JSON text.
+func pushable(v any, objectIDs bool) bool {
+	switch v.(type) {
+	case string:
+		return true
+	case types.ObjectID:
+		return objectIDs
+	default:
+		return false
+	}
 }
