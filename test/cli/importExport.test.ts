@@ -10,7 +10,7 @@ import { type Database, openDatabase } from '../../src/store/database.js';
 import { findWorkspaceByName, workspaceIdFor } from '../../src/store/workspaces.js';
 import { exportLine } from '../../src/transfer/format.js';
 import { importJsonl } from '../../src/transfer/importJsonl.js';
-import { testServerUri } from '../helpers/database.js';
+import { everyDocument, testServerUri } from '../helpers/database.js';
 
 /**
  * `npm run import` and `npm run export` as a user runs them: child processes (tsx) against
@@ -78,15 +78,7 @@ function writeJsonl(name: string, lines: (string | object)[]): string {
   return file;
 }
 
-/** Every document of every collection, in `_id` order. */
-async function snapshot(database: Database): Promise<Record<string, unknown[]>> {
-  const names = (await database.db.listCollections().toArray()).map((c) => c.name).sort();
-  const out: Record<string, unknown[]> = {};
-  for (const name of names) {
-    out[name] = await database.db.collection(name).find({}).sort({ _id: 1 }).toArray();
-  }
-  return out;
-}
+const snapshot = (database: Database) => everyDocument(database.db);
 
 /** The documents of the data collections (not `migrations`, which opening the store records). */
 async function documentCount(database: Database): Promise<number> {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { MongoClientOptions } from 'mongodb';
+import type { Db, Document, MongoClientOptions } from 'mongodb';
 import { afterAll, inject } from 'vitest';
 import { type Database, openDatabase } from '../../src/store/database.js';
 
@@ -30,4 +30,16 @@ export async function openTestDatabase(options: MongoClientOptions = {}): Promis
   const database = await openDatabase(testServerUri(), name, options);
   opened.push(database);
   return database;
+}
+
+/** Every document of every collection of a database, in `_id` order: for "nothing changed". */
+export async function everyDocument(db: Db): Promise<Record<string, Document[]>> {
+  const names = (await db.listCollections({}, { nameOnly: true }).toArray())
+    .map((c) => c.name)
+    .sort();
+  const out: Record<string, Document[]> = {};
+  for (const name of names) {
+    out[name] = await db.collection(name).find({}).sort({ _id: 1 }).toArray();
+  }
+  return out;
 }

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_DATASET, DEMO_WORKSPACE, ensureDevelopmentData } from '../../src/demo/seed.js';
 import type { Database } from '../../src/store/database.js';
 import { authenticateApiKey, workspaceIdFor } from '../../src/store/workspaces.js';
-import { openTestDatabase } from '../helpers/database.js';
+import { everyDocument, openTestDatabase } from '../helpers/database.js';
 
 let database: Database;
 let dataDir: string;
@@ -20,15 +20,7 @@ afterAll(() => {
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
 
-/** Every document of every collection, in `_id` order. */
-async function snapshot(): Promise<Record<string, unknown[]>> {
-  const names = (await database.db.listCollections().toArray()).map((c) => c.name).sort();
-  const out: Record<string, unknown[]> = {};
-  for (const name of names) {
-    out[name] = await database.db.collection(name).find({}).sort({ _id: 1 }).toArray();
-  }
-  return out;
-}
+const snapshot = () => everyDocument(database.db);
 
 describe('ensureDevelopmentData', () => {
   let key: string;

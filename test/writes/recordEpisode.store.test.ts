@@ -1,4 +1,4 @@
-import { type Document, MongoClient } from 'mongodb';
+import { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it, type MockInstance, vi } from 'vitest';
 import { loadDemoDataset } from '../../src/demo/seed.js';
 import { type Collections, collections, type Database } from '../../src/store/database.js';
@@ -10,7 +10,7 @@ import {
   recordEpisode,
   repairEpisodeRecords,
 } from '../../src/store/recordEpisode.js';
-import { openTestDatabase, testServerUri } from '../helpers/database.js';
+import { everyDocument, openTestDatabase, testServerUri } from '../helpers/database.js';
 import { DEMO } from '../helpers/demo.js';
 import { episodeInput, factInput, testTenant } from '../helpers/episodeInput.js';
 
@@ -48,17 +48,7 @@ const over = (i: number): Collections => collections(clients[i]!.db(database.db.
 const fact = factInput;
 const episode = episodeInput;
 
-/** Every document of every collection of the test database. */
-async function snapshot(): Promise<Record<string, Document[]>> {
-  const names = (await database.db.listCollections({}, { nameOnly: true }).toArray())
-    .map((collection) => collection.name)
-    .sort();
-  const out: Record<string, Document[]> = {};
-  for (const name of names) {
-    out[name] = await database.db.collection(name).find({}).sort({ _id: 1 }).toArray();
-  }
-  return out;
-}
+const snapshot = () => everyDocument(database.db);
 
 /**
  * What a reader relies on at every moment, whatever crashed: a fact's `supersededBy` names

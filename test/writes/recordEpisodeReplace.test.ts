@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import {
   type BulkWriteResult,
   type CommandStartedEvent,
-  type Document,
   MongoBulkWriteError,
   type WriteError,
 } from 'mongodb';
@@ -29,7 +28,7 @@ import {
   recordEpisode,
 } from '../../src/store/recordEpisode.js';
 import type { Tenant } from '../../src/store/tenant.js';
-import { openTestDatabase } from '../helpers/database.js';
+import { everyDocument, openTestDatabase } from '../helpers/database.js';
 import { episodeInput, factInput, testTenant } from '../helpers/episodeInput.js';
 
 /** The old loop's way: a target another fact already took is refused, and that is all. */
@@ -563,17 +562,7 @@ describe('the same as superseding fact by fact, on random histories', () => {
 
 // ---- Races, failures and retries ----
 
-/** Every document of every collection of the test database. */
-async function snapshot(): Promise<Record<string, Document[]>> {
-  const names = (await database.db.listCollections({}, { nameOnly: true }).toArray())
-    .map((collection) => collection.name)
-    .sort();
-  const out: Record<string, Document[]> = {};
-  for (const name of names) {
-    out[name] = await database.db.collection(name).find({}).sort({ _id: 1 }).toArray();
-  }
-  return out;
-}
+const snapshot = () => everyDocument(database.db);
 
 async function storedFact(tenant: Tenant, factId: string): Promise<FactDoc> {
   return (await c.facts.findOne({ _id: factDocumentId(tenant, factId) }))!;
