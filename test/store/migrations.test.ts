@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
 import { loadDemoDataset } from '../../src/demo/seed.js';
+import { openStore } from '../../src/openStore.js';
 import type { Collections } from '../../src/store/database.js';
 import { createMemory } from '../../src/store/memoryWrites.js';
 import { migrateStore } from '../../src/store/migrations.js';
-import { openTestDatabase } from '../helpers/database.js';
+import { openTestDatabase, testServerUri } from '../helpers/database.js';
 import { testTenant } from '../helpers/episodeInput.js';
 import { memoryInput } from '../helpers/memoryInput.js';
 
@@ -71,6 +73,24 @@ describe('migrating a store written by the previous version', () => {
     const [applied] = await migrateStore(c, AT);
     expect(applied?.changed).toBe(current.facts.length - done.length + current.memories.length);
     expect(await everything(c)).toEqual(current);
+  });
+
+  it('opening the store (the server, and every CLI command, import included) runs it', async () => {
+    const { c, current } = await previousVersionStore();
+    const logged: string[] = [];
+    const store = await openStore(
+      loadConfig({ MONGODB_URI: testServerUri(), MONGODB_DB: c.facts.dbName }),
+      'cli',
+      (line) => logged.push(line),
+    );
+    try {
+      expect(await everything(c)).toEqual(current);
+      expect(logged).toEqual([
+        `Migrated the store: recall terms on facts and memories (${current.facts.length + current.memories.length} documents).`,
+      ]);
+    } finally {
+      await store.close();
+    }
   });
 
   it('a fresh store records the migration with nothing to change', async () => {
