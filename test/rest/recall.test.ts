@@ -123,6 +123,19 @@ describe('POST /v1/memory/recall', () => {
     expect(Object.keys(answer.body)).toEqual(['error']);
   });
 
+  it('lies in the Memory Soda surface: 401 first, 404 and 405 in its { "error" } shape', async () => {
+    const anonymous = await t.request('/v1/memory/nothing-here', { method: 'POST' });
+    expect(anonymous.status).toBe(401);
+    expect(Object.keys(await anonymous.json())).toEqual(['error']);
+    const unknown = await t.request('/v1/memory/nothing-here', { key: reader });
+    expect(unknown.status).toBe(404);
+    expect(Object.keys(await unknown.json())).toEqual(['error']);
+    const wrongMethod = await t.request('/v1/memory/recall', { key: reader });
+    expect(wrongMethod.status).toBe(405);
+    expect(wrongMethod.headers.get('allow')).toBe('POST');
+    expect(Object.keys(await wrongMethod.json())).toEqual(['error']);
+  });
+
   it('is in /openapi.json under the Memory Soda tag', async () => {
     const doc = await (await t.request('/openapi.json')).json();
     expect(doc.paths['/v1/memory/recall'].post.tags).toEqual(['Memory Soda semantic API']);
