@@ -14,13 +14,27 @@ export interface FactTimes {
   invalidAt: Date | null;
 }
 
-/** State at instant `t`, checked in docs/TEMPORAL_MODEL.md's order: superseded, future, expired, live. */
-export function factStateAt(fact: FactTimes, t: Date): FactState {
-  const at = t.getTime();
-  if (fact.invalidAt !== null && fact.invalidAt.getTime() <= at) return 'superseded';
-  if (fact.validAt.getTime() > at) return 'future';
-  if (fact.validUntil !== null && fact.validUntil.getTime() <= at) return 'expired';
+/**
+ * State at the bi-temporal point (validAt T, knownAt K), checked in docs/TEMPORAL_MODEL.md's
+ * order: SUPERSEDED if invalidated by K (invalidAt <= K), else FUTURE if not yet valid at T
+ * (validAt > T), else EXPIRED if no longer valid at T (validUntil <= T), else LIVE.
+ * Transaction time decides only SUPERSEDED; valid time decides the other three.
+ */
+export function factStateAtPoint(fact: FactTimes, validAt: Date, knownAt: Date): FactState {
+  const t = validAt.getTime();
+  if (fact.invalidAt !== null && fact.invalidAt.getTime() <= knownAt.getTime()) return 'superseded';
+  if (fact.validAt.getTime() > t) return 'future';
+  if (fact.validUntil !== null && fact.validUntil.getTime() <= t) return 'expired';
   return 'live';
+}
+
+/**
+ * State at instant `t` on both axes: factStateAtPoint with T = K = t.
+ * @internal the one-instant form of the state table, which its tests pin; the schema
+ * (Fact.state) calls factStateAtPoint.
+ */
+export function factStateAt(fact: FactTimes, t: Date): FactState {
+  return factStateAtPoint(fact, t, t);
 }
 
 /**

@@ -4,6 +4,7 @@ import {
   FACT_STATES,
   type FactTimes,
   factStateAt,
+  factStateAtPoint,
   matchesBitemporal,
   resolveTemporalSelection,
 } from '../../src/domain/factState.js';
@@ -104,6 +105,71 @@ describe('factStateAt', () => {
           const state = factStateAt(f, t);
           expect(state).toBe(expected);
           expect(FACT_STATES).toContain(state);
+        },
+      ),
+      { numRuns: 2000 },
+    );
+  });
+});
+
+describe('factStateAtPoint (validAt T, knownAt K)', () => {
+  // Valid on days 10..20, invalidated on day 30.
+  const f = fact({ validAt: day(10), validUntil: day(20), invalidAt: day(30) });
+
+  it('K alone decides SUPERSEDED, from invalidAt == K on, whatever T says', () => {
+    for (const t of [day(5), day(15), day(25)]) {
+      expect(factStateAtPoint(f, t, day(30, -1))).not.toBe('superseded');
+      expect(factStateAtPoint(f, t, day(30))).toBe('superseded');
+      expect(factStateAtPoint(f, t, day(30, 1))).toBe('superseded');
+    }
+  });
+
+  it('T alone decides FUTURE, LIVE and EXPIRED while K is before invalidAt', () => {
+    const k = day(29);
+    expect(factStateAtPoint(f, day(10, -1), k)).toBe('future');
+    expect(factStateAtPoint(f, day(10), k)).toBe('live'); // validAt == T is not future
+    expect(factStateAtPoint(f, day(20, -1), k)).toBe('live');
+    expect(factStateAtPoint(f, day(20), k)).toBe('expired'); // validUntil == T is expired
+    // The same T read with a K after invalidAt is superseded instead.
+    expect(factStateAtPoint(f, day(15), day(35))).toBe('superseded');
+  });
+
+  it('corrected history and audit: the two axes apart', () => {
+    // Valid at day 15 as known on day 35: superseded (the store no longer believes it) ...
+    expect(factStateAtPoint(f, day(15), day(35))).toBe('superseded');
+    // ... valid on day 35 as known on day 15: expired in the world, still believed.
+    expect(factStateAtPoint(f, day(35), day(15))).toBe('expired');
+    // ... valid on day 5 as known on day 15: not valid yet.
+    expect(factStateAtPoint(f, day(5), day(15))).toBe('future');
+  });
+
+  it('ignores recordedAt, like factStateAt', () => {
+    const late = fact({ validAt: day(0), recordedAt: day(50) });
+    expect(factStateAtPoint(late, day(10), day(10))).toBe('live');
+  });
+
+  it('factStateAt(fact, t) is the case T = K = t, and the table holds on each axis', () => {
+    const instant = fc.integer({ min: -5, max: 5 }).map((n) => day(0, n));
+    fc.assert(
+      fc.property(
+        instant,
+        fc.option(instant),
+        instant,
+        fc.option(instant),
+        instant,
+        instant,
+        (validAt, validUntil, recordedAt, invalidAt, t, k) => {
+          const f = { validAt, validUntil, recordedAt, invalidAt };
+          expect(factStateAtPoint(f, t, t)).toBe(factStateAt(f, t));
+          const expected =
+            invalidAt !== null && invalidAt <= k
+              ? 'superseded'
+              : validAt > t
+                ? 'future'
+                : validUntil !== null && validUntil <= t
+                  ? 'expired'
+                  : 'live';
+          expect(factStateAtPoint(f, t, k)).toBe(expected);
         },
       ),
       { numRuns: 2000 },
