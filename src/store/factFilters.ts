@@ -56,6 +56,41 @@ export function statesFilter(states: readonly FactState[], t: Date): Filter<Fact
   return { $or: distinct.map((s) => stateFilter(s, t)) };
 }
 
+/**
+ * Windows on transaction time: when the store learned a fact (`recordedAt`) and when it
+ * stopped believing it (`invalidAt`). Each bound is optional; "after" is exclusive and
+ * "by" inclusive, so consecutive windows (A, B] and (B, C] never share a fact.
+ */
+export interface TransactionWindows {
+  recordedAfter?: Date | null;
+  recordedBy?: Date | null;
+  invalidatedAfter?: Date | null;
+  invalidatedBy?: Date | null;
+}
+
+/** recordedAt > recordedAfter, recordedAt <= recordedBy; invalidAt set and in (invalidatedAfter, invalidatedBy]. */
+export function windowsFilter(w: TransactionWindows): Filter<FactDoc>[] {
+  const clauses: Filter<FactDoc>[] = [];
+  if (w.recordedAfter || w.recordedBy) {
+    clauses.push({
+      recordedAt: {
+        ...(w.recordedAfter ? { $gt: w.recordedAfter } : {}),
+        ...(w.recordedBy ? { $lte: w.recordedBy } : {}),
+      },
+    });
+  }
+  if (w.invalidatedAfter || w.invalidatedBy) {
+    clauses.push({
+      invalidAt: {
+        $ne: null,
+        ...(w.invalidatedAfter ? { $gt: w.invalidatedAfter } : {}),
+        ...(w.invalidatedBy ? { $lte: w.invalidatedBy } : {}),
+      },
+    });
+  }
+  return clauses;
+}
+
 /** `q`: every word must be among the fact's terms; no words, no filter. */
 export function queryFilter(q: string): Filter<FactDoc>[] {
   const words = searchTerms(q);

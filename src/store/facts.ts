@@ -20,6 +20,8 @@ import {
   queryFilter,
   selectionFilter,
   statesFilter,
+  type TransactionWindows,
+  windowsFilter,
 } from './factFilters.js';
 import { afterCursor, keysetPage } from './pages.js';
 import type { Tenant } from './tenant.js';
@@ -36,6 +38,8 @@ export interface FactQuery {
   /** Keep only facts in one of these states at `statesAt` (required with `states`). */
   states?: readonly FactState[] | null;
   statesAt?: Date;
+  /** When the store learned or stopped believing the facts (ANDed with the rest). */
+  windows?: TransactionWindows | null;
 }
 
 export function factFilter(tenant: Tenant, query: FactQuery): Filter<FactDoc> {
@@ -53,6 +57,7 @@ export function factFilter(tenant: Tenant, query: FactQuery): Filter<FactDoc> {
   }
   if (query.q) clauses.push(...queryFilter(query.q));
   clauses.push(...selectionFilter(query.selection));
+  if (query.windows) clauses.push(...windowsFilter(query.windows));
   if (query.states && query.states.length > 0) {
     // The caller's instant (the request's clock), never one read here.
     if (!query.statesAt) throw new Error('FactQuery.states needs statesAt');

@@ -9,6 +9,12 @@ export interface MemoryQuery {
   /** One dataset, or every dataset of the workspace (SupaCloud's `/api/memories`). */
   dataset?: string | null;
   includeArchived?: boolean | null;
+  /**
+   * Also memories whose validity has ended (superseded or expired): without `asOf`, those
+   * with validUntil <= now; with `asOf`, every memory with validFrom <= asOf whatever its
+   * validUntil.
+   */
+  includeSuperseded?: boolean | null;
   /** Validity membership at this instant, with today's metadata; absent: the live view. */
   asOf?: Date | null;
   now: Date;
@@ -25,15 +31,16 @@ export const MEMORY_ORDER = { createdAt: -1, memoryId: -1 } as const;
  * SupaCloud's semantics: the live view is `valid_until` null or in the future and not
  * archived; `as_of=T` is `valid_from <= T < valid_until`; archived memories are left out
  * unless `includeArchived` (judged by today's `archived_at`, as "today's metadata" says).
+ * `includeSuperseded` drops the end of validity (`valid_until`) from the test: with `as_of`
+ * it keeps every memory that had begun by then.
  */
 export function memoryFilter(query: MemoryQuery): Filter<MemoryDoc> {
   const clauses: Filter<MemoryDoc>[] = [{ workspaceId: query.workspaceId }];
   if (query.dataset != null) clauses.push({ dataset: query.dataset });
-  if (query.asOf) {
-    clauses.push({ validFrom: { $lte: query.asOf } });
-    clauses.push({ $or: [{ validUntil: null }, { validUntil: { $gt: query.asOf } }] });
-  } else {
-    clauses.push({ $or: [{ validUntil: null }, { validUntil: { $gt: query.now } }] });
+  const at = query.asOf ?? query.now;
+  if (query.asOf) clauses.push({ validFrom: { $lte: query.asOf } });
+  if (!query.includeSuperseded) {
+    clauses.push({ $or: [{ validUntil: null }, { validUntil: { $gt: at } }] });
   }
   if (!query.includeArchived) clauses.push({ archivedAt: null });
   return { $and: clauses };
