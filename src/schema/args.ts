@@ -37,3 +37,21 @@ export const recallFirstSchema = z
   .int('must be a whole number')
   .min(1, `must be between 1 and ${MAX_RECALL_SIZE}`)
   .max(MAX_RECALL_SIZE, `must be between 1 and ${MAX_RECALL_SIZE}`);
+
+/**
+ * A field's time windows, checked on its arguments together: for each `[after, by]` pair of
+ * DateTime arguments given both, `after` must be earlier than `by` (a window that can hold
+ * no instant is a client mistake, refused rather than answered empty). The field's other
+ * arguments pass through unchanged.
+ */
+export function orderedWindowsSchema(pairs: readonly (readonly [after: string, by: string])[]) {
+  return z.looseObject({}).superRefine((args, ctx) => {
+    for (const [after, by] of pairs) {
+      const from = args[after];
+      const to = args[by];
+      if (from instanceof Date && to instanceof Date && from.getTime() >= to.getTime()) {
+        ctx.addIssue({ code: 'custom', path: [after], message: `must be earlier than ${by}` });
+      }
+    }
+  });
+}

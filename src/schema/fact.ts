@@ -1,5 +1,5 @@
 import { tenantOf } from '../context.js';
-import { FACT_STATES, factStateAt, resolveTemporalSelection } from '../domain/factState.js';
+import { FACT_STATES, factStateAtPoint, resolveTemporalSelection } from '../domain/factState.js';
 import { normalizeUuid } from '../domain/ids.js';
 import type { FactView } from '../store/documents.js';
 import {
@@ -9,7 +9,7 @@ import {
   listFacts,
   restoreFact,
 } from '../store/facts.js';
-import { datasetArg, querySchema, uuidArg, uuidSchema } from './args.js';
+import { datasetArg, orderedWindowsSchema, querySchema, uuidArg, uuidSchema } from './args.js';
 import { READABLE_WITHOUT_READ } from './authScopes.js';
 import { builder } from './builder.js';
 import { boundOf, listCost } from './cost.js';
@@ -75,9 +75,26 @@ builder.node(FactRef, {
     episodeId: t.exposeID('episodeId', { nullable: true }),
     state: t.field({
       type: FactStateEnum,
-      description: 'The state at `at` (default: now).',
-      args: { at: t.arg({ type: 'DateTime' }) },
-      resolve: (f, args, ctx) => factStateAt(f, args.at ?? ctx.now),
+      description: [
+        "The state at the point (validAt T, knownAt K), checked in this order: SUPERSEDED if invalidAt <= K, FUTURE if the fact's validAt > T, EXPIRED if validUntil <= T, else LIVE.",
+        '`at` sets both axes (default: now); `validAt` and `knownAt` each override one axis of it: `state(knownAt: X)` is the state now as the store believed at X, `state(validAt: X)` the state at X as known now.',
+      ].join('\n'),
+      args: {
+        at: t.arg({ type: 'DateTime', description: 'T and K both (default: now).' }),
+        validAt: t.arg({
+          type: 'DateTime',
+          description:
+            'T, the instant on valid time (default: `at`): decides FUTURE, EXPIRED and LIVE.',
+        }),
+        knownAt: t.arg({
+          type: 'DateTime',
+          description: 'K, the instant on transaction time (default: `at`): decides SUPERSEDED.',
+        }),
+      },
+      resolve: (f, args, ctx) => {
+        const at = args.at ?? ctx.now;
+        return factStateAtPoint(f, args.validAt ?? at, args.knownAt ?? at);
+      },
     }),
     subjectEntity: t.field({
       type: EntityRef,
@@ -150,8 +167,13 @@ builder.objectField(DatasetRef, 'facts', (t) =>
       '`episodeId`: every fact the episode produced, whatever its state, unless a time argument is given.',
       '`states`: keep facts whose state at `asOf` (default now) is one of these; without a time argument it searches the full history.',
       '`q`: every word must occur in subject + predicate + object (case-insensitive whole words).',
+      '`recordedAfter` / `recordedBy` / `invalidatedAfter` / `invalidatedBy`: windows on transaction time, ANDed with everything else; without asOf / validAt / knownAt they search the full history, like `states`. `facts(recordedAfter: A, recordedBy: B)` is what the store learned in (A, B]; `facts(invalidatedAfter: A, invalidatedBy: B)` what it stopped believing then (superseded and deleted, told apart by invalidReason); `facts(recordedBy: K)` every fact the store knew at K, whatever its state. An "after" must be earlier than its "by" (else BAD_USER_INPUT).',
     ].join('\n'),
     complexity: pageComplexity,
+    validate: orderedWindowsSchema([
+      ['recordedAfter', 'recordedBy'],
+      ['invalidatedAfter', 'invalidatedBy'],
+    ]),
     args: {
       q: t.arg.string({ validate: querySchema }),
       first: t.arg.int(pageFirstArg),
@@ -162,18 +184,45 @@ builder.objectField(DatasetRef, 'facts', (t) =>
       knownAt: t.arg({ type: 'DateTime' }),
       episodeId: t.arg.id({ validate: uuidSchema }),
       states: t.arg({ type: [FactStateEnum] }),
+      recordedAfter: t.arg({
+        type: 'DateTime',
+        description:
+          'Keep facts recorded strictly after this instant (recordedAt > recordedAfter).',
+      }),
+      recordedBy: t.arg({
+        type: 'DateTime',
+        description: 'Keep facts recorded at or before this instant (recordedAt <= recordedBy).',
+      }),
+      invalidatedAfter: t.arg({
+        type: 'DateTime',
+        description:
+          'Keep facts invalidated (superseded or deleted) strictly after this instant (invalidAt set and > invalidatedAfter).',
+      }),
+      invalidatedBy: t.arg({
+        type: 'DateTime',
+        description:
+          'Keep facts invalidated (superseded or deleted) at or before this instant (invalidAt set and <= invalidatedBy).',
+      }),
     },
     resolve: (ds, args, ctx, info) => {
       const tenant = tenantOf(ctx, ds.name);
       const hasTime = Boolean(args.asOf || args.validAt || args.knownAt);
+      const windows = {
+        recordedAfter: args.recordedAfter,
+        recordedBy: args.recordedBy,
+        invalidatedAfter: args.invalidatedAfter,
+        invalidatedBy: args.invalidatedBy,
+      };
+      const hasWindow = Object.values(windows).some(Boolean);
       const selection = resolveTemporalSelection(
         {
           asOf: args.asOf,
           validAt: args.validAt,
           knownAt: args.knownAt,
           episodeId: args.episodeId,
+          // `states` and the windows ask about the history: without a time point, all of it.
           includeInvalidated:
-            args.includeInvalidated || (!hasTime && (args.states?.length ?? 0) > 0),
+            args.includeInvalidated || (!hasTime && ((args.states?.length ?? 0) > 0 || hasWindow)),
         },
         ctx.now,
       );
@@ -183,6 +232,7 @@ builder.objectField(DatasetRef, 'facts', (t) =>
         episodeId: args.episodeId ? normalizeUuid(args.episodeId) : null,
         states: args.states,
         statesAt: args.asOf ?? ctx.now,
+        windows: hasWindow ? windows : null,
       };
       return resolvePage({
         cursor: FACT_CURSOR,

@@ -62,12 +62,29 @@ const MEMORY_CURSOR = timeThenId('memory', 'createdAt', 'memoryId');
 const MEMORIES_DESCRIPTION =
   "Memories, newest (createdAt) first. Default: the live view (validUntil null or in the future, not archived). `includeArchived` adds archived ones; `asOf` reconstructs validity membership at that instant (validFrom <= asOf < validUntil) with today's metadata.";
 
+/** What the pages say beyond allMemories: includeSuperseded. */
+const PAGE_DESCRIPTION = `${MEMORIES_DESCRIPTION} \`includeSuperseded\` adds those whose validity has ended (superseded or expired) by now, or by asOf.`;
+
+/** The arguments Dataset.memories and Query.memories share. */
+const memoryPageArgs = builder.args((t) => ({
+  includeArchived: t.boolean({ defaultValue: false }),
+  includeSuperseded: t.boolean({
+    defaultValue: false,
+    description:
+      'Also memories whose validity has ended (superseded, or past their validUntil): without asOf, those with validUntil <= now; with asOf, every memory with validFrom <= asOf whatever its validUntil. With includeArchived: live, archived and superseded memories together.',
+  }),
+  asOf: t.field({ type: 'DateTime' }),
+  first: t.int(pageFirstArg),
+  after: t.string(afterArg),
+}));
+
 function resolveMemories(
   ctx: RequestContext,
   info: GraphQLResolveInfo,
   dataset: string | null,
   args: {
     includeArchived?: boolean | null;
+    includeSuperseded?: boolean | null;
     asOf?: Date | null;
     first?: number | null;
     after?: string | null;
@@ -78,6 +95,7 @@ function resolveMemories(
     workspaceId: auth.workspaceId,
     dataset,
     includeArchived: args.includeArchived ?? false,
+    includeSuperseded: args.includeSuperseded ?? false,
     asOf: args.asOf ?? null,
     now: ctx.now,
   };
@@ -94,14 +112,9 @@ function resolveMemories(
 builder.objectField(DatasetRef, 'memories', (t) =>
   t.field({
     type: MemoryConnection,
-    description: MEMORIES_DESCRIPTION,
+    description: PAGE_DESCRIPTION,
     complexity: pageComplexity,
-    args: {
-      includeArchived: t.arg.boolean({ defaultValue: false }),
-      asOf: t.arg({ type: 'DateTime' }),
-      first: t.arg.int(pageFirstArg),
-      after: t.arg.string(afterArg),
-    },
+    args: memoryPageArgs,
     resolve: (ds, args, ctx, info) => resolveMemories(ctx, info, ds.name, args),
   }),
 );
@@ -109,15 +122,10 @@ builder.objectField(DatasetRef, 'memories', (t) =>
 builder.queryField('memories', (t) =>
   t.field({
     type: MemoryConnection,
-    description: `Memories of every dataset of the workspace (what SupaCloud's GET /api/memories lists). ${MEMORIES_DESCRIPTION}`,
+    description: `Memories of every dataset of the workspace (what SupaCloud's GET /api/memories lists). ${PAGE_DESCRIPTION}`,
     authScopes: { read: true },
     complexity: pageComplexity,
-    args: {
-      includeArchived: t.arg.boolean({ defaultValue: false }),
-      asOf: t.arg({ type: 'DateTime' }),
-      first: t.arg.int(pageFirstArg),
-      after: t.arg.string(afterArg),
-    },
+    args: memoryPageArgs,
     resolve: (_root, args, ctx, info) => resolveMemories(ctx, info, null, args),
   }),
 );

@@ -1080,13 +1080,18 @@ const DOCUMENTS = {
     }
   }`,
   facts: `query Facts($dataset: String!, $q: String, $first: Int, $after: String, $includeInvalidated: Boolean,
-      $asOf: DateTime, $validAt: DateTime, $knownAt: DateTime, $episodeId: ID, $states: [FactState!], $at: DateTime) {
+      $asOf: DateTime, $validAt: DateTime, $knownAt: DateTime, $episodeId: ID, $states: [FactState!], $at: DateTime,
+      $recordedAfter: DateTime, $recordedBy: DateTime, $invalidatedAfter: DateTime, $invalidatedBy: DateTime,
+      $stateValidAt: DateTime, $stateKnownAt: DateTime) {
     dataset(name: $dataset) {
       id name createdAt
       facts(q: $q, first: $first, after: $after, includeInvalidated: $includeInvalidated, asOf: $asOf,
-          validAt: $validAt, knownAt: $knownAt, episodeId: $episodeId, states: $states) {
+          validAt: $validAt, knownAt: $knownAt, episodeId: $episodeId, states: $states,
+          recordedAfter: $recordedAfter, recordedBy: $recordedBy, invalidatedAfter: $invalidatedAfter,
+          invalidatedBy: $invalidatedBy) {
         totalCount pageInfo { hasNextPage endCursor }
         edges { cursor node { ${FACT_SELECTION} stateAt: state(at: $at)
+          stateOnAxes: state(at: $at, validAt: $stateValidAt, knownAt: $stateKnownAt)
           supersededBy { factId } episode { episodeId } subjectEntity { name } objectEntity { name }
           history(first: $first) { factId } } }
       }
@@ -1102,11 +1107,13 @@ const DOCUMENTS = {
     }
   }`,
   lists: `query Lists($dataset: String!, $first: Int, $entitiesAfter: String, $episodesAfter: String,
-      $memoriesAfter: String, $type: EntityType, $asOf: DateTime, $includeArchived: Boolean) {
+      $memoriesAfter: String, $type: EntityType, $asOf: DateTime, $includeArchived: Boolean,
+      $includeSuperseded: Boolean) {
     dataset(name: $dataset) {
       entities(first: $first, after: $entitiesAfter, type: $type) { totalCount pageInfo { endCursor } edges { cursor node { id name type } } }
       episodes(first: $first, after: $episodesAfter) { totalCount pageInfo { endCursor } edges { cursor node { id episodeId } } }
-      memories(first: $first, after: $memoriesAfter, asOf: $asOf, includeArchived: $includeArchived) {
+      memories(first: $first, after: $memoriesAfter, asOf: $asOf, includeArchived: $includeArchived,
+          includeSuperseded: $includeSuperseded) {
         totalCount pageInfo { endCursor } edges { cursor node { ${MEMORY_SELECTION} } }
       }
     }
@@ -1118,8 +1125,10 @@ const DOCUMENTS = {
       ... on Memory { memoryId text } ... on Dataset { name }
     }
   }`,
-  memories: `query Memories($first: Int, $after: String, $asOf: DateTime, $includeArchived: Boolean) {
-    memories(first: $first, after: $after, asOf: $asOf, includeArchived: $includeArchived) {
+  memories: `query Memories($first: Int, $after: String, $asOf: DateTime, $includeArchived: Boolean,
+      $includeSuperseded: Boolean) {
+    memories(first: $first, after: $after, asOf: $asOf, includeArchived: $includeArchived,
+        includeSuperseded: $includeSuperseded) {
       totalCount pageInfo { hasNextPage endCursor } edges { cursor node { ${MEMORY_SELECTION} } }
     }
     allMemories(asOf: $asOf, includeArchived: $includeArchived) { memoryId version }
@@ -1493,6 +1502,12 @@ function graphqlRequest(): fc.Arbitrary<GraphqlCase> {
             episodeId: v(gEpisodeId),
             states: v(gStates),
             at: rarely(gInstant),
+            recordedAfter: rarely(gInstant),
+            recordedBy: rarely(gInstant),
+            invalidatedAfter: rarely(gInstant),
+            invalidatedBy: rarely(gInstant),
+            stateValidAt: rarely(gInstant),
+            stateKnownAt: rarely(gInstant),
           },
           { requiredKeys: [] },
         ),
@@ -1536,6 +1551,7 @@ function graphqlRequest(): fc.Arbitrary<GraphqlCase> {
             type: v(gEntityType),
             asOf: v(gInstant),
             includeArchived: v(fc.boolean()),
+            includeSuperseded: v(fc.boolean()),
           },
           { requiredKeys: [] },
         ),
@@ -1550,6 +1566,7 @@ function graphqlRequest(): fc.Arbitrary<GraphqlCase> {
           after: gAfter('memory'),
           asOf: v(gInstant),
           includeArchived: v(fc.boolean()),
+          includeSuperseded: v(fc.boolean()),
         },
         { requiredKeys: [] },
       ),
