@@ -11,9 +11,9 @@ const PLUGINS = {
   'typed-document-node': typedDocumentNode,
 };
 
-/** Every `.graphql` operation document under the configured folders, in a stable order. */
-function documents(root: string) {
-  return config.documentFolders
+/** Every `.graphql` operation document under the given folders, in a stable order. */
+function documents(root: string, folders: string[]) {
+  return folders
     .flatMap((folder) =>
       (readdirSync(join(root, folder), { recursive: true }) as string[])
         .filter((file) => file.endsWith('.graphql'))
@@ -28,14 +28,13 @@ export async function generateFiles(
   root = process.cwd(),
 ): Promise<{ filename: string; content: string }[]> {
   const schema = parse(readFileSync(join(root, config.schema), 'utf8'));
-  const docs = documents(root);
   return Promise.all(
     Object.entries(config.generates).map(async ([filename, output]) => ({
       filename,
       content: await codegen({
         filename,
         schema,
-        documents: docs,
+        documents: documents(root, output.documentFolders),
         config: output.config,
         plugins: output.plugins.map((name) => ({ [name]: {} })),
         pluginMap: PLUGINS,

@@ -1,0 +1,220 @@
+import { useQuery } from '@tanstack/react-query';
+import { useEffect, useState } from 'react';
+import { ApiError, request, storedKey, storeKey } from './api.ts';
+import { InstantControls, type Instants } from './components/InstantControls.tsx';
+import { KeyForm } from './components/KeyForm.tsx';
+import { Empty, ErrorNotice, Loading } from './components/Status.tsx';
+import { ExplorerViewerDocument } from './generated/operations.ts';
+import { ChangesPage } from './pages/ChangesPage.tsx';
+import { EntityPage } from './pages/EntityPage.tsx';
+import { EpisodePage } from './pages/EpisodePage.tsx';
+import { MemoriesPage } from './pages/MemoriesPage.tsx';
+import { SearchPage } from './pages/SearchPage.tsx';
+import { TimelinePage } from './pages/TimelinePage.tsx';
+import { href, navigate, type Route, useRoute } from './routes.ts';
+
+const TABS = [
+  { page: 'timeline', label: 'Timeline' },
+  { page: 'changes', label: 'What changed' },
+  { page: 'search', label: 'Search' },
+  { page: 'memories', label: 'Memories' },
+] as const;
+
+/**
+ * The explorer's shell: the key, the workspace's datasets, the tabs and the two instants;
+ * the page the URL names below them.
+ */
+export function App() {
+  const [apiKey, setApiKey] = useState(storedKey);
+  const [refused, setRefused] = useState(false);
+  const [instants, setInstants] = useState<Instants>({ validAt: null, knownAt: null });
+  // The browser's clock, read once: only for what the page draws ("now" on the axis) and
+  // default ranges. Every read with an empty instant uses the gateway's clock.
+  const [now] = useState(() => new Date());
+  const route = useRoute();
+
+  const useKey = (key: string) => {
+    storeKey(key);
+    setApiKey(key);
+    setRefused(false);
+  };
+  const forgetKey = (wasRefused: boolean) => {
+    storeKey(null);
+    setApiKey(null);
+    setRefused(wasRefused);
+  };
+  const onWrongKey = () => forgetKey(true);
+
+  const viewer = useQuery({
+    queryKey: ['viewer', apiKey],
+    enabled: apiKey !== null,
+    retry: (count, error) => !(error instanceof ApiError && error.status < 500) && count < 2,
+    queryFn: ({ signal }) => request(apiKey!, ExplorerViewerDocument, {}, signal),
+  });
+  const viewerRefused = viewer.error instanceof ApiError && viewer.error.isUnauthenticated;
+  // A refused key is forgotten at once, so a reload does not try it again.
+  useEffect(() => {
+    if (viewerRefused) forgetKey(true);
+  });
+  const keyRefused = refused || viewerRefused;
+
+  let main: React.ReactNode;
+  if (!apiKey || keyRefused) {
+    main = <KeyForm refused={keyRefused} onSubmit={useKey} />;
+  } else if (viewer.isPending) {
+    main = <Loading what="the workspace" />;
+  } else if (viewer.isError) {
+    main = (
+      <ErrorNotice error={viewer.error} onWrongKey={onWrongKey} retry={() => viewer.refetch()} />
+    );
+  } else {
+    const datasets = viewer.data.datasets.edges.map((e) => e.node.name);
+    main =
+      route.page === 'home' ? (
+        <DatasetList datasets={datasets} />
+      ) : (
+        <Page
+          route={route}
+          apiKey={apiKey}
+          instants={instants}
+          setInstants={setInstants}
+          now={now}
+          onWrongKey={onWrongKey}
+        />
+      );
+  }
+
+  const dataset = route.page === 'home' ? null : route.dataset;
+  return (
+    <>
+      <a className="skip" href="#main">
+        Skip to content
+      </a>
+      <header className="top">
+        <h1>
+          <a href="#/">Memory explorer</a>
+        </h1>
+        {viewer.data && !keyRefused && (
+          <>
+            <span className="workspace">
+              workspace <strong>{viewer.data.viewer.workspace}</strong>
+            </span>
+            <label className="dataset-picker">
+              Dataset{' '}
+              <select
+                value={dataset ?? ''}
+                onChange={(e) =>
+                  e.currentTarget.value
+                    ? navigate({ page: 'timeline', dataset: e.currentTarget.value })
+                    : navigate({ page: 'home' })
+                }
+              >
+                <option value="">Choose…</option>
+                {viewer.data.datasets.edges.map(({ node }) => (
+                  <option key={node.name} value={node.name}>
+                    {node.name}
+                  </option>
+                ))}
+              </select>
+            </label>
+          </>
+        )}
+        {apiKey && !keyRefused && (
+          <button type="button" className="change-key" onClick={() => forgetKey(false)}>
+            Change key
+          </button>
+        )}
+      </header>
+      {dataset && !keyRefused && apiKey && (
+        <nav className="tabs" aria-label="Views">
+          {TABS.map((tab) => (
+            <a
+              key={tab.page}
+              href={href({ page: tab.page, dataset })}
+              aria-current={route.page === tab.page ? 'page' : undefined}
+            >
+              {tab.label}
+            </a>
+          ))}
+        </nav>
+      )}
+      <main id="main">{main}</main>
+    </>
+  );
+}
+
+function DatasetList({ datasets }: { datasets: string[] }) {
+  if (datasets.length === 0) {
+    return (
+      <Empty>
+        This workspace has no datasets yet. Record an episode (recordEpisode) or import one with
+        `npm run import`.
+      </Empty>
+    );
+  }
+  return (
+    <section>
+      <h2>Datasets</h2>
+      <ul className="dataset-list">
+        {datasets.map((name) => (
+          <li key={name}>
+            <a href={href({ page: 'timeline', dataset: name })}>{name}</a>
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+function Page({
+  route,
+  apiKey,
+  instants,
+  setInstants,
+  now,
+  onWrongKey,
+}: {
+  route: Exclude<Route, { page: 'home' }>;
+  apiKey: string;
+  instants: Instants;
+  setInstants: (instants: Instants) => void;
+  now: Date;
+  onWrongKey: () => void;
+}) {
+  const common = { apiKey, dataset: route.dataset, now, onWrongKey };
+  const controls = <InstantControls instants={instants} onChange={setInstants} />;
+  switch (route.page) {
+    case 'timeline':
+      return (
+        <>
+          {controls}
+          <TimelinePage {...common} instants={instants} />
+        </>
+      );
+    case 'changes':
+      return <ChangesPage {...common} />;
+    case 'search':
+      return (
+        <>
+          {controls}
+          <SearchPage {...common} instants={instants} />
+        </>
+      );
+    case 'memories':
+      return <MemoriesPage {...common} />;
+    case 'entity':
+      return (
+        <>
+          {controls}
+          <EntityPage {...common} name={route.name} instants={instants} />
+        </>
+      );
+    case 'episode':
+      return (
+        <>
+          {controls}
+          <EpisodePage {...common} episodeId={route.episodeId} instants={instants} />
+        </>
+      );
+  }
+}

@@ -1,0 +1,95 @@
+import type { TimelineFactFragment } from '../generated/operations.ts';
+import { formatInstant } from '../instants.ts';
+import { href } from '../routes.ts';
+import { LOOK_LABEL, lookOf } from '../statements.ts';
+
+/**
+ * What the timeline shows for the fact under the pointer or the focus: the statement,
+ * its state at the chosen instants, confidence, both time axes, the source quote and
+ * episode, and a link to the fact that superseded it. What the store learned after the
+ * "as known at" instant (a later invalidation) is left out.
+ */
+export function FactDetails({
+  dataset,
+  fact,
+  onFollow,
+}: {
+  dataset: string;
+  fact: TimelineFactFragment | null;
+  onFollow: (factId: string) => void;
+}) {
+  if (!fact) {
+    return (
+      <aside className="details" aria-label="Fact details">
+        <p className="hint">Point at or tab to a fact to see its details.</p>
+      </aside>
+    );
+  }
+  const look = lookOf(fact);
+  const invalidated = look === 'superseded' || look === 'deleted';
+  return (
+    <aside className="details" aria-label="Fact details" aria-live="polite" data-testid="details">
+      <h3>
+        <a href={href({ page: 'entity', dataset, name: fact.subject })}>{fact.subject}</a>{' '}
+        <span className="predicate">{fact.predicate}</span>{' '}
+        {fact.objectIsEntity ? (
+          <a href={href({ page: 'entity', dataset, name: fact.object })}>{fact.object}</a>
+        ) : (
+          fact.object
+        )}
+      </h3>
+      <p>
+        <span className={`badge look-${look}`}>{LOOK_LABEL[look]}</span> confidence{' '}
+        {fact.confidence.toFixed(2)}
+      </p>
+      <dl>
+        <dt>Valid</dt>
+        <dd>
+          {formatInstant(fact.validAt)} →{' '}
+          {fact.validUntil ? formatInstant(fact.validUntil) : 'open'}
+        </dd>
+        <dt>Recorded</dt>
+        <dd>{formatInstant(fact.recordedAt)}</dd>
+        {invalidated && fact.invalidAt && (
+          <>
+            <dt>{look === 'deleted' ? 'Deleted' : 'Superseded'}</dt>
+            <dd>{formatInstant(fact.invalidAt)}</dd>
+          </>
+        )}
+        {fact.sourceQuote && (
+          <>
+            <dt>Source quote</dt>
+            <dd>
+              <q>{fact.sourceQuote}</q>
+            </dd>
+          </>
+        )}
+        {fact.episode && (
+          <>
+            <dt>Episode</dt>
+            <dd>
+              <a href={href({ page: 'episode', dataset, episodeId: fact.episode.episodeId })}>
+                {formatInstant(fact.episode.occurredAt)}
+              </a>
+              : {fact.episode.content.slice(0, 160)}
+            </dd>
+          </>
+        )}
+      </dl>
+      {look === 'superseded' && fact.supersededBy && (
+        <p>
+          Superseded by{' '}
+          <button
+            type="button"
+            className="link"
+            onClick={() => onFollow(fact.supersededBy!.factId)}
+            data-testid="follow-successor"
+          >
+            {fact.supersededBy.subject} {fact.supersededBy.predicate} {fact.supersededBy.object}
+          </button>
+        </p>
+      )}
+      <p className="fact-id">factId {fact.factId}</p>
+    </aside>
+  );
+}

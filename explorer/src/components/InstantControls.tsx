@@ -1,0 +1,73 @@
+import { useId } from 'react';
+import { fromInputValue, toInputValue } from '../instants.ts';
+
+/** The two instants every view is read at; null means "now" (the gateway's clock). */
+export interface Instants {
+  validAt: string | null;
+  knownAt: string | null;
+}
+
+function InstantInput({
+  label,
+  hint,
+  value,
+  onChange,
+  testId,
+}: {
+  label: string;
+  hint: string;
+  value: string | null;
+  onChange: (value: string | null) => void;
+  testId: string;
+}) {
+  const id = useId();
+  return (
+    <div className="instant">
+      <label htmlFor={id}>
+        {label} <span className="hint">{hint}</span>
+      </label>
+      <div className="instant-row">
+        <input
+          id={id}
+          type="datetime-local"
+          step={1}
+          data-testid={testId}
+          value={value ? toInputValue(value) : ''}
+          onChange={(event) => onChange(fromInputValue(event.currentTarget.value))}
+        />
+        <button type="button" onClick={() => onChange(null)} disabled={value === null}>
+          Now
+        </button>
+      </div>
+    </div>
+  );
+}
+
+/** "True at" (valid time) and "as known at" (transaction time), in UTC; empty: now. */
+export function InstantControls({
+  instants,
+  onChange,
+}: {
+  instants: Instants;
+  onChange: (instants: Instants) => void;
+}) {
+  return (
+    <fieldset className="instants">
+      <legend>Read the store at (UTC; empty means now)</legend>
+      <InstantInput
+        label="True at"
+        hint="valid time: when it held in the world"
+        value={instants.validAt}
+        testId="true-at"
+        onChange={(validAt) => onChange({ ...instants, validAt })}
+      />
+      <InstantInput
+        label="As known at"
+        hint="transaction time: what the store believed then"
+        value={instants.knownAt}
+        testId="known-at"
+        onChange={(knownAt) => onChange({ ...instants, knownAt })}
+      />
+    </fieldset>
+  );
+}

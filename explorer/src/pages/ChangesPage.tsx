@@ -1,0 +1,182 @@
+import { keepPreviousData, useInfiniteQuery } from '@tanstack/react-query';
+import { useState } from 'react';
+import { request } from '../api.ts';
+import { FactList } from '../components/FactList.tsx';
+import { Empty, ErrorNotice, Loading } from '../components/Status.tsx';
+import { ExplorerChangesDocument } from '../generated/operations.ts';
+import { formatInstant, fromInputValue, toInputValue } from '../instants.ts';
+import { PAGE_SIZE } from './TimelinePage.tsx';
+
+const YEAR_MS = 365 * 86_400_000;
+
+/**
+ * What changed in what the store believed between two known-at instants: facts learned
+ * (recorded in between) and facts superseded or deleted in between, each with the fact
+ * that replaced it.
+ */
+export function ChangesPage({
+  apiKey,
+  dataset,
+  now,
+  onWrongKey,
+}: {
+  apiKey: string;
+  dataset: string;
+  now: Date;
+  onWrongKey: () => void;
+}) {
+  const [since, setSince] = useState(() => new Date(now.getTime() - YEAR_MS).toISOString());
+  const [until, setUntil] = useState(() => now.toISOString());
+  const ordered = since < until;
+  const query = useInfiniteQuery({
+    queryKey: ['changes', apiKey, dataset, since, until],
+    enabled: ordered,
+    queryFn: ({ pageParam, signal }) =>
+      request(
+        apiKey,
+        ExplorerChangesDocument,
+        {
+          dataset,
+          since,
+          until,
+          first: PAGE_SIZE,
+          learnedAfter: pageParam.learned,
+          droppedAfter: pageParam.dropped,
+        },
+        signal,
+      ),
+    initialPageParam: { learned: null as string | null, dropped: null as string | null },
+    // Both lists page together; one that is finished is asked for with first … after its end.
+    getNextPageParam: (last) => {
+      const learned = last.dataset?.learned.pageInfo;
+      const dropped = last.dataset?.dropped.pageInfo;
+      if (!learned?.hasNextPage && !dropped?.hasNextPage) return undefined;
+      return { learned: learned?.endCursor ?? null, dropped: dropped?.endCursor ?? null };
+    },
+    placeholderData: keepPreviousData,
+  });
+  const pages = query.data?.pages ?? [];
+  const learned = pages.flatMap((p) => p.dataset?.learned.edges.map((e) => e.node) ?? []);
+  const dropped = pages.flatMap((p) => p.dataset?.dropped.edges.map((e) => e.node) ?? []);
+  const unique = <T extends { factId: string }>(facts: T[]) => [
+    ...new Map(facts.map((f) => [f.factId, f])).values(),
+  ];
+  const superseded = unique(dropped.filter((f) => f.invalidReason === 'SUPERSEDED'));
+  const deleted = unique(dropped.filter((f) => f.invalidReason === 'DELETED'));
+
+  return (
+    <section className="changes-page">
+      <h2>What changed</h2>
+      <fieldset className="instants">
+        <legend>Between two known-at instants (UTC)</legend>
+        <div className="instant">
+          <label htmlFor="changes-since">Known after</label>
+          <input
+            id="changes-since"
+            type="datetime-local"
+            step={1}
+            data-testid="changes-since"
+            value={toInputValue(since)}
+            onChange={(e) => {
+              const value = fromInputValue(e.currentTarget.value);
+              if (value) setSince(value);
+            }}
+          />
+        </div>
+        <div className="instant">
+          <label htmlFor="changes-until">Known by</label>
+          <input
+            id="changes-until"
+            type="datetime-local"
+            step={1}
+            data-testid="changes-until"
+            value={toInputValue(until)}
+            onChange={(e) => {
+              const value = fromInputValue(e.currentTarget.value);
+              if (value) setUntil(value);
+            }}
+          />
+        </div>
+      </fieldset>
+      {!ordered ? (
+        <p className="status error" role="alert">
+          "Known after" must be before "known by".
+        </p>
+      ) : query.isPending ? (
+        <Loading what="changes" />
+      ) : query.isError && !query.data ? (
+        <ErrorNotice error={query.error} onWrongKey={onWrongKey} retry={() => query.refetch()} />
+      ) : !pages[0]?.dataset ? (
+        <Empty>There is no dataset "{dataset}" in this workspace.</Empty>
+      ) : (
+        <div className="changes" data-testid="changes">
+          <p className="summary">
+            Between {formatInstant(since)} and {formatInstant(until)} the store learned{' '}
+            {pages[0].dataset.learned.totalCount}, superseded {superseded.length} and deleted{' '}
+            {deleted.length} {pages[0].dataset.dropped.totalCount === 1 ? 'fact' : 'facts'}.
+          </p>
+          <h3>Learned</h3>
+          {learned.length ? (
+            <FactList
+              dataset={dataset}
+              facts={unique(learned)}
+              label="Facts learned"
+              note={(f) => `recorded ${formatInstant(f.recordedAt)}`}
+            />
+          ) : (
+            <Empty>Nothing learned in between.</Empty>
+          )}
+          <h3>Superseded</h3>
+          {superseded.length ? (
+            <ul className="fact-list" aria-label="Facts superseded">
+              {superseded.map((fact) => (
+                <li key={fact.factId} data-fact-id={fact.factId}>
+                  <span className="statement-text">
+                    <s>
+                      {fact.subject} {fact.predicate} {fact.object}
+                    </s>
+                    {fact.supersededBy && (
+                      <>
+                        {' → '}
+                        <strong>
+                          {fact.supersededBy.subject} {fact.supersededBy.predicate}{' '}
+                          {fact.supersededBy.object}
+                        </strong>
+                      </>
+                    )}
+                  </span>
+                  <span className="meta">
+                    superseded {fact.invalidAt ? formatInstant(fact.invalidAt) : ''}
+                  </span>
+                </li>
+              ))}
+            </ul>
+          ) : (
+            <Empty>Nothing superseded in between.</Empty>
+          )}
+          <h3>Deleted</h3>
+          {deleted.length ? (
+            <FactList
+              dataset={dataset}
+              facts={deleted}
+              label="Facts deleted"
+              note={(f) => `deleted ${f.invalidAt ? formatInstant(f.invalidAt) : ''}`}
+            />
+          ) : (
+            <Empty>Nothing deleted in between.</Empty>
+          )}
+          {query.hasNextPage && (
+            <button
+              type="button"
+              className="load-more"
+              onClick={() => void query.fetchNextPage()}
+              disabled={query.isFetchingNextPage}
+            >
+              {query.isFetchingNextPage ? 'Loading more…' : 'Load more changes'}
+            </button>
+          )}
+        </div>
+      )}
+    </section>
+  );
+}

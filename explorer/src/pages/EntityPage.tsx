@@ -1,0 +1,99 @@
+import { useQuery } from '@tanstack/react-query';
+import { useMemo, useState } from 'react';
+import { request } from '../api.ts';
+import { FactDetails } from '../components/FactDetails.tsx';
+import type { Instants } from '../components/InstantControls.tsx';
+import { Empty, ErrorNotice, Loading } from '../components/Status.tsx';
+import { Timeline } from '../components/Timeline.tsx';
+import { ExplorerEntityDocument } from '../generated/operations.ts';
+import { formatInstant } from '../instants.ts';
+import { groupStatements } from '../statements.ts';
+
+/**
+ * An entity: the facts that mention it and are live now, each drawn with its statement's
+ * history (every fact with the same subject and predicate), on the same timeline.
+ */
+export function EntityPage({
+  apiKey,
+  dataset,
+  name,
+  instants,
+  now,
+  onWrongKey,
+}: {
+  apiKey: string;
+  dataset: string;
+  name: string;
+  instants: Instants;
+  now: Date;
+  onWrongKey: () => void;
+}) {
+  const query = useQuery({
+    queryKey: ['entity', apiKey, dataset, name, instants.validAt, instants.knownAt],
+    queryFn: ({ signal }) =>
+      request(
+        apiKey,
+        ExplorerEntityDocument,
+        { dataset, name, validAt: instants.validAt, knownAt: instants.knownAt },
+        signal,
+      ),
+  });
+  const entity = query.data?.dataset?.entity ?? null;
+  const statements = useMemo(
+    () => groupStatements(entity?.facts.flatMap((f) => f.history) ?? []),
+    [entity],
+  );
+  const [selectedId, setSelectedId] = useState<string | null>(null);
+  const [focusId, setFocusId] = useState<string | null>(null);
+  const selected = statements.flatMap((s) => s.facts).find((f) => f.factId === selectedId) ?? null;
+
+  if (query.isPending) return <Loading what={`the entity "${name}"`} />;
+  if (query.isError) {
+    return (
+      <ErrorNotice error={query.error} onWrongKey={onWrongKey} retry={() => query.refetch()} />
+    );
+  }
+  if (!entity) {
+    return (
+      <Empty>
+        No entity named "{name}" in {dataset}. Entity names are looked up lower-cased.
+      </Empty>
+    );
+  }
+  return (
+    <section className="entity-page" data-testid="entity-page">
+      <h2>
+        {entity.name} <span className="badge">{entity.type}</span>
+      </h2>
+      <p className="summary">
+        Last mentioned {formatInstant(entity.updatedAt)}. {entity.facts.length} live{' '}
+        {entity.facts.length === 1 ? 'fact mentions' : 'facts mention'} it; each row is that
+        statement's history.
+      </p>
+      {statements.length === 0 ? (
+        <Empty>No live fact mentions this entity now.</Empty>
+      ) : (
+        <div className="with-details">
+          <Timeline
+            statements={statements}
+            trueAt={instants.validAt ? new Date(instants.validAt) : now}
+            selectedId={selectedId}
+            onSelect={(fact) => setSelectedId(fact.factId)}
+            hasMore={false}
+            loadingMore={false}
+            onLoadMore={() => {}}
+            focusId={focusId}
+          />
+          <FactDetails
+            dataset={dataset}
+            fact={selected}
+            onFollow={(factId) => {
+              setSelectedId(factId);
+              setFocusId(factId);
+            }}
+          />
+        </div>
+      )}
+    </section>
+  );
+}

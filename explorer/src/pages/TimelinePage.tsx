@@ -1,0 +1,137 @@
+import { keepPreviousData, useInfiniteQuery } from '@tanstack/react-query';
+import { useCallback, useMemo, useState } from 'react';
+import { request } from '../api.ts';
+import { FactDetails } from '../components/FactDetails.tsx';
+import type { Instants } from '../components/InstantControls.tsx';
+import { Empty, ErrorNotice, Loading } from '../components/Status.tsx';
+import { Timeline } from '../components/Timeline.tsx';
+import { ExplorerTimelineDocument, type TimelineFactFragment } from '../generated/operations.ts';
+import { formatInstant } from '../instants.ts';
+import { groupStatements, LOOK_LABEL, lookOf } from '../statements.ts';
+
+/** The gateway's largest page (README, "Query limits"). */
+export const PAGE_SIZE = 100;
+
+/**
+ * A dataset's statements over valid time, as the store knew them at "as known at": every
+ * fact recorded by then, coloured by its state at ("true at", "as known at"). Moving
+ * either instant asks the gateway again; the previous answer stays on screen meanwhile.
+ */
+export function TimelinePage({
+  apiKey,
+  dataset,
+  instants,
+  now,
+  onWrongKey,
+}: {
+  apiKey: string;
+  dataset: string;
+  instants: Instants;
+  now: Date;
+  onWrongKey: () => void;
+}) {
+  const query = useInfiniteQuery({
+    queryKey: ['timeline', apiKey, dataset, instants.validAt, instants.knownAt],
+    queryFn: ({ pageParam, signal }) =>
+      request(
+        apiKey,
+        ExplorerTimelineDocument,
+        {
+          dataset,
+          first: PAGE_SIZE,
+          after: pageParam,
+          validAt: instants.validAt,
+          knownAt: instants.knownAt,
+        },
+        signal,
+      ),
+    initialPageParam: null as string | null,
+    getNextPageParam: (last) => {
+      const page = last.dataset?.facts.pageInfo;
+      return page?.hasNextPage ? page.endCursor : undefined;
+    },
+    placeholderData: keepPreviousData,
+  });
+  const facts = useMemo(
+    () =>
+      (query.data?.pages ?? []).flatMap((page) =>
+        (page.dataset?.facts.edges ?? []).map((edge) => edge.node),
+      ),
+    [query.data],
+  );
+  const statements = useMemo(() => groupStatements(facts), [facts]);
+  const [selectedId, setSelectedId] = useState<string | null>(null);
+  const [focusId, setFocusId] = useState<string | null>(null);
+  const selected = facts.find((f) => f.factId === selectedId) ?? null;
+  const { fetchNextPage, isFetchingNextPage } = query;
+  const loadMore = useCallback(() => {
+    if (!isFetchingNextPage) void fetchNextPage();
+  }, [fetchNextPage, isFetchingNextPage]);
+  const onSelect = useCallback((fact: TimelineFactFragment) => setSelectedId(fact.factId), []);
+
+  if (query.isPending) return <Loading what="the timeline" />;
+  if (query.isError && !query.data) {
+    return (
+      <ErrorNotice error={query.error} onWrongKey={onWrongKey} retry={() => query.refetch()} />
+    );
+  }
+  const first = query.data?.pages[0];
+  if (!first?.dataset) {
+    return <Empty>There is no dataset "{dataset}" in this workspace. Pick one above.</Empty>;
+  }
+  const total = first.dataset.facts.totalCount;
+  const counts = new Map<string, number>();
+  for (const fact of facts) counts.set(lookOf(fact), (counts.get(lookOf(fact)) ?? 0) + 1);
+  const trueAt = instants.validAt ? new Date(instants.validAt) : now;
+
+  return (
+    <section className="timeline-page" aria-busy={query.isFetching}>
+      <p className="summary" data-testid="timeline-summary">
+        {total} {total === 1 ? 'fact' : 'facts'} known{' '}
+        {instants.knownAt ? `at ${formatInstant(instants.knownAt)}` : 'now'}, in {statements.length}{' '}
+        {statements.length === 1 ? 'statement' : 'statements'}
+        {facts.length < total ? ` (${facts.length} loaded)` : ''}. Believed true at{' '}
+        {instants.validAt ? formatInstant(instants.validAt) : 'now'}:{' '}
+        <strong data-testid="believed-count">{counts.get('live') ?? 0}</strong>.
+        {query.isFetching && !query.isFetchingNextPage ? ' Updating…' : ''}
+      </p>
+      {query.isError && (
+        <ErrorNotice error={query.error} onWrongKey={onWrongKey} retry={() => query.refetch()} />
+      )}
+      <ul className="legend" aria-label="Colours">
+        {(Object.keys(LOOK_LABEL) as (keyof typeof LOOK_LABEL)[]).map((look) => (
+          <li key={look}>
+            <span className={`swatch look-${look}`} /> {LOOK_LABEL[look]} ({counts.get(look) ?? 0})
+          </li>
+        ))}
+      </ul>
+      {statements.length === 0 ? (
+        <Empty>
+          The store knew no facts of this dataset{' '}
+          {instants.knownAt ? 'at that instant; move "As known at" later' : 'yet'}.
+        </Empty>
+      ) : (
+        <div className="with-details">
+          <Timeline
+            statements={statements}
+            trueAt={trueAt}
+            selectedId={selectedId}
+            onSelect={onSelect}
+            hasMore={Boolean(query.hasNextPage)}
+            loadingMore={isFetchingNextPage}
+            onLoadMore={loadMore}
+            focusId={focusId}
+          />
+          <FactDetails
+            dataset={dataset}
+            fact={selected}
+            onFollow={(factId) => {
+              setSelectedId(factId);
+              setFocusId(factId);
+            }}
+          />
+        </div>
+      )}
+    </section>
+  );
+}
