@@ -24,6 +24,8 @@ export const ERROR_STATUS = {
   HEADERS_TOO_LARGE: 431,
   INTERNAL_SERVER_ERROR: 500,
   DATABASE_UNAVAILABLE: 503,
+  /** A part of the gateway that is not installed (the explorer before `npm run build`). */
+  NOT_BUILT: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

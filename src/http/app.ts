@@ -16,6 +16,7 @@ import { type Database, pingDatabase } from '../store/database.js';
 import { createReadCache } from '../store/readCache.js';
 import { mountApiDocs } from './apiDocs.js';
 import { type CorsOrigins, corsPolicy } from './cors.js';
+import { mountExplorer } from './explorer.js';
 import { requestHostName } from './hosts.js';
 import type { Metrics } from './observability.js';
 import { setResponseHeader } from './responseHeaders.js';
@@ -89,6 +90,7 @@ export function createGateway(options: GatewayOptions) {
   guardMemoryRoutes(app, options);
   const restNotFound = mountRestRoutes(app);
   mountApiDocs(app);
+  mountExplorer(app, options);
   const yoga = serveGraphql(app, options);
   answerErrors(app, options, restNotFound);
   return {

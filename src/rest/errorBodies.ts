@@ -38,6 +38,7 @@ const SUPACLOUD_CODES: Record<ErrorCode, string> = {
   RATE_LIMITED: 'rate_limited',
   INTERNAL_SERVER_ERROR: 'internal_error',
   DATABASE_UNAVAILABLE: 'database_error',
+  NOT_BUILT: 'internal_error',
 };
 
 /** GraphQL's error body: one error and its code (any code GraphQL answers, not only the gateway's). */
