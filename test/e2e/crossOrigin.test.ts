@@ -17,8 +17,8 @@ import { openTestDatabase } from '../helpers/database.js';
  * resolve nothing else.
  *
  * - A page on another origin (http://evil.example:<attacker port>) can call GraphQL and
- *   REST with a key it was given, but cannot read GraphiQL's HTML (and so the key), and
- *   no answer carries Access-Control-Allow-Credentials.
+ *   REST with a key it was given, but cannot read GraphiQL's or the explorer's HTML (and
+ *   so the key), and no answer carries Access-Control-Allow-Credentials.
  * - A page on the gateway's own port under the attacker's name (DNS rebinding: same
  *   origin in the browser's eyes) is refused by the Host check, key nowhere in sight.
  */
@@ -116,6 +116,10 @@ describe('a page on another origin', () => {
               });
               return r.text();
             }),
+            explorerPage: await attempt(async () => {
+              const r = await fetch(`${gateway}/explorer`, { credentials: 'include' });
+              return r.text();
+            }),
             graphql: await attempt(async () => {
               const r = await fetch(`${gateway}/graphql`, {
                 method: 'POST',
@@ -148,6 +152,8 @@ describe('a page on another origin', () => {
       // GraphiQL's HTML (which holds the development key for loopback hosts) is unreadable.
       expect(outcome.graphiqlPage).toEqual({ ok: false, value: expect.stringMatching(/fetch/i) });
       expect(outcome.graphiqlPageWithCredentials.ok).toBe(false);
+      // So is the memory explorer's page, which holds it too.
+      expect(outcome.explorerPage).toEqual({ ok: false, value: expect.stringMatching(/fetch/i) });
       // The API answers, with the key the page was given.
       expect(outcome.graphql).toEqual({
         ok: true,
@@ -199,7 +205,12 @@ describe('a page on another origin', () => {
 
       // Same-origin scripts on that page get the same refusal from every route.
       const answers = await page.evaluate(async () => {
-        const paths = ['/graphql', '/v1/memory/semantic/datasets/user_42/facts', '/docs'];
+        const paths = [
+          '/graphql',
+          '/v1/memory/semantic/datasets/user_42/facts',
+          '/docs',
+          '/explorer',
+        ];
         return Promise.all(
           paths.map(async (p) => {
             const r = await fetch(p, { headers: { accept: 'text/html' } });
@@ -217,6 +228,9 @@ describe('a page on another origin', () => {
       const local = await page.goto(`http://127.0.0.1:${gatewayPort}/graphql`);
       expect(local?.status()).toBe(200);
       expect(await local?.text()).toContain(developmentKey);
+      const explorer = await page.goto(`http://127.0.0.1:${gatewayPort}/explorer`);
+      expect(explorer?.status()).toBe(200);
+      expect(await explorer?.text()).toContain(developmentKey);
     } finally {
       await context.close();
     }

@@ -20,6 +20,7 @@ import { measureOperation, QUERY_LIMITS } from '../../src/http/queryLimits.js';
 import { DEFAULT_QUERY } from '../../src/http/yoga.js';
 import { defaultFieldCost, WHOLE_LIST_CAP } from '../../src/schema/cost.js';
 import { schema } from '../../src/schema/index.js';
+import { DEMO } from '../helpers/demo.js';
 import { openTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 // ---------------------------------------------------------------------------------------
@@ -147,9 +148,23 @@ function operationsIn(source: string): { name: string; document: DocumentNode }[
   return definitions
     .filter((d) => d.kind === Kind.OPERATION_DEFINITION)
     .map((op: DefinitionNode) => {
-      const used = fragments.filter(
-        (f) => f.kind === Kind.FRAGMENT_DEFINITION && print(op).includes(`...${f.name.value}`),
-      );
+      // Fragments the operation spreads, and the ones those spread, and so on.
+      const used: DefinitionNode[] = [];
+      let text = print(op);
+      for (let grew = true; grew; ) {
+        grew = false;
+        for (const f of fragments) {
+          if (
+            f.kind === Kind.FRAGMENT_DEFINITION &&
+            !used.includes(f) &&
+            new RegExp(`\\.\\.\\.${f.name.value}\\b`).test(text)
+          ) {
+            used.push(f);
+            text += print(f);
+            grew = true;
+          }
+        }
+      }
       return {
         name: (op.kind === Kind.OPERATION_DEFINITION && op.name?.value) || 'anonymous',
         document: { kind: Kind.DOCUMENT, definitions: [op, ...used] } as DocumentNode,
@@ -168,6 +183,10 @@ const corpus = [
   ...operationsIn(
     readFileSync(new URL('../../src/rest/supaCloud.graphql', import.meta.url), 'utf8'),
   ),
+  // The memory explorer's, with the largest page it asks for.
+  ...operationsIn(
+    readFileSync(new URL('../../explorer/src/operations.graphql', import.meta.url), 'utf8'),
+  ),
 ];
 
 /** Variables for the corpus, by name: the largest values each allows. */
@@ -183,8 +202,16 @@ const VARIABLES: Record<string, unknown> = {
 };
 
 /** Where an operation's field allows less than the shared largest value. */
+const EXPLORER_INSTANTS = { validAt: '2026-06-01T00:00:00Z', knownAt: '2026-09-01T00:00:00Z' };
 const OPERATION_VARIABLES: Record<string, Record<string, unknown>> = {
   MemorySodaRecall: { first: 50 },
+  ExplorerTimeline: EXPLORER_INSTANTS,
+  ExplorerChanges: { since: '2026-01-01T00:00:00Z', until: '2026-12-01T00:00:00Z' },
+  ExplorerEntity: EXPLORER_INSTANTS,
+  ExplorerEpisode: { ...EXPLORER_INSTANTS, episodeId: DEMO.episodes.hondaCivic },
+  ExplorerSearch: EXPLORER_INSTANTS,
+  ExplorerRecall: { asOf: '2026-10-01T00:00:00Z' },
+  ExplorerMemories: { asOf: '2026-10-01T00:00:00Z', includeSuperseded: true },
 };
 
 const variablesFor = (document: DocumentNode) => {
@@ -267,6 +294,14 @@ describe('the front-end corpus passes the limits', () => {
         'MemorySodaEntityFacts',
         'MemorySodaRecall',
         'SupaCloudListMemories',
+        'ExplorerViewer',
+        'ExplorerTimeline',
+        'ExplorerChanges',
+        'ExplorerEntity',
+        'ExplorerEpisode',
+        'ExplorerSearch',
+        'ExplorerRecall',
+        'ExplorerMemories',
       ]),
     );
     // The README's examples are in it too.

@@ -1,0 +1,318 @@
+import type { AddressInfo } from 'node:net';
+import { type ServerType, serve } from '@hono/node-server';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadDemoDataset } from '../../src/demo/seed.js';
+import { createGateway } from '../../src/http/app.js';
+import { createApiKey } from '../../src/store/workspaces.js';
+import { launchChromium, PAGE_TIMEOUT } from '../helpers/browser.js';
+import { openTestDatabase } from '../helpers/database.js';
+import { DEMO } from '../helpers/demo.js';
+
+/**
+ * The memory explorer (/explorer) end to end, in the suite's headless Chromium against a
+ * real listener on loopback and the demo dataset. As in test/e2e/graphiql.test.ts, every
+ * request for anything but the test server is aborted and recorded, and the browser can
+ * resolve no host name: a passing run proves the page works offline, from the gateway's
+ * own assets, through its public GraphQL API alone.
+ *
+ * The demo's instants are fixed (2026); the page's empty instants mean the gateway's now.
+ * EXPLORER_SCREENSHOT=docs/explorer.png writes the README's screenshot.
+ *
+ * Deliberately no skip: without Chromium this file fails.
+ */
+
+let server: ServerType | null = null;
+let browser: Browser | null = null;
+let origin = '';
+let developmentKey = '';
+
+const foreignRequests: string[] = [];
+const pageErrors: string[] = [];
+/** Every GraphQL request the page made: its operation name. */
+const operations: string[] = [];
+
+beforeAll(async () => {
+  const database = await openTestDatabase();
+  await loadDemoDataset(database.collections, 'acme', new Date());
+  developmentKey = (await createApiKey(database.collections, 'acme', ['read'])).key;
+  // As `npm start` on the embedded store: the page on a loopback host gets the key.
+  const gateway = createGateway({ database, developmentKey });
+  const port = await new Promise<number>((resolve, reject) => {
+    const s = serve({ fetch: gateway.fetch, port: 0, hostname: '127.0.0.1' }, (info) =>
+      resolve(info.port),
+    );
+    s.once('error', reject);
+    server = s;
+  });
+  expect((server!.address() as AddressInfo).port).toBe(port);
+  origin = `http://127.0.0.1:${port}`;
+});
+
+afterAll(async () => {
+  await browser?.close();
+  const s = server;
+  if (s) {
+    if ('closeAllConnections' in s) s.closeAllConnections();
+    await new Promise<void>((resolve) => s.close(() => resolve()));
+  }
+});
+
+async function openContext(viewport = { width: 1280, height: 900 }): Promise<BrowserContext> {
+  browser ??= await launchChromium(['--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1']);
+  const context = await browser.newContext({ viewport });
+  await context.route('**/*', (route) => {
+    const url = new URL(route.request().url());
+    if (url.origin === origin || url.protocol === 'data:' || url.protocol === 'blob:') {
+      if (url.pathname === '/graphql') {
+        const body = route.request().postDataJSON() as { operationName?: string } | null;
+        operations.push(body?.operationName ?? '(unnamed)');
+      }
+      return route.continue();
+    }
+    foreignRequests.push(url.href);
+    return route.abort('internetdisconnected');
+  });
+  return context;
+}
+
+async function newPage(context: BrowserContext): Promise<Page> {
+  const page = await context.newPage();
+  page.setDefaultTimeout(PAGE_TIMEOUT);
+  page.on('pageerror', (error) => pageErrors.push(error.message));
+  return page;
+}
+
+/** The bar of one fact on the timeline. */
+const bar = (page: Page, factId: string) => page.locator(`.bar[data-fact-id="${factId}"]`);
+
+/** Sets a datetime-local input (UTC) and waits for the gateway's answer to the re-query. */
+async function setInstant(page: Page, testId: string, value: string) {
+  const answered = page.waitForResponse(
+    (r) => r.url() === `${origin}/graphql` && r.request().method() === 'POST',
+  );
+  await page.getByTestId(testId).fill(value);
+  expect((await answered).status()).toBe(200);
+}
+
+describe('the memory explorer in a browser, offline, on the demo dataset', () => {
+  it('opens with the prefilled key, draws the statements of user_42 and answers what was believed when', async () => {
+    const context = await openContext();
+    try {
+      const page = await newPage(context);
+      const response = await page.goto(`${origin}/explorer`, { waitUntil: 'load' });
+      expect(response?.status()).toBe(200);
+      expect(await page.title()).toBe('Memory explorer');
+
+      // The key was prefilled: the workspace's datasets are listed.
+      await page.getByRole('link', { name: 'user_42' }).click();
+      const timeline = page.getByTestId('timeline');
+      await timeline.waitFor();
+      for (const statement of [
+        'user / is interested in',
+        'user / lives in',
+        'user / has a budget of',
+        'user / will test drive',
+        'honda civic / is made by',
+      ]) {
+        await expect
+          .poll(() => timeline.locator(`[data-statement="${statement}"]`).count())
+          .toBe(1);
+      }
+      // Known now: all seven facts; the Civic interest superseded, Berlin deleted.
+      await expect.poll(() => page.locator('.bar').count()).toBe(7);
+      expect(await bar(page, DEMO.facts.hondaInterest).getAttribute('data-look')).toBe(
+        'superseded',
+      );
+      expect(await bar(page, DEMO.facts.livesInBerlin).getAttribute('data-look')).toBe('deleted');
+      expect(await bar(page, DEMO.facts.testDrive).getAttribute('data-look')).toBe('future');
+
+      // Hover shows the fact: confidence, source quote, episode, and the link to its successor.
+      await bar(page, DEMO.facts.hondaInterest).hover();
+      const details = page.getByTestId('details');
+      await expect.poll(() => details.textContent()).toContain('the honda civic looks nice');
+      expect(await details.textContent()).toContain('confidence 0.80');
+      expect(await details.textContent()).toContain('toyota corolla hybrid');
+      await page.getByTestId('follow-successor').click();
+      await expect
+        .poll(() => page.evaluate(() => document.activeElement?.getAttribute('data-fact-id')))
+        .toBe(DEMO.facts.toyotaInterest);
+
+      // As known just before the Civic interest was recorded (18:30:04): not there yet.
+      await setInstant(page, 'known-at', '2026-05-10T18:30:03');
+      await expect.poll(() => bar(page, DEMO.facts.hondaInterest).count()).toBe(0);
+      expect(await page.locator('.bar').count()).toBe(1); // only Berlin was known
+
+      // Known between recording and supersession: believed, and live on 1 June.
+      await setInstant(page, 'known-at', '2026-06-01T00:00:00');
+      await setInstant(page, 'true-at', '2026-06-01T00:00:00');
+      await expect
+        .poll(() => bar(page, DEMO.facts.hondaInterest).getAttribute('data-look'))
+        .toBe('live');
+      expect(await bar(page, DEMO.facts.toyotaInterest).count()).toBe(0);
+
+      // Known just after its invalidAt (09:14:06): superseded, the Corolla now believed.
+      await setInstant(page, 'known-at', '2026-08-16T09:14:07');
+      await expect
+        .poll(() => bar(page, DEMO.facts.hondaInterest).getAttribute('data-look'))
+        .toBe('superseded');
+      expect(await bar(page, DEMO.facts.toyotaInterest).count()).toBe(1);
+
+      if (process.env.EXPLORER_SCREENSHOT) {
+        await setInstant(page, 'true-at', '2026-08-20T00:00:00');
+        await bar(page, DEMO.facts.hondaInterest).click();
+        await page.screenshot({ path: process.env.EXPLORER_SCREENSHOT });
+      }
+
+      // Keyboard: tabbing onto a bar shows its details.
+      await page.locator('.bar').first().focus();
+      await page.keyboard.press('Tab');
+      await expect
+        .poll(() => page.evaluate(() => document.activeElement?.classList.contains('bar')))
+        .toBe(true);
+      const focused = await page.evaluate(() =>
+        document.activeElement?.getAttribute('data-fact-id'),
+      );
+      await expect.poll(() => details.textContent()).toContain(`factId ${focused}`);
+
+      expect(operations).toContain('ExplorerTimeline');
+      expect(new Set(operations)).toEqual(new Set(['ExplorerViewer', 'ExplorerTimeline']));
+    } finally {
+      await context.close();
+    }
+    expect(foreignRequests).toEqual([]);
+    expect(pageErrors).toEqual([]);
+  }, 180_000);
+
+  it('lists what changed between two known-at instants: the demo supersession', async () => {
+    const context = await openContext();
+    try {
+      const page = await newPage(context);
+      await page.goto(`${origin}/explorer#/user_42/changes`, { waitUntil: 'load' });
+      await setInstant(page, 'changes-since', '2026-08-01T00:00:00');
+      await setInstant(page, 'changes-until', '2026-09-01T00:00:00');
+      const superseded = page.getByRole('list', { name: 'Facts superseded' });
+      await expect
+        .poll(() => superseded.locator(`[data-fact-id="${DEMO.facts.hondaInterest}"]`).count())
+        .toBe(1);
+      const text = await superseded.textContent();
+      expect(text).toContain('user is interested in honda civic');
+      expect(text).toContain('→ user is interested in toyota corolla hybrid');
+      const learned = page.getByRole('list', { name: 'Facts learned' });
+      expect(await learned.locator('li').count()).toBe(2); // the Corolla and the test drive
+      expect(await page.getByRole('list', { name: 'Facts deleted' }).count()).toBe(0);
+
+      // Widened to July: Berlin's deletion (1 July) is listed too.
+      await setInstant(page, 'changes-since', '2026-06-30T00:00:00');
+      await expect
+        .poll(() =>
+          page
+            .getByRole('list', { name: 'Facts deleted' })
+            .locator(`[data-fact-id="${DEMO.facts.livesInBerlin}"]`)
+            .count(),
+        )
+        .toBe(1);
+    } finally {
+      await context.close();
+    }
+    expect(foreignRequests).toEqual([]);
+    expect(pageErrors).toEqual([]);
+  }, 180_000);
+
+  it('opens an entity page and an episode page', async () => {
+    const context = await openContext();
+    try {
+      const page = await newPage(context);
+      await page.goto(`${origin}/explorer#/user_42/entity/honda%20civic`, { waitUntil: 'load' });
+      const entity = page.getByTestId('entity-page');
+      await expect.poll(() => entity.locator('h2').textContent()).toContain('honda civic');
+      // Its live fact (made by honda), and the history of "user is interested in" does not
+      // show: that statement's live fact is about the Corolla.
+      await expect.poll(() => bar(page, DEMO.facts.hondaMadeBy).count()).toBe(1);
+
+      // From a fact's details to its episode.
+      await bar(page, DEMO.facts.hondaMadeBy).hover();
+      await page.getByTestId('details').getByRole('link', { name: /2026/ }).click();
+      const episode = page.getByTestId('episode-page');
+      await expect.poll(() => episode.textContent()).toContain('I need a family car');
+      const facts = episode.getByRole('list', { name: 'Facts from this episode' });
+      expect(await facts.locator('li').count()).toBe(4);
+      expect(
+        await facts
+          .locator(`[data-fact-id="${DEMO.facts.hondaInterest}"]`)
+          .getAttribute('data-look'),
+      ).toBe('superseded');
+      expect(page.url()).toContain(`#/user_42/episode/${DEMO.episodes.hondaCivic}`);
+    } finally {
+      await context.close();
+    }
+    expect(foreignRequests).toEqual([]);
+    expect(pageErrors).toEqual([]);
+  }, 180_000);
+
+  it('searches by words and by ranked recall, and lists memories live, archived and superseded', async () => {
+    const context = await openContext();
+    try {
+      const page = await newPage(context);
+      await page.goto(`${origin}/explorer#/user_42/search`, { waitUntil: 'load' });
+      await page.getByLabel('Words').fill('corolla hybrid');
+      await page.getByRole('button', { name: 'Search' }).click();
+      const matching = page.getByRole('list', { name: 'Matching facts' });
+      await expect.poll(() => matching.locator('li').count()).toBe(2);
+
+      await page.getByLabel('Ranked recall (facts and memories)').check();
+      await page.getByRole('button', { name: 'Search' }).click();
+      const memories = page.getByRole('list', { name: 'Recalled memories' });
+      await expect
+        .poll(() => memories.textContent())
+        .toContain('The user is interested in a Toyota Corolla Hybrid.');
+      expect(await page.getByRole('list', { name: 'Recalled facts' }).textContent()).toContain(
+        'relevance 1.00',
+      );
+
+      await page.getByRole('link', { name: 'Memories' }).click();
+      const list = page.getByRole('list', { name: 'Memories' });
+      await expect.poll(() => list.locator('li').count()).toBe(4);
+      const statuses = await list
+        .locator('li')
+        .evaluateAll((items) => items.map((item) => item.getAttribute('data-status')).sort());
+      expect(statuses).toEqual(['archived', 'live', 'live', 'superseded']);
+      // The live view alone: neither the archived nor the superseded one.
+      await page.getByLabel('Archived').uncheck();
+      await page.getByLabel('Superseded').uncheck();
+      await expect.poll(() => list.locator('li').count()).toBe(2);
+    } finally {
+      await context.close();
+    }
+    expect(foreignRequests).toEqual([]);
+    expect(pageErrors).toEqual([]);
+  }, 180_000);
+
+  it('says the key is wrong on a 401, and is readable at phone width', async () => {
+    const context = await openContext({ width: 390, height: 844 });
+    try {
+      const page = await newPage(context);
+      await page.goto(`${origin}/explorer#/user_42`, { waitUntil: 'load' });
+      await page.getByTestId('timeline').waitFor();
+      // Nothing wider than the window: no sideways scrolling at phone width.
+      expect(
+        await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth),
+      ).toBe(true);
+
+      await page.getByRole('button', { name: 'Change key' }).click();
+      await page.getByLabel('API key').fill('mk_wrong_key');
+      const answered = page.waitForResponse((r) => r.url() === `${origin}/graphql`);
+      await page.getByRole('button', { name: 'Open' }).click();
+      expect((await answered).status()).toBe(401);
+      await expect
+        .poll(() => page.getByRole('alert').textContent())
+        .toContain('The gateway refused this key (401 Unauthorized)');
+      // The refused key is not kept, and the prefilled one is not silently reused.
+      expect(await page.evaluate(() => sessionStorage.getItem('memory-explorer.key'))).toBe('');
+    } finally {
+      await context.close();
+    }
+    expect(foreignRequests).toEqual([]);
+    expect(pageErrors).toEqual([]);
+  }, 180_000);
+});

@@ -1,0 +1,116 @@
+import type { AddressInfo } from 'node:net';
+import { type ServerType, serve } from '@hono/node-server';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seedDataset } from '../../bench/generate.js';
+import { createGateway } from '../../src/http/app.js';
+import { createApiKey } from '../../src/store/workspaces.js';
+import { launchChromium, PAGE_TIMEOUT } from '../helpers/browser.js';
+import { openTestDatabase } from '../helpers/database.js';
+
+/**
+ * The memory explorer on a dataset of 10,000 facts, in the suite's Chromium: it opens
+ * with one page of facts, keeps only the rows in view in the document however many are
+ * loaded (so scrolling stays light), and asks for the next page, within the gateway's
+ * page limit, as the end comes into view. Counts, not times: how fast it feels is a
+ * benchmark's business (docs/PERFORMANCE.md).
+ */
+
+const DATASET = 'large';
+/** The generator puts 80 % of its facts in the main dataset. */
+const MAIN_FACTS = 10_000;
+
+let server: ServerType | null = null;
+let browser: Browser | null = null;
+let origin = '';
+let key = '';
+let totalFacts = 0;
+
+beforeAll(async () => {
+  const database = await openTestDatabase();
+  const { generated } = await seedDataset(database.collections, 'big', {
+    dataset: DATASET,
+    facts: MAIN_FACTS / 0.8,
+    entities: 1500,
+    episodes: 800,
+    memories: 20,
+  });
+  totalFacts = generated.lines
+    .map((line) => JSON.parse(line) as { type: string; dataset: string })
+    .filter((record) => record.type === 'fact' && record.dataset === DATASET).length;
+  key = (await createApiKey(database.collections, 'big', ['read'])).key;
+  const gateway = createGateway({ database });
+  const port = await new Promise<number>((resolve, reject) => {
+    const s = serve({ fetch: gateway.fetch, port: 0, hostname: '127.0.0.1' }, (info) =>
+      resolve(info.port),
+    );
+    s.once('error', reject);
+    server = s;
+  });
+  expect((server!.address() as AddressInfo).port).toBe(port);
+  origin = `http://127.0.0.1:${port}`;
+}, 600_000);
+
+afterAll(async () => {
+  await browser?.close();
+  const s = server;
+  if (s) {
+    if ('closeAllConnections' in s) s.closeAllConnections();
+    await new Promise<void>((resolve) => s.close(() => resolve()));
+  }
+});
+
+describe('the memory explorer on 10,000 facts', () => {
+  it('opens with one page, keeps the document small while scrolling, and pages within limits', async () => {
+    expect(totalFacts).toBeGreaterThanOrEqual(MAIN_FACTS);
+    browser = await launchChromium(['--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1']);
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const pageSizes: number[] = [];
+    const pageErrors: string[] = [];
+    try {
+      const page = await context.newPage();
+      page.setDefaultTimeout(PAGE_TIMEOUT);
+      page.on('pageerror', (error) => pageErrors.push(error.message));
+      page.on('request', (request) => {
+        if (!request.url().endsWith('/graphql')) return;
+        const body = request.postDataJSON() as {
+          operationName: string;
+          variables: { first?: number };
+        };
+        if (body.operationName === 'ExplorerTimeline') pageSizes.push(body.variables.first ?? 0);
+      });
+      // The key as a user types it in once: kept in the tab's session storage.
+      await page.goto(`${origin}/explorer`, { waitUntil: 'load' });
+      await page.getByLabel('API key').fill(key);
+      await page.getByRole('button', { name: 'Open' }).click();
+      await page.getByRole('link', { name: DATASET, exact: true }).click();
+      const summary = page.getByTestId('timeline-summary');
+      await expect
+        .poll(() => summary.textContent(), { timeout: PAGE_TIMEOUT })
+        .toMatch(new RegExp(`^${totalFacts} facts known now.*\\(100 loaded\\)`));
+
+      // Scroll to the end of what is loaded, again and again: each time the next page comes.
+      const scroller = page.getByTestId('timeline');
+      for (let pages = 2; pages <= 4; pages++) {
+        await scroller.evaluate((element) => {
+          element.scrollTop = element.scrollHeight;
+        });
+        await expect
+          .poll(() => summary.textContent(), { timeout: PAGE_TIMEOUT })
+          .toContain(`(${pages * 100} loaded)`);
+      }
+      // Hundreds of facts loaded, a few dozen rows in the document.
+      const rows = await page.locator('.statement').count();
+      const bars = await page.locator('.bar').count();
+      expect(rows).toBeGreaterThan(0);
+      expect(rows).toBeLessThanOrEqual(40);
+      expect(bars).toBeLessThan(400);
+      // Every page asked for at most the gateway's largest page.
+      expect(pageSizes.length).toBeGreaterThanOrEqual(4);
+      expect(Math.max(...pageSizes)).toBeLessThanOrEqual(100);
+      expect(pageErrors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  }, 600_000);
+});
