@@ -9,6 +9,8 @@ import { PAGE_SIZE } from './TimelinePage.tsx';
 
 const YEAR_MS = 365 * 86_400_000;
 
+const plural = (n: number, noun: string) => `${n} ${noun}${n === 1 ? '' : 's'}`;
+
 /**
  * What changed in what the store believed between two known-at instants: facts learned
  * (recorded in between) and facts superseded or deleted in between, each with the fact
@@ -112,8 +114,9 @@ export function ChangesPage({
         <div className="changes" data-testid="changes">
           <p className="summary">
             Between {formatInstant(since)} and {formatInstant(until)} the store learned{' '}
-            {pages[0].dataset.learned.totalCount}, superseded {superseded.length} and deleted{' '}
-            {deleted.length} {pages[0].dataset.dropped.totalCount === 1 ? 'fact' : 'facts'}.
+            {plural(pages[0].dataset.learned.totalCount, 'fact')}, and stopped believing{' '}
+            {plural(pages[0].dataset.dropped.totalCount, 'fact')}: {superseded.length} superseded,{' '}
+            {deleted.length} deleted{query.hasNextPage ? ' so far' : ''}.
           </p>
           <h3>Learned</h3>
           {learned.length ? (

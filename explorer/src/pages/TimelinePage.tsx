@@ -90,8 +90,8 @@ export function TimelinePage({
         {total} {total === 1 ? 'fact' : 'facts'} known{' '}
         {instants.knownAt ? `at ${formatInstant(instants.knownAt)}` : 'now'}, in {statements.length}{' '}
         {statements.length === 1 ? 'statement' : 'statements'}
-        {facts.length < total ? ` (${facts.length} loaded)` : ''}. Believed true at{' '}
-        {instants.validAt ? formatInstant(instants.validAt) : 'now'}:{' '}
+        {facts.length < total ? ` (${facts.length} loaded)` : ''}. Believed true{' '}
+        {instants.validAt ? `at ${formatInstant(instants.validAt)}` : 'now'}:{' '}
         <strong data-testid="believed-count">{counts.get('live') ?? 0}</strong>.
         {query.isFetching && !query.isFetchingNextPage ? ' Updating…' : ''}
       </p>
