@@ -277,6 +277,18 @@ describe('the memory explorer in a browser, offline, on the demo dataset', () =>
         .locator('li')
         .evaluateAll((items) => items.map((item) => item.getAttribute('data-status')).sort());
       expect(statuses).toEqual(['archived', 'live', 'live', 'superseded']);
+      // As of 1 June 2026: the Corolla memory did not exist yet, the Civic one was valid.
+      await page.getByLabel('As of (UTC; empty: now)').fill('2026-06-01T00:00:00');
+      await expect.poll(() => list.locator('li').count()).toBe(3);
+      expect(await list.textContent()).not.toContain('Toyota Corolla');
+      expect(
+        await list
+          .locator('li')
+          .evaluateAll((items) => items.map((item) => item.getAttribute('data-status')).sort()),
+      ).toEqual(['archived', 'live', 'live']);
+      await page.getByLabel('As of (UTC; empty: now)').fill('');
+      await expect.poll(() => list.locator('li').count()).toBe(4);
+
       // The live view alone: neither the archived nor the superseded one.
       await page.getByLabel('Archived').uncheck();
       await page.getByLabel('Superseded').uncheck();
