@@ -1,5 +1,4 @@
-import type { AddressInfo } from 'node:net';
-import { type ServerType, serve } from '@hono/node-server';
+import type { ServerType } from '@hono/node-server';
 import type { Browser, BrowserContext, Response as PageResponse } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadDemoDataset } from '../../src/demo/seed.js';
@@ -8,6 +7,7 @@ import { LOOPBACK_HOSTS } from '../../src/http/hosts.js';
 import { createApiKey } from '../../src/store/workspaces.js';
 import { launchChromium, PAGE_TIMEOUT } from '../helpers/browser.js';
 import { openTestDatabase } from '../helpers/database.js';
+import { closeServer, listenOnLoopback } from '../helpers/listener.js';
 
 /**
  * The attacker's page, played in a real Chromium. The gateway runs as `npm start` runs it
@@ -31,21 +31,6 @@ let attackerPort = 0;
 let developmentKey = '';
 let givenKey = '';
 
-function listen(fetch: (request: Request) => Response | Promise<Response>) {
-  return new Promise<{ server: ServerType; port: number }>((resolve, reject) => {
-    const server = serve({ fetch, port: 0, hostname: '127.0.0.1' }, () =>
-      resolve({ server, port: (server.address() as AddressInfo).port }),
-    );
-    server.once('error', reject);
-  });
-}
-
-async function close(server: ServerType | null) {
-  if (!server) return;
-  if ('closeAllConnections' in server) server.closeAllConnections();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-}
-
 beforeAll(async () => {
   const database = await openTestDatabase();
   await loadDemoDataset(database.collections, 'acme', new Date());
@@ -58,9 +43,9 @@ beforeAll(async () => {
     corsOrigins: '*',
     allowedHosts: [...LOOPBACK_HOSTS],
   });
-  ({ server: gatewayServer, port: gatewayPort } = await listen(gateway.fetch));
+  ({ server: gatewayServer, port: gatewayPort } = await listenOnLoopback(gateway.fetch));
   // The attacker's site: one empty page; its scripts run through page.evaluate.
-  ({ server: attackerServer, port: attackerPort } = await listen(
+  ({ server: attackerServer, port: attackerPort } = await listenOnLoopback(
     () =>
       new Response('<!doctype html><title>evil</title><p>nothing to see</p>', {
         headers: { 'content-type': 'text/html' },
@@ -70,8 +55,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  await close(gatewayServer);
-  await close(attackerServer);
+  await closeServer(gatewayServer);
+  await closeServer(attackerServer);
 });
 
 /** A browser context whose every response is recorded with all its headers. */

@@ -1,5 +1,4 @@
-import type { AddressInfo } from 'node:net';
-import { type ServerType, serve } from '@hono/node-server';
+import type { ServerType } from '@hono/node-server';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadDemoDataset } from '../../src/demo/seed.js';
@@ -8,6 +7,7 @@ import { createApiKey } from '../../src/store/workspaces.js';
 import { launchChromium, PAGE_TIMEOUT } from '../helpers/browser.js';
 import { openTestDatabase } from '../helpers/database.js';
 import { DEMO } from '../helpers/demo.js';
+import { closeServer, listenOnLoopback } from '../helpers/listener.js';
 
 /**
  * The memory explorer (/explorer) end to end, in the suite's headless Chromium against a
@@ -38,24 +38,12 @@ beforeAll(async () => {
   developmentKey = (await createApiKey(database.collections, 'acme', ['read'])).key;
   // As `npm start` on the embedded store: the page on a loopback host gets the key.
   const gateway = createGateway({ database, developmentKey });
-  const port = await new Promise<number>((resolve, reject) => {
-    const s = serve({ fetch: gateway.fetch, port: 0, hostname: '127.0.0.1' }, (info) =>
-      resolve(info.port),
-    );
-    s.once('error', reject);
-    server = s;
-  });
-  expect((server!.address() as AddressInfo).port).toBe(port);
-  origin = `http://127.0.0.1:${port}`;
+  ({ server, origin } = await listenOnLoopback(gateway.fetch));
 });
 
 afterAll(async () => {
   await browser?.close();
-  const s = server;
-  if (s) {
-    if ('closeAllConnections' in s) s.closeAllConnections();
-    await new Promise<void>((resolve) => s.close(() => resolve()));
-  }
+  await closeServer(server);
 });
 
 async function openContext(viewport = { width: 1280, height: 900 }): Promise<BrowserContext> {
@@ -278,7 +266,7 @@ describe('the memory explorer in a browser, offline, on the demo dataset', () =>
         .evaluateAll((items) => items.map((item) => item.getAttribute('data-status')).sort());
       expect(statuses).toEqual(['archived', 'live', 'live', 'superseded']);
       // As of 1 June 2026: the Corolla memory did not exist yet, the Civic one was valid.
-      await page.getByLabel('As of (UTC; empty: now)').fill('2026-06-01T00:00:00');
+      await page.getByTestId('memories-as-of').fill('2026-06-01T00:00:00');
       await expect.poll(() => list.locator('li').count()).toBe(3);
       expect(await list.textContent()).not.toContain('Toyota Corolla');
       expect(
@@ -286,7 +274,7 @@ describe('the memory explorer in a browser, offline, on the demo dataset', () =>
           .locator('li')
           .evaluateAll((items) => items.map((item) => item.getAttribute('data-status')).sort()),
       ).toEqual(['archived', 'live', 'live']);
-      await page.getByLabel('As of (UTC; empty: now)').fill('');
+      await page.getByTestId('memories-as-of').fill('');
       await expect.poll(() => list.locator('li').count()).toBe(4);
 
       // The live view alone: neither the archived nor the superseded one.

@@ -1,5 +1,4 @@
-import type { AddressInfo } from 'node:net';
-import { type ServerType, serve } from '@hono/node-server';
+import type { ServerType } from '@hono/node-server';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedDataset } from '../../bench/generate.js';
@@ -7,6 +6,7 @@ import { createGateway } from '../../src/http/app.js';
 import { createApiKey } from '../../src/store/workspaces.js';
 import { launchChromium, PAGE_TIMEOUT } from '../helpers/browser.js';
 import { openTestDatabase } from '../helpers/database.js';
+import { closeServer, listenOnLoopback } from '../helpers/listener.js';
 
 /**
  * The memory explorer on a dataset of 10,000 facts, in the suite's Chromium: it opens
@@ -40,24 +40,12 @@ beforeAll(async () => {
     .filter((record) => record.type === 'fact' && record.dataset === DATASET).length;
   key = (await createApiKey(database.collections, 'big', ['read'])).key;
   const gateway = createGateway({ database });
-  const port = await new Promise<number>((resolve, reject) => {
-    const s = serve({ fetch: gateway.fetch, port: 0, hostname: '127.0.0.1' }, (info) =>
-      resolve(info.port),
-    );
-    s.once('error', reject);
-    server = s;
-  });
-  expect((server!.address() as AddressInfo).port).toBe(port);
-  origin = `http://127.0.0.1:${port}`;
+  ({ server, origin } = await listenOnLoopback(gateway.fetch));
 }, 600_000);
 
 afterAll(async () => {
   await browser?.close();
-  const s = server;
-  if (s) {
-    if ('closeAllConnections' in s) s.closeAllConnections();
-    await new Promise<void>((resolve) => s.close(() => resolve()));
-  }
+  await closeServer(server);
 });
 
 describe('the memory explorer on 10,000 facts', () => {

@@ -1,5 +1,4 @@
-import type { AddressInfo } from 'node:net';
-import { type ServerType, serve } from '@hono/node-server';
+import type { ServerType } from '@hono/node-server';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadDemoDataset } from '../../src/demo/seed.js';
@@ -7,6 +6,7 @@ import { createGateway } from '../../src/http/app.js';
 import { createApiKey } from '../../src/store/workspaces.js';
 import { launchChromium, PAGE_TIMEOUT } from '../helpers/browser.js';
 import { openTestDatabase } from '../helpers/database.js';
+import { closeServer, listenOnLoopback } from '../helpers/listener.js';
 
 /**
  * GraphiQL end to end, in a real headless Chromium (test/helpers/browser.ts) against a
@@ -67,25 +67,12 @@ beforeAll(async () => {
     developmentKey: key,
   });
 
-  const port = await new Promise<number>((resolve, reject) => {
-    const s = serve({ fetch: gateway.fetch, port: 0, hostname: '127.0.0.1' }, (info) =>
-      resolve(info.port),
-    );
-    s.once('error', reject);
-    server = s;
-  });
-  const address = server!.address() as AddressInfo;
-  expect(address.port).toBe(port);
-  origin = `http://127.0.0.1:${port}`;
+  ({ server, origin } = await listenOnLoopback(gateway.fetch));
 });
 
 afterAll(async () => {
   await browser?.close();
-  const s = server;
-  if (s) {
-    if ('closeAllConnections' in s) s.closeAllConnections();
-    await new Promise<void>((resolve) => s.close(() => resolve()));
-  }
+  await closeServer(server);
 });
 
 describe('GraphiQL in a browser, offline', () => {

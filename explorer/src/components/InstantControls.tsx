@@ -7,24 +7,31 @@ export interface Instants {
   knownAt: string | null;
 }
 
-function InstantInput({
+/**
+ * One instant in UTC, edited in a datetime-local input. `nullable`: it may be emptied
+ * (by hand or with its "Now" button), which means now; otherwise an emptied input keeps
+ * the last instant.
+ */
+export function InstantInput({
   label,
   hint,
   value,
   onChange,
   testId,
+  nullable = true,
 }: {
   label: string;
-  hint: string;
+  hint?: string;
   value: string | null;
   onChange: (value: string | null) => void;
-  testId: string;
+  testId?: string;
+  nullable?: boolean;
 }) {
   const id = useId();
   return (
     <div className="instant">
       <label htmlFor={id}>
-        {label} <span className="hint">{hint}</span>
+        {label} {hint && <span className="hint">{hint}</span>}
       </label>
       <div className="instant-row">
         <input
@@ -33,11 +40,16 @@ function InstantInput({
           step={1}
           data-testid={testId}
           value={value ? toInputValue(value) : ''}
-          onChange={(event) => onChange(fromInputValue(event.currentTarget.value))}
+          onChange={(event) => {
+            const instant = fromInputValue(event.currentTarget.value);
+            if (instant || nullable) onChange(instant);
+          }}
         />
-        <button type="button" onClick={() => onChange(null)} disabled={value === null}>
-          Now
-        </button>
+        {nullable && (
+          <button type="button" onClick={() => onChange(null)} disabled={value === null}>
+            Now
+          </button>
+        )}
       </div>
     </div>
   );

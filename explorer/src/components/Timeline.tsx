@@ -1,9 +1,10 @@
 import { useVirtualizer } from '@tanstack/react-virtual';
 import { scaleUtc } from 'd3-scale';
-import { useEffect, useMemo, useRef } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import type { TimelineFactFragment } from '../generated/operations.ts';
 import { formatDay } from '../instants.ts';
 import { LOOK_LABEL, lookOf, type Statement } from '../statements.ts';
+import { FactDetails } from './FactDetails.tsx';
 
 const LABEL_HEIGHT = 22;
 const LANE_HEIGHT = 26;
@@ -29,12 +30,65 @@ function validTimeDomain(statements: readonly Statement[], trueAt: Date): [Date,
 }
 
 /**
- * The timeline of statements: one row per subject + predicate, each fact a bar across
- * valid time (validAt → validUntil, or to the edge when open), coloured by its state at
- * the chosen instants. Rows are virtualised (only those in view are in the page), so tens
- * of thousands of facts scroll smoothly; reaching the end asks for the next page.
+ * The timeline of statements beside the details of the fact under the pointer or the
+ * focus; following a fact's "superseded by" link selects, scrolls to and focuses its
+ * successor.
  */
 export function Timeline({
+  dataset,
+  statements,
+  trueAt,
+  hasMore = false,
+  loadingMore = false,
+  onLoadMore,
+}: {
+  dataset: string;
+  statements: Statement[];
+  trueAt: Date;
+  hasMore?: boolean;
+  loadingMore?: boolean;
+  onLoadMore?: () => void;
+}) {
+  const [selectedId, setSelectedId] = useState<string | null>(null);
+  const [focusId, setFocusId] = useState<string | null>(null);
+  const onSelect = useCallback((fact: TimelineFactFragment) => setSelectedId(fact.factId), []);
+  const selected = useMemo(
+    () => statements.flatMap((row) => row.facts).find((f) => f.factId === selectedId) ?? null,
+    [statements, selectedId],
+  );
+  return (
+    <div className="with-details">
+      <TimelineRows
+        statements={statements}
+        trueAt={trueAt}
+        selectedId={selectedId}
+        onSelect={onSelect}
+        hasMore={hasMore}
+        loadingMore={loadingMore}
+        onLoadMore={onLoadMore ?? noMore}
+        focusId={focusId}
+      />
+      <FactDetails
+        dataset={dataset}
+        fact={selected}
+        onFollow={(factId) => {
+          setSelectedId(factId);
+          setFocusId(factId);
+        }}
+      />
+    </div>
+  );
+}
+
+const noMore = () => {};
+
+/**
+ * The rows: one per subject + predicate, each fact a bar across valid time (validAt →
+ * validUntil, or to the edge when open), coloured by its state at the chosen instants.
+ * Rows are virtualised (only those in view are in the page), so tens of thousands of
+ * facts scroll smoothly; reaching the end asks for the next page.
+ */
+function TimelineRows({
   statements,
   trueAt,
   selectedId,

@@ -2,9 +2,10 @@ import { keepPreviousData, useInfiniteQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { request } from '../api.ts';
 import { FactList } from '../components/FactList.tsx';
+import { InstantInput } from '../components/InstantControls.tsx';
 import { Empty, ErrorNotice, Loading } from '../components/Status.tsx';
 import { ExplorerChangesDocument } from '../generated/operations.ts';
-import { formatInstant, fromInputValue, toInputValue } from '../instants.ts';
+import { formatInstant } from '../instants.ts';
 import { PAGE_SIZE } from './TimelinePage.tsx';
 
 const YEAR_MS = 365 * 86_400_000;
@@ -71,34 +72,20 @@ export function ChangesPage({
       <h2>What changed</h2>
       <fieldset className="instants">
         <legend>Between two known-at instants (UTC)</legend>
-        <div className="instant">
-          <label htmlFor="changes-since">Known after</label>
-          <input
-            id="changes-since"
-            type="datetime-local"
-            step={1}
-            data-testid="changes-since"
-            value={toInputValue(since)}
-            onChange={(e) => {
-              const value = fromInputValue(e.currentTarget.value);
-              if (value) setSince(value);
-            }}
-          />
-        </div>
-        <div className="instant">
-          <label htmlFor="changes-until">Known by</label>
-          <input
-            id="changes-until"
-            type="datetime-local"
-            step={1}
-            data-testid="changes-until"
-            value={toInputValue(until)}
-            onChange={(e) => {
-              const value = fromInputValue(e.currentTarget.value);
-              if (value) setUntil(value);
-            }}
-          />
-        </div>
+        <InstantInput
+          label="Known after"
+          value={since}
+          testId="changes-since"
+          nullable={false}
+          onChange={(value) => value && setSince(value)}
+        />
+        <InstantInput
+          label="Known by"
+          value={until}
+          testId="changes-until"
+          nullable={false}
+          onChange={(value) => value && setUntil(value)}
+        />
       </fieldset>
       {!ordered ? (
         <p className="status error" role="alert">

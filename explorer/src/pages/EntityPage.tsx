@@ -1,7 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
-import { useMemo, useState } from 'react';
+import { useMemo } from 'react';
 import { request } from '../api.ts';
-import { FactDetails } from '../components/FactDetails.tsx';
 import type { Instants } from '../components/InstantControls.tsx';
 import { Empty, ErrorNotice, Loading } from '../components/Status.tsx';
 import { Timeline } from '../components/Timeline.tsx';
@@ -43,10 +42,6 @@ export function EntityPage({
     () => groupStatements(entity?.facts.flatMap((f) => f.history) ?? []),
     [entity],
   );
-  const [selectedId, setSelectedId] = useState<string | null>(null);
-  const [focusId, setFocusId] = useState<string | null>(null);
-  const selected = statements.flatMap((s) => s.facts).find((f) => f.factId === selectedId) ?? null;
-
   if (query.isPending) return <Loading what={`the entity "${name}"`} />;
   if (query.isError) {
     return (
@@ -73,26 +68,11 @@ export function EntityPage({
       {statements.length === 0 ? (
         <Empty>No live fact mentions this entity now.</Empty>
       ) : (
-        <div className="with-details">
-          <Timeline
-            statements={statements}
-            trueAt={instants.validAt ? new Date(instants.validAt) : now}
-            selectedId={selectedId}
-            onSelect={(fact) => setSelectedId(fact.factId)}
-            hasMore={false}
-            loadingMore={false}
-            onLoadMore={() => {}}
-            focusId={focusId}
-          />
-          <FactDetails
-            dataset={dataset}
-            fact={selected}
-            onFollow={(factId) => {
-              setSelectedId(factId);
-              setFocusId(factId);
-            }}
-          />
-        </div>
+        <Timeline
+          dataset={dataset}
+          statements={statements}
+          trueAt={instants.validAt ? new Date(instants.validAt) : now}
+        />
       )}
     </section>
   );

@@ -1,9 +1,15 @@
-import { keepPreviousData, useInfiniteQuery } from '@tanstack/react-query';
+import { useInfiniteQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { request } from '../api.ts';
+import { InstantInput } from '../components/InstantControls.tsx';
 import { Empty, ErrorNotice, Loading } from '../components/Status.tsx';
-import { ExplorerMemoriesDocument, type ExplorerMemoryFragment } from '../generated/operations.ts';
-import { formatInstant, fromInputValue, toInputValue } from '../instants.ts';
+import {
+  ExplorerMemoriesDocument,
+  type ExplorerMemoriesQuery,
+  type ExplorerMemoryFragment,
+} from '../generated/operations.ts';
+import { formatInstant } from '../instants.ts';
+import { connectionPaging } from '../paging.ts';
 import { PAGE_SIZE } from './TimelinePage.tsx';
 
 type MemoryStatus = 'live' | 'archived' | 'superseded';
@@ -42,12 +48,7 @@ export function MemoriesPage({
         { dataset, first: PAGE_SIZE, after: pageParam, asOf, includeArchived, includeSuperseded },
         signal,
       ),
-    initialPageParam: null as string | null,
-    getNextPageParam: (last) => {
-      const page = last.dataset?.memories.pageInfo;
-      return page?.hasNextPage ? page.endCursor : undefined;
-    },
-    placeholderData: keepPreviousData,
+    ...connectionPaging((page: ExplorerMemoriesQuery) => page.dataset?.memories.pageInfo),
   });
   const at = asOf ? new Date(asOf) : now;
   return (
@@ -71,16 +72,13 @@ export function MemoriesPage({
           />{' '}
           Superseded
         </label>
-        <div className="instant">
-          <label htmlFor="memories-as-of">As of (UTC; empty: now)</label>
-          <input
-            id="memories-as-of"
-            type="datetime-local"
-            step={1}
-            value={asOf ? toInputValue(asOf) : ''}
-            onChange={(e) => setAsOf(fromInputValue(e.currentTarget.value))}
-          />
-        </div>
+        <InstantInput
+          label="As of"
+          hint="UTC; empty: now"
+          value={asOf}
+          testId="memories-as-of"
+          onChange={setAsOf}
+        />
       </fieldset>
       {query.isPending ? (
         <Loading what="memories" />

@@ -1,10 +1,15 @@
-import { keepPreviousData, useInfiniteQuery, useQuery } from '@tanstack/react-query';
+import { useInfiniteQuery, useQuery } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { request } from '../api.ts';
 import { FactList } from '../components/FactList.tsx';
 import type { Instants } from '../components/InstantControls.tsx';
 import { Empty, ErrorNotice, Loading } from '../components/Status.tsx';
-import { ExplorerRecallDocument, ExplorerSearchDocument } from '../generated/operations.ts';
+import {
+  ExplorerRecallDocument,
+  ExplorerSearchDocument,
+  type ExplorerSearchQuery,
+} from '../generated/operations.ts';
+import { connectionPaging } from '../paging.ts';
 import { LOOK_LABEL, lookOf } from '../statements.ts';
 import { PAGE_SIZE } from './TimelinePage.tsx';
 
@@ -124,12 +129,7 @@ function WordResults({
         },
         signal,
       ),
-    initialPageParam: null as string | null,
-    getNextPageParam: (last) => {
-      const page = last.dataset?.facts.pageInfo;
-      return page?.hasNextPage ? page.endCursor : undefined;
-    },
-    placeholderData: keepPreviousData,
+    ...connectionPaging((page: ExplorerSearchQuery) => page.dataset?.facts.pageInfo),
   });
   if (query.isPending) return <Loading what="matching facts" />;
   if (query.isError) {

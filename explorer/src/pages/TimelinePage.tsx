@@ -1,12 +1,12 @@
-import { keepPreviousData, useInfiniteQuery } from '@tanstack/react-query';
-import { useCallback, useMemo, useState } from 'react';
+import { useInfiniteQuery } from '@tanstack/react-query';
+import { useCallback, useMemo } from 'react';
 import { request } from '../api.ts';
-import { FactDetails } from '../components/FactDetails.tsx';
 import type { Instants } from '../components/InstantControls.tsx';
 import { Empty, ErrorNotice, Loading } from '../components/Status.tsx';
 import { Timeline } from '../components/Timeline.tsx';
-import { ExplorerTimelineDocument, type TimelineFactFragment } from '../generated/operations.ts';
+import { ExplorerTimelineDocument, type ExplorerTimelineQuery } from '../generated/operations.ts';
 import { formatInstant } from '../instants.ts';
+import { connectionPaging } from '../paging.ts';
 import { groupStatements, LOOK_LABEL, lookOf } from '../statements.ts';
 
 /** The gateway's largest page (README, "Query limits"). */
@@ -45,12 +45,7 @@ export function TimelinePage({
         },
         signal,
       ),
-    initialPageParam: null as string | null,
-    getNextPageParam: (last) => {
-      const page = last.dataset?.facts.pageInfo;
-      return page?.hasNextPage ? page.endCursor : undefined;
-    },
-    placeholderData: keepPreviousData,
+    ...connectionPaging((page: ExplorerTimelineQuery) => page.dataset?.facts.pageInfo),
   });
   const facts = useMemo(
     () =>
@@ -60,14 +55,10 @@ export function TimelinePage({
     [query.data],
   );
   const statements = useMemo(() => groupStatements(facts), [facts]);
-  const [selectedId, setSelectedId] = useState<string | null>(null);
-  const [focusId, setFocusId] = useState<string | null>(null);
-  const selected = facts.find((f) => f.factId === selectedId) ?? null;
   const { fetchNextPage, isFetchingNextPage } = query;
   const loadMore = useCallback(() => {
     if (!isFetchingNextPage) void fetchNextPage();
   }, [fetchNextPage, isFetchingNextPage]);
-  const onSelect = useCallback((fact: TimelineFactFragment) => setSelectedId(fact.factId), []);
 
   if (query.isPending) return <Loading what="the timeline" />;
   if (query.isError && !query.data) {
@@ -111,26 +102,14 @@ export function TimelinePage({
           {instants.knownAt ? 'at that instant; move "As known at" later' : 'yet'}.
         </Empty>
       ) : (
-        <div className="with-details">
-          <Timeline
-            statements={statements}
-            trueAt={trueAt}
-            selectedId={selectedId}
-            onSelect={onSelect}
-            hasMore={Boolean(query.hasNextPage)}
-            loadingMore={isFetchingNextPage}
-            onLoadMore={loadMore}
-            focusId={focusId}
-          />
-          <FactDetails
-            dataset={dataset}
-            fact={selected}
-            onFollow={(factId) => {
-              setSelectedId(factId);
-              setFocusId(factId);
-            }}
-          />
-        </div>
+        <Timeline
+          dataset={dataset}
+          statements={statements}
+          trueAt={trueAt}
+          hasMore={Boolean(query.hasNextPage)}
+          loadingMore={isFetchingNextPage}
+          onLoadMore={loadMore}
+        />
       )}
     </section>
   );
