@@ -48,7 +48,6 @@ export function App() {
   const viewer = useQuery({
     queryKey: ['viewer', apiKey],
     enabled: apiKey !== null,
-    retry: (count, error) => !(error instanceof ApiError && error.status < 500) && count < 2,
     queryFn: ({ signal }) => request(apiKey!, ExplorerViewerDocument, {}, signal),
   });
   const viewerRefused = viewer.error instanceof ApiError && viewer.error.isUnauthenticated;
@@ -71,7 +70,7 @@ export function App() {
     const datasets = viewer.data.datasets.edges.map((e) => e.node.name);
     main =
       route.page === 'home' ? (
-        <DatasetList datasets={datasets} />
+        <DatasetList datasets={datasets} total={viewer.data.datasets.totalCount} />
       ) : (
         <Page
           route={route}
@@ -85,6 +84,9 @@ export function App() {
   }
 
   const dataset = route.page === 'home' ? null : route.dataset;
+  useEffect(() => {
+    document.title = titleOf(route);
+  });
   return (
     <>
       <a className="skip" href="#main">
@@ -143,7 +145,23 @@ export function App() {
   );
 }
 
-function DatasetList({ datasets }: { datasets: string[] }) {
+const PAGE_TITLES = {
+  timeline: 'Timeline',
+  changes: 'What changed',
+  search: 'Search',
+  memories: 'Memories',
+  entity: 'Entity',
+  episode: 'Episode',
+} as const;
+
+/** The tab's title names the page, so history and screen readers tell pages apart. */
+function titleOf(route: Route): string {
+  if (route.page === 'home') return 'Memory explorer';
+  const what = route.page === 'entity' ? `${route.name} · ` : '';
+  return `${what}${PAGE_TITLES[route.page]} · ${route.dataset} · Memory explorer`;
+}
+
+function DatasetList({ datasets, total }: { datasets: string[]; total: number }) {
   if (datasets.length === 0) {
     return (
       <Empty>
@@ -155,6 +173,12 @@ function DatasetList({ datasets }: { datasets: string[] }) {
   return (
     <section>
       <h2>Datasets</h2>
+      {total > datasets.length && (
+        <p className="summary">
+          The first {datasets.length} of {total}, by name; open another by its address:
+          /explorer#/name.
+        </p>
+      )}
       <ul className="dataset-list">
         {datasets.map((name) => (
           <li key={name}>

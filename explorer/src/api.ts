@@ -32,6 +32,15 @@ export async function request<TResult, TVariables>(
   variables: TVariables,
   signal?: AbortSignal,
 ): Promise<TResult> {
+  // Header values are Latin-1; a key with other characters is no key (and would make
+  // fetch throw as if the gateway were down).
+  if (!/^[\x21-\x7e]+$/.test(key)) {
+    throw new ApiError(
+      'This is not an API key: it has spaces or characters keys never hold',
+      401,
+      'UNAUTHENTICATED',
+    );
+  }
   let response: Response;
   try {
     response = await fetch('/graphql', {

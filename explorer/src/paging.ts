@@ -20,3 +20,26 @@ export function connectionPaging<TPage>(pageInfoOf: (page: TPage) => PageInfo | 
     placeholderData: keepPreviousData,
   };
 }
+
+/**
+ * Where each of several lists asked for in one request goes next (the "what changed"
+ * view asks for two): a cursor, null before the first page, or DONE once the list has
+ * no next page, after which the request leaves it out (`@include(if: false)`). Undefined
+ * when every list is done. An unfinished list never starts again from its first page.
+ */
+export const DONE = false;
+export type ListCursor = string | null | typeof DONE;
+
+export function nextCursors<K extends string>(
+  asked: Record<K, ListCursor>,
+  answered: Record<K, PageInfo | undefined>,
+): Record<K, ListCursor> | undefined {
+  const next = {} as Record<K, ListCursor>;
+  let more = false;
+  for (const list of Object.keys(asked) as K[]) {
+    const pageInfo = answered[list];
+    next[list] = asked[list] === DONE || !pageInfo?.hasNextPage ? DONE : pageInfo.endCursor;
+    more ||= next[list] !== DONE;
+  }
+  return more ? next : undefined;
+}

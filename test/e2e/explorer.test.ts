@@ -152,16 +152,34 @@ describe('the memory explorer in a browser, offline, on the demo dataset', () =>
         await page.screenshot({ path: process.env.EXPLORER_SCREENSHOT });
       }
 
-      // Keyboard: tabbing onto a bar shows its details.
-      await page.locator('.bar').first().focus();
-      await page.keyboard.press('Tab');
+      // Keyboard only: Tab from "As known at" reaches the bars, each showing its details;
+      // Enter moves into them, Tab reaches the successor link, Enter follows it.
+      const active = () =>
+        page.evaluate(() => ({
+          factId: document.activeElement?.getAttribute('data-fact-id') ?? null,
+          testId: document.activeElement?.getAttribute('data-testid') ?? null,
+        }));
+      await page.getByTestId('known-at').focus();
+      for (let i = 0; i < 30 && (await active()).factId !== DEMO.facts.hondaInterest; i++) {
+        await page.keyboard.press('Tab');
+      }
+      expect((await active()).factId).toBe(DEMO.facts.hondaInterest);
       await expect
-        .poll(() => page.evaluate(() => document.activeElement?.classList.contains('bar')))
-        .toBe(true);
-      const focused = await page.evaluate(() =>
-        document.activeElement?.getAttribute('data-fact-id'),
-      );
-      await expect.poll(() => details.textContent()).toContain(`factId ${focused}`);
+        .poll(() => details.textContent())
+        .toContain(`factId ${DEMO.facts.hondaInterest}`);
+      await page.keyboard.press('Enter');
+      await expect.poll(async () => (await active()).testId).toBe('details');
+      for (let i = 0; i < 10 && (await active()).testId !== 'follow-successor'; i++) {
+        await page.keyboard.press('Tab');
+      }
+      expect((await active()).testId).toBe('follow-successor');
+      await page.keyboard.press('Enter');
+      await expect.poll(async () => (await active()).factId).toBe(DEMO.facts.toyotaInterest);
+      // Escape from the details goes back to the fact.
+      await page.keyboard.press('Enter');
+      await expect.poll(async () => (await active()).testId).toBe('details');
+      await page.keyboard.press('Escape');
+      await expect.poll(async () => (await active()).factId).toBe(DEMO.facts.toyotaInterest);
 
       expect(operations).toContain('ExplorerTimeline');
       expect(new Set(operations)).toEqual(new Set(['ExplorerViewer', 'ExplorerTimeline']));
@@ -265,7 +283,8 @@ describe('the memory explorer in a browser, offline, on the demo dataset', () =>
         .locator('li')
         .evaluateAll((items) => items.map((item) => item.getAttribute('data-status')).sort());
       expect(statuses).toEqual(['archived', 'live', 'live', 'superseded']);
-      // As of 1 June 2026: the Corolla memory did not exist yet, the Civic one was valid.
+      // As of 1 June 2026: the Corolla memory did not exist yet, the Civic one was valid and
+      // the Berlin one not yet archived (1 July).
       await page.getByTestId('memories-as-of').fill('2026-06-01T00:00:00');
       await expect.poll(() => list.locator('li').count()).toBe(3);
       expect(await list.textContent()).not.toContain('Toyota Corolla');
@@ -273,7 +292,7 @@ describe('the memory explorer in a browser, offline, on the demo dataset', () =>
         await list
           .locator('li')
           .evaluateAll((items) => items.map((item) => item.getAttribute('data-status')).sort()),
-      ).toEqual(['archived', 'live', 'live']);
+      ).toEqual(['live', 'live', 'live']);
       await page.getByTestId('memories-as-of').fill('');
       await expect.poll(() => list.locator('li').count()).toBe(4);
 

@@ -17,6 +17,11 @@ import { closeServer, listenOnLoopback } from '../helpers/listener.js';
  */
 
 const DATASET = 'large';
+
+interface LoadedFact {
+  factId: string;
+  validAt: string;
+}
 /** The generator puts 80 % of its facts in the main dataset. */
 const MAIN_FACTS = 10_000;
 
@@ -54,11 +59,21 @@ describe('the memory explorer on 10,000 facts', () => {
     browser = await launchChromium(['--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1']);
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     const pageSizes: number[] = [];
+    const pages: LoadedFact[][] = [];
     const pageErrors: string[] = [];
     try {
       const page = await context.newPage();
       page.setDefaultTimeout(PAGE_TIMEOUT);
       page.on('pageerror', (error) => pageErrors.push(error.message));
+      page.on('response', async (response) => {
+        if (!response.url().endsWith('/graphql')) return;
+        const body = response.request().postDataJSON() as { operationName: string };
+        if (body.operationName !== 'ExplorerTimeline') return;
+        const answer = (await response.json()) as {
+          data: { dataset: { facts: { edges: { node: LoadedFact }[] } } };
+        };
+        pages.push(answer.data.dataset.facts.edges.map((edge) => edge.node));
+      });
       page.on('request', (request) => {
         if (!request.url().endsWith('/graphql')) return;
         const body = request.postDataJSON() as {
@@ -93,6 +108,13 @@ describe('the memory explorer on 10,000 facts', () => {
       expect(rows).toBeGreaterThan(0);
       expect(rows).toBeLessThanOrEqual(40);
       expect(bars).toBeLessThan(400);
+      // The pages join up: no fact twice, none skipped in the gateway's order (validAt,
+      // then factId, descending), so the rows the page drew are the dataset's first facts.
+      await expect.poll(() => pages.length).toBeGreaterThanOrEqual(4);
+      const loaded = pages.flat();
+      expect(new Set(loaded.map((f) => f.factId)).size).toBe(loaded.length);
+      const order = (f: LoadedFact) => `${f.validAt} ${f.factId}`;
+      expect(loaded.map(order)).toEqual(loaded.map(order).sort().reverse());
       // Every page asked for at most the gateway's largest page.
       expect(pageSizes.length).toBeGreaterThanOrEqual(4);
       expect(Math.max(...pageSizes)).toBeLessThanOrEqual(100);

@@ -40,6 +40,7 @@ describe('/explorer', () => {
     for (const directive of [
       "default-src 'none'",
       "script-src 'self'",
+      "style-src 'self'",
       "connect-src 'self'",
       "frame-ancestors 'none'",
     ]) {

@@ -1,3 +1,4 @@
+import type { Ref } from 'react';
 import type { TimelineFactFragment } from '../generated/operations.ts';
 import { formatInstant } from '../instants.ts';
 import { href } from '../routes.ts';
@@ -7,28 +8,44 @@ import { LOOK_LABEL, lookOf } from '../statements.ts';
  * What the timeline shows for the fact under the pointer or the focus: the statement,
  * its state at the chosen instants, confidence, both time axes, the source quote and
  * episode, and a link to the fact that superseded it. What the store learned after the
- * "as known at" instant (a later invalidation) is left out.
+ * "as known at" instant (a later invalidation) is left out. Enter on a fact brings the
+ * focus here (its links come next); Escape takes it back to the fact.
  */
 export function FactDetails({
+  ref,
   dataset,
   fact,
   onFollow,
+  onClose,
 }: {
+  ref: Ref<HTMLElement>;
   dataset: string;
   fact: TimelineFactFragment | null;
   onFollow: (factId: string) => void;
+  onClose: () => void;
 }) {
   if (!fact) {
     return (
-      <aside className="details" aria-label="Fact details">
-        <p className="hint">Point at or tab to a fact to see its details.</p>
+      <aside className="details" aria-label="Fact details" ref={ref} tabIndex={-1}>
+        <p className="hint">
+          Point at or tab to a fact to see its details; Enter moves into them, Escape back.
+        </p>
       </aside>
     );
   }
   const look = lookOf(fact);
   const invalidated = look === 'superseded' || look === 'deleted';
   return (
-    <aside className="details" aria-label="Fact details" aria-live="polite" data-testid="details">
+    <aside
+      className="details"
+      aria-label="Fact details"
+      data-testid="details"
+      ref={ref}
+      tabIndex={-1}
+      onKeyDown={(event) => {
+        if (event.key === 'Escape') onClose();
+      }}
+    >
       <h3>
         <a href={href({ page: 'entity', dataset, name: fact.subject })}>{fact.subject}</a>{' '}
         <span className="predicate">{fact.predicate}</span>{' '}
@@ -69,9 +86,8 @@ export function FactDetails({
             <dt>Episode</dt>
             <dd>
               <a href={href({ page: 'episode', dataset, episodeId: fact.episode.episodeId })}>
-                {formatInstant(fact.episode.occurredAt)}
+                {fact.episode.source}, {formatInstant(fact.episode.occurredAt)}
               </a>
-              : {fact.episode.content.slice(0, 160)}
             </dd>
           </>
         )}

@@ -41,6 +41,8 @@ export function InstantInput({
           data-testid={testId}
           value={value ? toInputValue(value) : ''}
           onChange={(event) => {
+            // A half-typed date reads as empty with badInput: wait for the rest of it.
+            if (event.currentTarget.validity.badInput) return;
             const instant = fromInputValue(event.currentTarget.value);
             if (instant || nullable) onChange(instant);
           }}

@@ -41,6 +41,7 @@ export function Timeline({
   hasMore = false,
   loadingMore = false,
   onLoadMore,
+  stale = false,
 }: {
   dataset: string;
   statements: Statement[];
@@ -48,29 +49,42 @@ export function Timeline({
   hasMore?: boolean;
   loadingMore?: boolean;
   onLoadMore?: () => void;
+  /** The facts shown answer the previous instants: the new answer is on its way. */
+  stale?: boolean;
 }) {
   const [selectedId, setSelectedId] = useState<string | null>(null);
   const [focusId, setFocusId] = useState<string | null>(null);
+  const detailsRef = useRef<HTMLElement>(null);
   const onSelect = useCallback((fact: TimelineFactFragment) => setSelectedId(fact.factId), []);
+  // Enter or a click on a bar: its details, with the focus in them (the links come next).
+  const onOpen = useCallback((fact: TimelineFactFragment) => {
+    setSelectedId(fact.factId);
+    requestAnimationFrame(() => detailsRef.current?.focus());
+  }, []);
+  const onFocused = useCallback(() => setFocusId(null), []);
   const selected = useMemo(
     () => statements.flatMap((row) => row.facts).find((f) => f.factId === selectedId) ?? null,
     [statements, selectedId],
   );
   return (
-    <div className="with-details">
+    <div className={`with-details${stale ? ' stale' : ''}`}>
       <TimelineRows
         statements={statements}
         trueAt={trueAt}
         selectedId={selectedId}
         onSelect={onSelect}
+        onOpen={onOpen}
         hasMore={hasMore}
         loadingMore={loadingMore}
         onLoadMore={onLoadMore ?? noMore}
         focusId={focusId}
+        onFocused={onFocused}
       />
       <FactDetails
+        ref={detailsRef}
         dataset={dataset}
         fact={selected}
+        onClose={() => selectedId && document.getElementById(barId(selectedId))?.focus()}
         onFollow={(factId) => {
           setSelectedId(factId);
           setFocusId(factId);
@@ -93,20 +107,24 @@ function TimelineRows({
   trueAt,
   selectedId,
   onSelect,
+  onOpen,
   hasMore,
   loadingMore,
   onLoadMore,
   focusId,
+  onFocused,
 }: {
   statements: Statement[];
   trueAt: Date;
   selectedId: string | null;
   onSelect: (fact: TimelineFactFragment) => void;
+  onOpen: (fact: TimelineFactFragment) => void;
   hasMore: boolean;
   loadingMore: boolean;
   onLoadMore: () => void;
-  /** A fact to scroll to and focus (a followed supersession link). */
+  /** A fact to scroll to and focus once (a followed supersession link). */
   focusId: string | null;
+  onFocused: () => void;
 }) {
   const scrollRef = useRef<HTMLDivElement>(null);
   const scale = useMemo(
@@ -137,9 +155,12 @@ function TimelineRows({
     const index = statements.findIndex((row) => row.facts.some((f) => f.factId === focusId));
     if (index < 0) return;
     virtualizer.scrollToIndex(index, { align: 'center' });
-    const timer = window.setTimeout(() => document.getElementById(barId(focusId))?.focus(), 50);
+    const timer = window.setTimeout(() => {
+      document.getElementById(barId(focusId))?.focus();
+      onFocused();
+    }, 50);
     return () => window.clearTimeout(timer);
-  }, [focusId, statements, virtualizer]);
+  }, [focusId, statements, virtualizer, onFocused]);
 
   const trueAtX = scale(trueAt);
   return (
@@ -188,6 +209,7 @@ function TimelineRows({
                       open={!fact.validUntil}
                       selected={fact.factId === selectedId}
                       onSelect={onSelect}
+                      onOpen={onOpen}
                     />
                   ))}
                 </div>
@@ -217,6 +239,7 @@ function FactBar({
   open,
   selected,
   onSelect,
+  onOpen,
 }: {
   fact: TimelineFactFragment;
   lane: number;
@@ -225,6 +248,7 @@ function FactBar({
   open: boolean;
   selected: boolean;
   onSelect: (fact: TimelineFactFragment) => void;
+  onOpen: (fact: TimelineFactFragment) => void;
 }) {
   const look = lookOf(fact);
   const until = fact.validUntil ? formatDay(fact.validUntil) : 'open';
@@ -242,10 +266,9 @@ function FactBar({
         top: LABEL_HEIGHT + lane * LANE_HEIGHT,
       }}
       aria-label={`${fact.subject} ${fact.predicate} ${fact.object}: ${LOOK_LABEL[look]}, valid ${formatDay(fact.validAt)} to ${until}`}
-      aria-pressed={selected}
       onMouseEnter={() => onSelect(fact)}
       onFocus={() => onSelect(fact)}
-      onClick={() => onSelect(fact)}
+      onClick={() => onOpen(fact)}
     >
       <span className="bar-text">
         {fact.object}

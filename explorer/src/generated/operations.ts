@@ -35,7 +35,7 @@ export type Scope =
 
 export type ExplorerFactFragment = { id: string, factId: string, subject: string, predicate: string, object: string, objectIsEntity: boolean, confidence: number, sourceQuote: string | null, validAt: string, validUntil: string | null, recordedAt: string, invalidAt: string | null, invalidReason: InvalidReason | null, episodeId: string | null };
 
-export type TimelineFactFragment = { state: FactState, id: string, factId: string, subject: string, predicate: string, object: string, objectIsEntity: boolean, confidence: number, sourceQuote: string | null, validAt: string, validUntil: string | null, recordedAt: string, invalidAt: string | null, invalidReason: InvalidReason | null, episodeId: string | null, supersededBy: { factId: string, subject: string, predicate: string, object: string } | null, episode: { episodeId: string, content: string, occurredAt: string } | null };
+export type TimelineFactFragment = { state: FactState, id: string, factId: string, subject: string, predicate: string, object: string, objectIsEntity: boolean, confidence: number, sourceQuote: string | null, validAt: string, validUntil: string | null, recordedAt: string, invalidAt: string | null, invalidReason: InvalidReason | null, episodeId: string | null, supersededBy: { factId: string, subject: string, predicate: string, object: string } | null, episode: { episodeId: string, source: string, occurredAt: string } | null };
 
 export type ExplorerMemoryFragment = { id: string, memoryId: string, text: string, memoryKind: string, scope: string, importance: number, salience: number, pinned: boolean, version: number, createdAt: string, validFrom: string, validUntil: string | null, archivedAt: string | null, supersededBy: string | null, lastUsedAt: string | null };
 
@@ -50,11 +50,11 @@ export type ExplorerTimelineQueryVariables = Exact<{
   after?: string | null | undefined;
   validAt?: string | null | undefined;
   knownAt?: string | null | undefined;
-  q?: string | null | undefined;
+  withCounts: boolean;
 }>;
 
 
-export type ExplorerTimelineQuery = { dataset: { name: string, facts: { totalCount: number, pageInfo: { hasNextPage: boolean, endCursor: string | null }, edges: Array<{ node: { state: FactState, id: string, factId: string, subject: string, predicate: string, object: string, objectIsEntity: boolean, confidence: number, sourceQuote: string | null, validAt: string, validUntil: string | null, recordedAt: string, invalidAt: string | null, invalidReason: InvalidReason | null, episodeId: string | null, supersededBy: { factId: string, subject: string, predicate: string, object: string } | null, episode: { episodeId: string, content: string, occurredAt: string } | null } }> } } | null };
+export type ExplorerTimelineQuery = { dataset: { name: string, believed?: { totalCount: number }, facts: { totalCount: number, pageInfo: { hasNextPage: boolean, endCursor: string | null }, edges: Array<{ node: { state: FactState, id: string, factId: string, subject: string, predicate: string, object: string, objectIsEntity: boolean, confidence: number, sourceQuote: string | null, validAt: string, validUntil: string | null, recordedAt: string, invalidAt: string | null, invalidReason: InvalidReason | null, episodeId: string | null, supersededBy: { factId: string, subject: string, predicate: string, object: string } | null, episode: { episodeId: string, source: string, occurredAt: string } | null } }> } } | null };
 
 export type ExplorerChangesQueryVariables = Exact<{
   dataset: string;
@@ -63,10 +63,12 @@ export type ExplorerChangesQueryVariables = Exact<{
   first: number;
   learnedAfter?: string | null | undefined;
   droppedAfter?: string | null | undefined;
+  withLearned: boolean;
+  withDropped: boolean;
 }>;
 
 
-export type ExplorerChangesQuery = { dataset: { name: string, learned: { totalCount: number, pageInfo: { hasNextPage: boolean, endCursor: string | null }, edges: Array<{ node: { id: string, factId: string, subject: string, predicate: string, object: string, objectIsEntity: boolean, confidence: number, sourceQuote: string | null, validAt: string, validUntil: string | null, recordedAt: string, invalidAt: string | null, invalidReason: InvalidReason | null, episodeId: string | null } }> }, dropped: { totalCount: number, pageInfo: { hasNextPage: boolean, endCursor: string | null }, edges: Array<{ node: { id: string, factId: string, subject: string, predicate: string, object: string, objectIsEntity: boolean, confidence: number, sourceQuote: string | null, validAt: string, validUntil: string | null, recordedAt: string, invalidAt: string | null, invalidReason: InvalidReason | null, episodeId: string | null, supersededBy: { id: string, factId: string, subject: string, predicate: string, object: string, objectIsEntity: boolean, confidence: number, sourceQuote: string | null, validAt: string, validUntil: string | null, recordedAt: string, invalidAt: string | null, invalidReason: InvalidReason | null, episodeId: string | null } | null } }> } } | null };
+export type ExplorerChangesQuery = { dataset: { name: string, learned?: { totalCount: number, pageInfo: { hasNextPage: boolean, endCursor: string | null }, edges: Array<{ node: { id: string, factId: string, subject: string, predicate: string, object: string, objectIsEntity: boolean, confidence: number, sourceQuote: string | null, validAt: string, validUntil: string | null, recordedAt: string, invalidAt: string | null, invalidReason: InvalidReason | null, episodeId: string | null } }> }, dropped?: { totalCount: number, pageInfo: { hasNextPage: boolean, endCursor: string | null }, edges: Array<{ node: { id: string, factId: string, subject: string, predicate: string, object: string, objectIsEntity: boolean, confidence: number, sourceQuote: string | null, validAt: string, validUntil: string | null, recordedAt: string, invalidAt: string | null, invalidReason: InvalidReason | null, episodeId: string | null, supersededBy: { id: string, factId: string, subject: string, predicate: string, object: string, objectIsEntity: boolean, confidence: number, sourceQuote: string | null, validAt: string, validUntil: string | null, recordedAt: string, invalidAt: string | null, invalidReason: InvalidReason | null, episodeId: string | null } | null } }> } } | null };
 
 export type ExplorerEntityQueryVariables = Exact<{
   dataset: string;
@@ -76,7 +78,7 @@ export type ExplorerEntityQueryVariables = Exact<{
 }>;
 
 
-export type ExplorerEntityQuery = { dataset: { name: string, entity: { entityId: string, name: string, type: EntityType, updatedAt: string, facts: Array<{ factId: string, history: Array<{ state: FactState, id: string, factId: string, subject: string, predicate: string, object: string, objectIsEntity: boolean, confidence: number, sourceQuote: string | null, validAt: string, validUntil: string | null, recordedAt: string, invalidAt: string | null, invalidReason: InvalidReason | null, episodeId: string | null, supersededBy: { factId: string, subject: string, predicate: string, object: string } | null, episode: { episodeId: string, content: string, occurredAt: string } | null }> }> } | null } | null };
+export type ExplorerEntityQuery = { dataset: { name: string, entity: { entityId: string, name: string, type: EntityType, updatedAt: string, facts: Array<{ factId: string, history: Array<{ state: FactState, id: string, factId: string, subject: string, predicate: string, object: string, objectIsEntity: boolean, confidence: number, sourceQuote: string | null, validAt: string, validUntil: string | null, recordedAt: string, invalidAt: string | null, invalidReason: InvalidReason | null, episodeId: string | null, supersededBy: { factId: string, subject: string, predicate: string, object: string } | null, episode: { episodeId: string, source: string, occurredAt: string } | null }> }> } | null } | null };
 
 export type ExplorerEpisodeQueryVariables = Exact<{
   dataset: string;
@@ -86,7 +88,7 @@ export type ExplorerEpisodeQueryVariables = Exact<{
 }>;
 
 
-export type ExplorerEpisodeQuery = { dataset: { name: string, episode: { episodeId: string, source: string, content: string, occurredAt: string, recordedAt: string, facts: Array<{ state: FactState, id: string, factId: string, subject: string, predicate: string, object: string, objectIsEntity: boolean, confidence: number, sourceQuote: string | null, validAt: string, validUntil: string | null, recordedAt: string, invalidAt: string | null, invalidReason: InvalidReason | null, episodeId: string | null, supersededBy: { factId: string, subject: string, predicate: string, object: string } | null, episode: { episodeId: string, content: string, occurredAt: string } | null }> } | null } | null };
+export type ExplorerEpisodeQuery = { dataset: { name: string, episode: { episodeId: string, source: string, content: string, occurredAt: string, recordedAt: string, facts: Array<{ state: FactState, id: string, factId: string, subject: string, predicate: string, object: string, objectIsEntity: boolean, confidence: number, sourceQuote: string | null, validAt: string, validUntil: string | null, recordedAt: string, invalidAt: string | null, invalidReason: InvalidReason | null, episodeId: string | null, supersededBy: { factId: string, subject: string, predicate: string, object: string } | null, episode: { episodeId: string, source: string, occurredAt: string } | null }> } | null } | null };
 
 export type ExplorerSearchQueryVariables = Exact<{
   dataset: string;
@@ -98,7 +100,7 @@ export type ExplorerSearchQueryVariables = Exact<{
 }>;
 
 
-export type ExplorerSearchQuery = { dataset: { name: string, facts: { totalCount: number, pageInfo: { hasNextPage: boolean, endCursor: string | null }, edges: Array<{ node: { state: FactState, id: string, factId: string, subject: string, predicate: string, object: string, objectIsEntity: boolean, confidence: number, sourceQuote: string | null, validAt: string, validUntil: string | null, recordedAt: string, invalidAt: string | null, invalidReason: InvalidReason | null, episodeId: string | null, supersededBy: { factId: string, subject: string, predicate: string, object: string } | null, episode: { episodeId: string, content: string, occurredAt: string } | null } }> } } | null };
+export type ExplorerSearchQuery = { dataset: { name: string, facts: { totalCount: number, pageInfo: { hasNextPage: boolean, endCursor: string | null }, edges: Array<{ node: { state: FactState, id: string, factId: string, subject: string, predicate: string, object: string, objectIsEntity: boolean, confidence: number, sourceQuote: string | null, validAt: string, validUntil: string | null, recordedAt: string, invalidAt: string | null, invalidReason: InvalidReason | null, episodeId: string | null, supersededBy: { factId: string, subject: string, predicate: string, object: string } | null, episode: { episodeId: string, source: string, occurredAt: string } | null } }> } } | null };
 
 export type ExplorerRecallQueryVariables = Exact<{
   dataset: string;
@@ -169,7 +171,7 @@ export const TimelineFactFragmentDoc = new TypedDocumentString(`
   }
   episode {
     episodeId
-    content
+    source
     occurredAt
   }
 }
@@ -226,15 +228,17 @@ export const ExplorerViewerDocument = new TypedDocumentString(`
 }
     `) as unknown as TypedDocumentString<ExplorerViewerQuery, ExplorerViewerQueryVariables>;
 export const ExplorerTimelineDocument = new TypedDocumentString(`
-    query ExplorerTimeline($dataset: String!, $first: Int!, $after: String, $validAt: DateTime, $knownAt: DateTime, $q: String) {
+    query ExplorerTimeline($dataset: String!, $first: Int!, $after: String, $validAt: DateTime, $knownAt: DateTime, $withCounts: Boolean!) {
   dataset(name: $dataset) {
     name
+    believed: facts(first: 1, validAt: $validAt, knownAt: $knownAt) @include(if: $withCounts) {
+      totalCount
+    }
     facts(
       first: $first
       after: $after
       includeInvalidated: true
       recordedBy: $knownAt
-      q: $q
     ) {
       totalCount
       pageInfo {
@@ -276,12 +280,12 @@ fragment TimelineFact on Fact {
   }
   episode {
     episodeId
-    content
+    source
     occurredAt
   }
 }`) as unknown as TypedDocumentString<ExplorerTimelineQuery, ExplorerTimelineQueryVariables>;
 export const ExplorerChangesDocument = new TypedDocumentString(`
-    query ExplorerChanges($dataset: String!, $since: DateTime!, $until: DateTime!, $first: Int!, $learnedAfter: String, $droppedAfter: String) {
+    query ExplorerChanges($dataset: String!, $since: DateTime!, $until: DateTime!, $first: Int!, $learnedAfter: String, $droppedAfter: String, $withLearned: Boolean!, $withDropped: Boolean!) {
   dataset(name: $dataset) {
     name
     learned: facts(
@@ -289,7 +293,7 @@ export const ExplorerChangesDocument = new TypedDocumentString(`
       after: $learnedAfter
       recordedAfter: $since
       recordedBy: $until
-    ) {
+    ) @include(if: $withLearned) {
       totalCount
       pageInfo {
         hasNextPage
@@ -306,7 +310,7 @@ export const ExplorerChangesDocument = new TypedDocumentString(`
       after: $droppedAfter
       invalidatedAfter: $since
       invalidatedBy: $until
-    ) {
+    ) @include(if: $withDropped) {
       totalCount
       pageInfo {
         hasNextPage
@@ -384,7 +388,7 @@ fragment TimelineFact on Fact {
   }
   episode {
     episodeId
-    content
+    source
     occurredAt
   }
 }`) as unknown as TypedDocumentString<ExplorerEntityQuery, ExplorerEntityQueryVariables>;
@@ -431,7 +435,7 @@ fragment TimelineFact on Fact {
   }
   episode {
     episodeId
-    content
+    source
     occurredAt
   }
 }`) as unknown as TypedDocumentString<ExplorerEpisodeQuery, ExplorerEpisodeQueryVariables>;
@@ -439,7 +443,13 @@ export const ExplorerSearchDocument = new TypedDocumentString(`
     query ExplorerSearch($dataset: String!, $q: String!, $first: Int!, $after: String, $validAt: DateTime, $knownAt: DateTime) {
   dataset(name: $dataset) {
     name
-    facts(first: $first, after: $after, q: $q, includeInvalidated: true) {
+    facts(
+      first: $first
+      after: $after
+      q: $q
+      includeInvalidated: true
+      recordedBy: $knownAt
+    ) {
       totalCount
       pageInfo {
         hasNextPage
@@ -480,7 +490,7 @@ fragment TimelineFact on Fact {
   }
   episode {
     episodeId
-    content
+    source
     occurredAt
   }
 }`) as unknown as TypedDocumentString<ExplorerSearchQuery, ExplorerSearchQueryVariables>;

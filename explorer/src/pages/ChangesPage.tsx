@@ -6,11 +6,14 @@ import { InstantInput } from '../components/InstantControls.tsx';
 import { Empty, ErrorNotice, Loading } from '../components/Status.tsx';
 import { ExplorerChangesDocument } from '../generated/operations.ts';
 import { formatInstant } from '../instants.ts';
+import { DONE, type ListCursor, nextCursors } from '../paging.ts';
 import { PAGE_SIZE } from './TimelinePage.tsx';
 
 const YEAR_MS = 365 * 86_400_000;
 
 const plural = (n: number, noun: string) => `${n} ${noun}${n === 1 ? '' : 's'}`;
+
+const START: Record<'learned' | 'dropped', ListCursor> = { learned: null, dropped: null };
 
 /**
  * What changed in what the store believed between two known-at instants: facts learned
@@ -43,29 +46,27 @@ export function ChangesPage({
           since,
           until,
           first: PAGE_SIZE,
-          learnedAfter: pageParam.learned,
-          droppedAfter: pageParam.dropped,
+          withLearned: pageParam.learned !== DONE,
+          learnedAfter: pageParam.learned === DONE ? null : pageParam.learned,
+          withDropped: pageParam.dropped !== DONE,
+          droppedAfter: pageParam.dropped === DONE ? null : pageParam.dropped,
         },
         signal,
       ),
-    initialPageParam: { learned: null as string | null, dropped: null as string | null },
-    // Both lists page together; one that is finished is asked for with first … after its end.
-    getNextPageParam: (last) => {
-      const learned = last.dataset?.learned.pageInfo;
-      const dropped = last.dataset?.dropped.pageInfo;
-      if (!learned?.hasNextPage && !dropped?.hasNextPage) return undefined;
-      return { learned: learned?.endCursor ?? null, dropped: dropped?.endCursor ?? null };
-    },
+    initialPageParam: START,
+    getNextPageParam: (last, _pages, asked) =>
+      nextCursors(asked, {
+        learned: last.dataset?.learned?.pageInfo,
+        dropped: last.dataset?.dropped?.pageInfo,
+      }),
     placeholderData: keepPreviousData,
   });
   const pages = query.data?.pages ?? [];
-  const learned = pages.flatMap((p) => p.dataset?.learned.edges.map((e) => e.node) ?? []);
-  const dropped = pages.flatMap((p) => p.dataset?.dropped.edges.map((e) => e.node) ?? []);
-  const unique = <T extends { factId: string }>(facts: T[]) => [
-    ...new Map(facts.map((f) => [f.factId, f])).values(),
-  ];
-  const superseded = unique(dropped.filter((f) => f.invalidReason === 'SUPERSEDED'));
-  const deleted = unique(dropped.filter((f) => f.invalidReason === 'DELETED'));
+  const learned = pages.flatMap((p) => p.dataset?.learned?.edges.map((e) => e.node) ?? []);
+  const dropped = pages.flatMap((p) => p.dataset?.dropped?.edges.map((e) => e.node) ?? []);
+  const superseded = dropped.filter((f) => f.invalidReason === 'SUPERSEDED');
+  const deleted = dropped.filter((f) => f.invalidReason === 'DELETED');
+  const totals = pages[0]?.dataset;
 
   return (
     <section className="changes-page">
@@ -101,15 +102,16 @@ export function ChangesPage({
         <div className="changes" data-testid="changes">
           <p className="summary">
             Between {formatInstant(since)} and {formatInstant(until)} the store learned{' '}
-            {plural(pages[0].dataset.learned.totalCount, 'fact')}, and stopped believing{' '}
-            {plural(pages[0].dataset.dropped.totalCount, 'fact')}: {superseded.length} superseded,{' '}
-            {deleted.length} deleted{query.hasNextPage ? ' so far' : ''}.
+            {plural(totals?.learned?.totalCount ?? 0, 'fact')}, and stopped believing{' '}
+            {plural(totals?.dropped?.totalCount ?? 0, 'fact')}
+            {query.hasNextPage ? ' (loaded so far: ' : ' ('}
+            {superseded.length} superseded, {deleted.length} deleted).
           </p>
           <h3>Learned</h3>
           {learned.length ? (
             <FactList
               dataset={dataset}
-              facts={unique(learned)}
+              facts={learned}
               label="Facts learned"
               note={(f) => `recorded ${formatInstant(f.recordedAt)}`}
             />

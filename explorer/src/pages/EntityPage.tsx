@@ -62,8 +62,9 @@ export function EntityPage({
       </h2>
       <p className="summary">
         Last mentioned {formatInstant(entity.updatedAt)}. {entity.facts.length} live{' '}
-        {entity.facts.length === 1 ? 'fact mentions' : 'facts mention'} it; each row is that
-        statement's history.
+        {entity.facts.length === 1 ? 'fact mentions' : 'facts mention'} it
+        {entity.facts.length === 50 ? ' (the first 50)' : ''}; each row is that statement's history
+        (its latest 10 facts).
       </p>
       {statements.length === 0 ? (
         <Empty>No live fact mentions this entity now.</Empty>

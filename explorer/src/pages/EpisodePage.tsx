@@ -7,6 +7,9 @@ import { formatInstant } from '../instants.ts';
 import { href } from '../routes.ts';
 import { LOOK_LABEL, lookOf } from '../statements.ts';
 
+/** How many of an episode's facts the page asks for (ExplorerEpisode). */
+const EPISODE_FACTS = 100;
+
 /** An episode: its content and every fact it produced, with each one's state. */
 export function EpisodePage({
   apiKey,
@@ -38,12 +41,21 @@ export function EpisodePage({
     );
   }
   const episode = query.data.dataset?.episode;
-  if (!episode)
+  if (!episode) {
     return (
       <Empty>
         No episode {episodeId} in {dataset}.
       </Empty>
     );
+  }
+  if (instants.knownAt && episode.recordedAt > instants.knownAt) {
+    return (
+      <Empty>
+        The store recorded this episode on {formatInstant(episode.recordedAt)}, after the "as known
+        at" instant: it knew nothing of it then. Move "As known at" later, or empty it.
+      </Empty>
+    );
+  }
   return (
     <section className="episode-page" data-testid="episode-page">
       <h2>Episode from {episode.source}</h2>
@@ -51,7 +63,13 @@ export function EpisodePage({
         Occurred {formatInstant(episode.occurredAt)}, recorded {formatInstant(episode.recordedAt)}.
       </p>
       <blockquote className="episode-content">{episode.content}</blockquote>
-      <h3>Facts it produced ({episode.facts.length})</h3>
+      <h3>
+        Facts it produced (
+        {episode.facts.length === EPISODE_FACTS
+          ? `the first ${EPISODE_FACTS}`
+          : episode.facts.length}
+        )
+      </h3>
       {episode.facts.length === 0 ? (
         <Empty>This episode produced no facts.</Empty>
       ) : (

@@ -14,10 +14,15 @@ import { PAGE_SIZE } from './TimelinePage.tsx';
 
 type MemoryStatus = 'live' | 'archived' | 'superseded';
 
-/** A memory's status at `at`: superseded once its validity ended, else archived or live. */
+/**
+ * A memory's status at `at`: superseded once its validity ended, else archived once it
+ * was archived (today's archivedAt: the API keeps no history of it), else live.
+ */
 function statusOf(memory: ExplorerMemoryFragment, at: Date): MemoryStatus {
-  if (memory.validUntil && Date.parse(memory.validUntil) <= at.getTime()) return 'superseded';
-  if (memory.archivedAt) return 'archived';
+  const reached = (instant: string | null) =>
+    instant !== null && Date.parse(instant) <= at.getTime();
+  if (reached(memory.validUntil)) return 'superseded';
+  if (reached(memory.archivedAt)) return 'archived';
   return 'live';
 }
 

@@ -24,22 +24,21 @@ export function SearchPage({
   apiKey,
   dataset,
   instants,
-  now,
   onWrongKey,
 }: {
   apiKey: string;
   dataset: string;
   instants: Instants;
-  now: Date;
   onWrongKey: () => void;
 }) {
   const [draft, setDraft] = useState('');
   const [mode, setMode] = useState<Mode>('words');
-  const [submitted, setSubmitted] = useState<{ text: string; mode: Mode } | null>(null);
+  const [submitted, setSubmitted] = useState<{ text: string; mode: Mode; at: string } | null>(null);
   const submit = (event: FormEvent) => {
     event.preventDefault();
     const text = draft.trim();
-    setSubmitted(text ? { text, mode } : null);
+    // Recall's asOf when "as known at" is empty: the browser's clock when asked.
+    setSubmitted(text ? { text, mode, at: new Date().toISOString() } : null);
   };
   return (
     <section className="search-page">
@@ -92,7 +91,7 @@ export function SearchPage({
           apiKey={apiKey}
           dataset={dataset}
           query={submitted.text}
-          asOf={instants.knownAt ?? now.toISOString()}
+          asOf={instants.knownAt ?? submitted.at}
           onWrongKey={onWrongKey}
         />
       )}

@@ -42,6 +42,7 @@ export function TimelinePage({
           after: pageParam,
           validAt: instants.validAt,
           knownAt: instants.knownAt,
+          withCounts: pageParam === null,
         },
         signal,
       ),
@@ -82,14 +83,15 @@ export function TimelinePage({
         {instants.knownAt ? `at ${formatInstant(instants.knownAt)}` : 'now'}, in {statements.length}{' '}
         {statements.length === 1 ? 'statement' : 'statements'}
         {facts.length < total ? ` (${facts.length} loaded)` : ''}. Believed true{' '}
-        {instants.validAt ? `at ${formatInstant(instants.validAt)}` : 'now'}:{' '}
-        <strong data-testid="believed-count">{counts.get('live') ?? 0}</strong>.
+        {instants.validAt ? `at ${formatInstant(instants.validAt)}` : 'now'}
+        {instants.knownAt ? `, as known at ${formatInstant(instants.knownAt)}` : ''}:{' '}
+        <strong data-testid="believed-count">{first.dataset.believed?.totalCount ?? 0}</strong>.
         {query.isFetching && !query.isFetchingNextPage ? ' Updating…' : ''}
       </p>
       {query.isError && (
         <ErrorNotice error={query.error} onWrongKey={onWrongKey} retry={() => query.refetch()} />
       )}
-      <ul className="legend" aria-label="Colours">
+      <ul className="legend" aria-label="Colours, with the loaded facts of each">
         {(Object.keys(LOOK_LABEL) as (keyof typeof LOOK_LABEL)[]).map((look) => (
           <li key={look}>
             <span className={`swatch look-${look}`} /> {LOOK_LABEL[look]} ({counts.get(look) ?? 0})
@@ -103,10 +105,12 @@ export function TimelinePage({
         </Empty>
       ) : (
         <Timeline
+          stale={query.isPlaceholderData}
           dataset={dataset}
           statements={statements}
           trueAt={trueAt}
-          hasMore={Boolean(query.hasNextPage)}
+          // A failed next page is not asked for again by scrolling: the notice offers Retry.
+          hasMore={Boolean(query.hasNextPage) && !query.isFetchNextPageError}
           loadingMore={isFetchingNextPage}
           onLoadMore={loadMore}
         />
