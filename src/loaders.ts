@@ -1,5 +1,5 @@
 import DataLoader from 'dataloader';
-import { resolveTemporalSelection } from './domain/factState.js';
+import { resolveTemporalSelection, type TemporalSelection } from './domain/factState.js';
 import { normalizeUuid } from './domain/ids.js';
 import { entityKey } from './domain/names.js';
 import type { Collections } from './store/database.js';
@@ -70,6 +70,37 @@ export function groupedLoader<K, V>(
   );
 }
 
+/** `Entity.facts`'s arguments in a loader key: instants as ISO strings, null when absent. */
+export interface EntityFactsArgs {
+  asOf: string | null;
+  validAt: string | null;
+  knownAt: string | null;
+  includeInvalidated: boolean;
+  first: number;
+}
+
+const instant = (iso: string | null) => (iso === null ? null : new Date(iso));
+
+/** The selection `Entity.facts` reads with: the same rule as `Dataset.facts`. */
+function entityFactsSelection(args: EntityFactsArgs, now: Date): TemporalSelection {
+  return resolveTemporalSelection(
+    {
+      asOf: instant(args.asOf),
+      validAt: instant(args.validAt),
+      knownAt: instant(args.knownAt),
+      includeInvalidated: args.includeInvalidated,
+    },
+    now,
+  );
+}
+
+/** A selection as a string: equal for equal selections, different for different ones. */
+function selectionKey(selection: TemporalSelection): string {
+  return selection.kind === 'all'
+    ? 'all'
+    : `${selection.validAt.toISOString()}/${selection.knownAt.toISOString()}`;
+}
+
 export function createLoaders(
   c: Collections,
   workspaceId: string,
@@ -127,26 +158,21 @@ export function createLoaders(
     normalizeUuid,
   );
 
-  /** Facts touching an entity (subject or object), per temporal argument set. */
-  const factsOfEntity = loader<
-    DatasetKey & { name: string; asOf: string | null; includeInvalidated: boolean; first: number },
-    FactView[]
-  >({
+  /**
+   * Facts touching an entity (subject or object). The key carries the field's temporal
+   * arguments as given (instants as ISO strings); keys whose arguments resolve to the same
+   * selection (resolveTemporalSelection at the request's now) and `first` share one store
+   * call per dataset, and keys with different selections never do.
+   */
+  const factsOfEntity = loader<DatasetKey & { name: string } & EntityFactsArgs, FactView[]>({
     name: 'factsOfEntity',
-    group: (k) => JSON.stringify([k.dataset, k.asOf, k.includeInvalidated, k.first]),
+    group: (k) => JSON.stringify([k.dataset, selectionKey(entityFactsSelection(k, now)), k.first]),
     load: async (keys, head) => {
-      const selection = resolveTemporalSelection(
-        {
-          asOf: head.asOf ? new Date(head.asOf) : null,
-          includeInvalidated: head.includeInvalidated,
-        },
-        now,
-      );
       const found = await factsOfEntities(
         c,
         tenant(head.dataset),
         keys.map((k) => k.name),
-        selection,
+        entityFactsSelection(head, now),
         head.first,
       );
       return (k) => found.get(entityKey(k.name)) ?? [];

@@ -49,9 +49,25 @@ builder.node(EntityRef, {
     }),
     facts: t.field({
       type: [FactRef],
-      description: `Facts whose subject or object is this entity, validAt descending: the first \`first\` (at most ${MAX_NESTED_LIST_SIZE}). Default: live now; \`includeInvalidated\`: every state; \`asOf\`: believed true at that instant.`,
+      description: [
+        `Facts whose subject or object is this entity, validAt descending (ties: factId descending): the first \`first\` (at most ${MAX_NESTED_LIST_SIZE}). The time arguments mean what they mean on \`Dataset.facts\`.`,
+        'Default: facts live now. `includeInvalidated`: every fact whatever its state (only without a time argument).',
+        '`validAt` / `knownAt`: one axis each (the other defaults to now): `facts(validAt: T)` is corrected history (what we now know was true at T), `facts(knownAt: K)` is audit (what the store believed at K), both together what was believed true at T as known at K.',
+        '`asOf`: what was believed true at that instant on both axes (overrides validAt, knownAt and includeInvalidated).',
+      ].join('\n'),
       args: {
-        asOf: t.arg({ type: 'DateTime' }),
+        asOf: t.arg({
+          type: 'DateTime',
+          description: 'T and K both: overrides validAt and knownAt.',
+        }),
+        validAt: t.arg({
+          type: 'DateTime',
+          description: 'T, the instant on valid time (default: now).',
+        }),
+        knownAt: t.arg({
+          type: 'DateTime',
+          description: 'K, the instant on transaction time (default: now).',
+        }),
         includeInvalidated: t.arg.boolean({ defaultValue: false }),
         first: t.arg.int(nestedFirstArg),
       },
@@ -61,7 +77,9 @@ builder.node(EntityRef, {
         ctx.loaders.factsOfEntity.load({
           dataset: e.dataset,
           name: e.name,
-          asOf: args.asOf ? args.asOf.toISOString() : null,
+          asOf: args.asOf?.toISOString() ?? null,
+          validAt: args.validAt?.toISOString() ?? null,
+          knownAt: args.knownAt?.toISOString() ?? null,
           includeInvalidated: args.includeInvalidated ?? false,
           first: args.first ?? DEFAULT_NESTED_LIST_SIZE,
         }),

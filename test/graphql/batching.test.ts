@@ -100,6 +100,48 @@ describe('DataLoader batching', () => {
     expect(five.length).toBeLessThanOrEqual(6);
   });
 
+  it("entities' facts at several selections: one command per selection for 5 and 50 entities, never a shared answer", async () => {
+    // The 'many' facts are valid from 2026-01-01 and recorded when imported (before 2100).
+    const run = (first: number) => async () => {
+      const response = await t.request('/graphql', {
+        method: 'POST',
+        key,
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify({
+          query: `query($first: Int!) { dataset(name: "many") { entities(first: $first) { edges { node {
+            live: facts(first: 10) { factId }
+            notYetValid: facts(validAt: "2025-12-01", first: 10) { factId }
+            notYetKnown: facts(knownAt: "2000-01-01", first: 10) { factId }
+            both: facts(validAt: "2026-06-01", knownAt: "2100-01-01", first: 10) { factId }
+            asOf: facts(asOf: "2100-01-01", validAt: "2025-12-01", knownAt: "2000-01-01", first: 10) { factId }
+            sameAsNotYetValid: facts(validAt: "2025-12-01", includeInvalidated: true, first: 10) { factId }
+          } } } } }`,
+          variables: { first },
+        }),
+      });
+      const body = await response.json();
+      expect(body.errors).toBeUndefined();
+      const entities = body.data.dataset.entities.edges.map(
+        (e: { node: Record<string, { factId: string }[]> }) => e.node,
+      );
+      expect(entities).toHaveLength(first);
+      for (const entity of entities) {
+        expect(entity.live!.length).toBeGreaterThanOrEqual(2);
+        expect(entity.notYetValid).toEqual([]);
+        expect(entity.notYetKnown).toEqual([]);
+        expect(entity.sameAsNotYetValid).toEqual([]);
+        expect(entity.both).toEqual(entity.live);
+        expect(entity.asOf).toEqual(entity.live);
+      }
+    };
+    const five = await commandsFor(run(5));
+    const fifty = await commandsFor(run(50));
+    expect(fifty).toEqual(five);
+    // One facts query per distinct selection (live, validAt 2025, knownAt 2000, the point
+    // (2026-06, 2100), asOf 2100); the includeInvalidated one resolves to validAt 2025's.
+    expect(five.filter((c) => c.startsWith('find:facts'))).toHaveLength(5);
+  });
+
   it('recall costs the same commands for one result and fifty, a one-word query and a long one', async () => {
     const run = (query: string, first: number) => async () => {
       const response = await t.request('/graphql', {

@@ -306,6 +306,147 @@ describe('entities, episodes and memories', () => {
     ]);
   });
 
+  describe('Entity.facts on the two time axes (the same rule as Dataset.facts)', () => {
+    type TimeArgs = {
+      asOf?: string;
+      validAt?: string;
+      knownAt?: string;
+      includeInvalidated?: boolean;
+    };
+    const entityFacts = async (name: string, args: TimeArgs = {}) => {
+      const { body } = await t.graphql(
+        EntityWithFactsDocument,
+        { dataset: DATASET, name, ...args },
+        key,
+      );
+      expect(body.errors).toBeUndefined();
+      return body.data!.dataset!.entity!.facts.map((f) => f.factId);
+    };
+
+    it('knownAt: what the store believed then (the Civic interest until its supersede)', async () => {
+      const believed = [DEMO.facts.hondaInterest, DEMO.facts.hondaMadeBy];
+      expect(await entityFacts('honda civic', { knownAt: '2026-06-01' })).toEqual(believed);
+      expect(await entityFacts('honda civic', { knownAt: '2026-08-16T09:14:05.999Z' })).toEqual(
+        believed,
+      );
+      // invalidAt <= K: superseded at that instant, no longer believed.
+      expect(await entityFacts('honda civic', { knownAt: '2026-08-16T09:14:06Z' })).toEqual([
+        DEMO.facts.hondaMadeBy,
+      ]);
+      expect(await entityFacts('honda civic', { knownAt: '2026-08-17' })).toEqual([
+        DEMO.facts.hondaMadeBy,
+      ]);
+      // Not yet recorded.
+      expect(await entityFacts('honda civic', { knownAt: '2026-05-10T18:30:03Z' })).toEqual([]);
+      // The deleted fact, until its delete.
+      expect(await entityFacts('berlin', { knownAt: '2026-06-30' })).toEqual([
+        DEMO.facts.livesInBerlin,
+      ]);
+      expect(await entityFacts('berlin', { knownAt: '2026-07-01T10:00:00Z' })).toEqual([]);
+    });
+
+    it('validAt: what we now know was true then (a correction made since stays made)', async () => {
+      // Valid on 1 June, but superseded as known now.
+      expect(await entityFacts('honda civic', { validAt: '2026-06-01' })).toEqual([
+        DEMO.facts.hondaMadeBy,
+      ]);
+      // Before either became valid.
+      expect(await entityFacts('honda civic', { validAt: '2026-05-01' })).toEqual([]);
+      // The Corolla interest, valid since 16 August; the test drive only from 2035.
+      expect(await entityFacts('toyota corolla hybrid', { validAt: '2026-09-01' })).toEqual([
+        DEMO.facts.toyotaInterest,
+      ]);
+      expect(await entityFacts('toyota corolla hybrid', { validAt: '2035-02-01' })).toEqual([
+        DEMO.facts.testDrive,
+        DEMO.facts.toyotaInterest,
+      ]);
+    });
+
+    it('validAt and knownAt together: believed true at T as known at K', async () => {
+      expect(
+        await entityFacts('honda civic', { validAt: '2026-06-01', knownAt: '2026-07-01' }),
+      ).toEqual([DEMO.facts.hondaInterest, DEMO.facts.hondaMadeBy]);
+      expect(
+        await entityFacts('honda civic', { validAt: '2026-06-01', knownAt: '2026-09-01' }),
+      ).toEqual([DEMO.facts.hondaMadeBy]);
+      expect(
+        await entityFacts('honda civic', { validAt: '2026-05-01', knownAt: '2026-07-01' }),
+      ).toEqual([]);
+      // Known in September, the test drive is valid in 2035 but not yet in 2026.
+      expect(
+        await entityFacts('toyota corolla hybrid', {
+          validAt: '2026-09-01',
+          knownAt: '2026-09-01',
+        }),
+      ).toEqual([DEMO.facts.toyotaInterest]);
+    });
+
+    it('asOf sets both axes and overrides validAt, knownAt and includeInvalidated', async () => {
+      const asOf = await entityFacts('honda civic', { asOf: '2026-06-01' });
+      expect(asOf).toEqual([DEMO.facts.hondaInterest, DEMO.facts.hondaMadeBy]);
+      expect(
+        await entityFacts('honda civic', {
+          asOf: '2026-06-01',
+          validAt: '2026-05-01',
+          knownAt: '2026-09-01',
+          includeInvalidated: true,
+        }),
+      ).toEqual(asOf);
+      expect(
+        await entityFacts('honda civic', { validAt: '2026-06-01', knownAt: '2026-06-01' }),
+      ).toEqual(asOf);
+    });
+
+    it('includeInvalidated applies only without a time argument', async () => {
+      expect(await entityFacts('honda civic', { includeInvalidated: true })).toEqual([
+        DEMO.facts.hondaInterest,
+        DEMO.facts.hondaMadeBy,
+      ]);
+      expect(
+        await entityFacts('honda civic', { validAt: '2026-06-01', includeInvalidated: true }),
+      ).toEqual([DEMO.facts.hondaMadeBy]);
+      expect(
+        await entityFacts('honda civic', { knownAt: '2026-08-17', includeInvalidated: true }),
+      ).toEqual([DEMO.facts.hondaMadeBy]);
+    });
+
+    it("answers every selection as Dataset.facts does, for every entity's facts", async () => {
+      const selections: TimeArgs[] = [
+        {},
+        { includeInvalidated: true },
+        { asOf: '2026-06-01' },
+        { validAt: '2026-06-01' },
+        { validAt: '2026-09-15' },
+        { knownAt: '2026-06-01' },
+        { knownAt: '2026-08-16T09:14:06Z' },
+        { validAt: '2026-06-01', knownAt: '2026-07-15' },
+        { validAt: '2035-02-01', knownAt: '2026-09-01' },
+        { asOf: '2026-07-15', validAt: '2026-05-01', knownAt: '2026-12-01' },
+        { knownAt: '2026-06-01', includeInvalidated: true },
+      ];
+      const names = ['user', 'honda civic', 'honda', 'berlin', 'toyota corolla hybrid'];
+      for (const args of selections) {
+        const { body } = await t.graphql(
+          FactsDocument,
+          { dataset: DATASET, first: 100, ...args },
+          key,
+        );
+        expect(body.errors).toBeUndefined();
+        const all = body.data!.dataset!.facts.edges.map((e) => e.node);
+        for (const name of names) {
+          const expected = all
+            .filter((f) => [f.subject, f.object].some((s) => s.toLowerCase() === name))
+            .map((f) => f.factId);
+          expect({ name, args, facts: await entityFacts(name, args) }).toEqual({
+            name,
+            args,
+            facts: expected,
+          });
+        }
+      }
+    });
+  });
+
   it('lists episodes newest first with everything each produced', async () => {
     const { body } = await t.graphql(EpisodesDocument, { dataset: DATASET }, key);
     const episodes = body.data!.dataset!.episodes;
