@@ -236,6 +236,16 @@ describe('the memory explorer in a browser, offline, on the demo dataset', () =>
       // show: that statement's live fact is about the Corolla.
       await expect.poll(() => bar(page, DEMO.facts.hondaMadeBy).count()).toBe(1);
 
+      // As known on 1 June 2026: the Civic interest was believed, the Corolla unknown.
+      await setInstant(page, 'known-at', '2026-06-01T00:00:00');
+      await expect
+        .poll(() => bar(page, DEMO.facts.hondaInterest).getAttribute('data-look'))
+        .toBe('live');
+      expect(await bar(page, DEMO.facts.toyotaInterest).count()).toBe(0);
+      // Back to now: answered from the page's cache, so no request to wait for.
+      await page.getByTestId('known-at').fill('');
+      await expect.poll(() => bar(page, DEMO.facts.hondaInterest).count()).toBe(0);
+
       // From a fact's details to its episode.
       await bar(page, DEMO.facts.hondaMadeBy).hover();
       await page.getByTestId('details').getByRole('link', { name: /2026/ }).click();
@@ -249,6 +259,13 @@ describe('the memory explorer in a browser, offline, on the demo dataset', () =>
           .getAttribute('data-look'),
       ).toBe('superseded');
       expect(page.url()).toContain(`#/user_42/episode/${DEMO.episodes.hondaCivic}`);
+
+      // As known before it was recorded, the store knew nothing of it.
+      await setInstant(page, 'known-at', '2026-05-01T00:00:00');
+      await expect
+        .poll(() => page.locator('main').textContent())
+        .toContain('knew nothing of it then');
+      expect(await page.getByTestId('episode-page').count()).toBe(0);
     } finally {
       await context.close();
     }
@@ -264,6 +281,15 @@ describe('the memory explorer in a browser, offline, on the demo dataset', () =>
       await page.getByLabel('Words').fill('corolla hybrid');
       await page.getByRole('button', { name: 'Search' }).click();
       const matching = page.getByRole('list', { name: 'Matching facts' });
+      await expect.poll(() => matching.locator('li').count()).toBe(2);
+
+      // As known on 1 June 2026 the Corolla was not yet heard of.
+      await setInstant(page, 'known-at', '2026-06-01T00:00:00');
+      await expect
+        .poll(() => page.locator('main').textContent())
+        .toContain('No fact contains every one of those words.');
+      // Back to now: answered from the page's cache, so no request to wait for.
+      await page.getByTestId('known-at').fill('');
       await expect.poll(() => matching.locator('li').count()).toBe(2);
 
       await page.getByLabel('Ranked recall (facts and memories)').check();

@@ -205,8 +205,13 @@ const VARIABLES: Record<string, unknown> = {
 const EXPLORER_INSTANTS = { validAt: '2026-06-01T00:00:00Z', knownAt: '2026-09-01T00:00:00Z' };
 const OPERATION_VARIABLES: Record<string, Record<string, unknown>> = {
   MemorySodaRecall: { first: 50 },
-  ExplorerTimeline: EXPLORER_INSTANTS,
-  ExplorerChanges: { since: '2026-01-01T00:00:00Z', until: '2026-12-01T00:00:00Z' },
+  ExplorerTimeline: { ...EXPLORER_INSTANTS, withCounts: true },
+  ExplorerChanges: {
+    since: '2026-01-01T00:00:00Z',
+    until: '2026-12-01T00:00:00Z',
+    withLearned: true,
+    withDropped: true,
+  },
   ExplorerEntity: EXPLORER_INSTANTS,
   ExplorerEpisode: { ...EXPLORER_INSTANTS, episodeId: DEMO.episodes.hondaCivic },
   ExplorerSearch: EXPLORER_INSTANTS,

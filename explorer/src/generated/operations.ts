@@ -352,7 +352,7 @@ export const ExplorerEntityDocument = new TypedDocumentString(`
       name
       type
       updatedAt
-      facts(first: 50) {
+      facts(first: 50, validAt: $validAt, knownAt: $knownAt) {
         factId
         history(first: 10) {
           ...TimelineFact

@@ -9,8 +9,9 @@ import { formatInstant } from '../instants.ts';
 import { groupStatements } from '../statements.ts';
 
 /**
- * An entity: the facts that mention it and are live now, each drawn with its statement's
- * history (every fact with the same subject and predicate), on the same timeline.
+ * An entity: the facts that mention it and were believed true at the chosen instants (now,
+ * when empty), each drawn with its statement's history (every fact with the same subject
+ * and predicate the store knew then), on the same timeline.
  */
 export function EntityPage({
   apiKey,
@@ -38,9 +39,15 @@ export function EntityPage({
       ),
   });
   const entity = query.data?.dataset?.entity ?? null;
+  // A statement's history as the store knew it then: nothing recorded after "as known at".
   const statements = useMemo(
-    () => groupStatements(entity?.facts.flatMap((f) => f.history) ?? []),
-    [entity],
+    () =>
+      groupStatements(
+        (entity?.facts.flatMap((f) => f.history) ?? []).filter(
+          (fact) => !instants.knownAt || fact.recordedAt <= instants.knownAt,
+        ),
+      ),
+    [entity, instants.knownAt],
   );
   if (query.isPending) return <Loading what={`the entity "${name}"`} />;
   if (query.isError) {
@@ -61,13 +68,14 @@ export function EntityPage({
         {entity.name} <span className="badge">{entity.type}</span>
       </h2>
       <p className="summary">
-        Last mentioned {formatInstant(entity.updatedAt)}. {entity.facts.length} live{' '}
-        {entity.facts.length === 1 ? 'fact mentions' : 'facts mention'} it
-        {entity.facts.length === 50 ? ' (the first 50)' : ''}; each row is that statement's history
-        (its latest 10 facts).
+        {instants.knownAt ? '' : `Last mentioned ${formatInstant(entity.updatedAt)}. `}
+        {entity.facts.length} {entity.facts.length === 1 ? 'fact' : 'facts'} believed true
+        {instants.validAt || instants.knownAt ? ' at the chosen instants' : ' now'}
+        {entity.facts.length === 50 ? ' (the first 50)' : ''} mention it; each row is that
+        statement's history (its latest 10 facts).
       </p>
       {statements.length === 0 ? (
-        <Empty>No live fact mentions this entity now.</Empty>
+        <Empty>No fact that mentions it was believed true then.</Empty>
       ) : (
         <Timeline
           dataset={dataset}
