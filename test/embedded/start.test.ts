@@ -92,6 +92,14 @@ describe('npm start on the embedded database', () => {
     });
     expect(await response.json()).toEqual({ data: { dataset: { facts: { totalCount: 3 } } } });
 
+    // The memory explorer, built by npm start's build: its page (with the development key,
+    // asked for on loopback) and its script.
+    expect(server.output()).toContain(`${base}/explorer`);
+    const explorer = await fetch(`${base}/explorer`);
+    expect(explorer.status).toBe(200);
+    expect(await explorer.text()).toContain(key);
+    expect((await fetch(`${base}/explorer/assets/explorer.js`)).status).toBe(200);
+
     // Once up, the embedded store says how big it is (the demo: one small dataset, no warning).
     for (let i = 0; i < 100 && !server.output().includes('Embedded store:'); i++)
       await new Promise((r) => setTimeout(r, 100));
