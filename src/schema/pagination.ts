@@ -5,7 +5,15 @@
  */
 
 import type { ObjectRef } from '@pothos/core';
-import { type GraphQLResolveInfo, Kind, type SelectionSetNode } from 'graphql';
+import {
+  GraphQLIncludeDirective,
+  type GraphQLResolveInfo,
+  GraphQLSkipDirective,
+  getDirectiveValues,
+  Kind,
+  type SelectionNode,
+  type SelectionSetNode,
+} from 'graphql';
 import { z } from 'zod';
 import { badInput } from '../errors.js';
 import { builder } from './builder.js';
@@ -188,15 +196,24 @@ function totalCountFor(
   return () => started;
 }
 
-/** Whether the field being resolved selects `name` directly (or through fragments). */
+/**
+ * Whether the field being resolved selects `name` directly (or through fragments), as
+ * this request's variables decide `@include` / `@skip`: a client asking for the count
+ * only on its first page (`totalCount @include(if: $first)`) gets no count after it.
+ */
 function selects(info: GraphQLResolveInfo, name: string): boolean {
+  const included = (node: SelectionNode) =>
+    getDirectiveValues(GraphQLSkipDirective, node, info.variableValues)?.if !== true &&
+    getDirectiveValues(GraphQLIncludeDirective, node, info.variableValues)?.if !== false;
   const within = (set: SelectionSetNode | undefined): boolean =>
-    set?.selections.some((s) =>
-      s.kind === Kind.FIELD
-        ? s.name.value === name
-        : s.kind === Kind.INLINE_FRAGMENT
-          ? within(s.selectionSet)
-          : within(info.fragments[s.name.value]?.selectionSet),
+    set?.selections.some(
+      (s) =>
+        included(s) &&
+        (s.kind === Kind.FIELD
+          ? s.name.value === name
+          : s.kind === Kind.INLINE_FRAGMENT
+            ? within(s.selectionSet)
+            : within(info.fragments[s.name.value]?.selectionSet)),
     ) ?? false;
   return info.fieldNodes.some((node) => within(node.selectionSet));
 }

@@ -236,6 +236,28 @@ describe('DataLoader batching', () => {
       });
       expect(noCount.status).toBe(200);
       expect(events.filter((e) => e === 'start aggregate')).toEqual([]);
+      // Selected, but left out by @include / @skip for this request's variables: no count
+      // either; included by them: counted.
+      const directed = (withCount: boolean) =>
+        t.request('/graphql', {
+          method: 'POST',
+          key,
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({
+            query:
+              'query ($withCount: Boolean!) { dataset(name: "many") { facts(first: 5) { totalCount @include(if: $withCount) a: totalCount @skip(if: true) edges { node { factId } } } } }',
+            variables: { withCount },
+          }),
+        });
+      events.length = 0;
+      const skipped = await directed(false);
+      expect(((await skipped.json()) as { errors?: unknown }).errors).toBeUndefined();
+      expect(events.filter((e) => e === 'start aggregate')).toEqual([]);
+      const counted = await directed(true);
+      expect(await counted.json()).toMatchObject({
+        data: { dataset: { facts: { totalCount: 120 } } },
+      });
+      expect(events.filter((e) => e === 'start aggregate')).toEqual(['start aggregate']);
     } finally {
       client.off('commandStarted', started);
       client.off('commandSucceeded', succeeded);
