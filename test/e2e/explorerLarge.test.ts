@@ -59,6 +59,7 @@ describe('the memory explorer on 10,000 facts', () => {
     browser = await launchChromium(['--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1']);
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     const pageSizes: number[] = [];
+    const withCounts: boolean[] = [];
     const pages: LoadedFact[][] = [];
     const pageErrors: string[] = [];
     try {
@@ -78,9 +79,11 @@ describe('the memory explorer on 10,000 facts', () => {
         if (!request.url().endsWith('/graphql')) return;
         const body = request.postDataJSON() as {
           operationName: string;
-          variables: { first?: number };
+          variables: { first?: number; withCounts?: boolean };
         };
-        if (body.operationName === 'ExplorerTimeline') pageSizes.push(body.variables.first ?? 0);
+        if (body.operationName !== 'ExplorerTimeline') return;
+        pageSizes.push(body.variables.first ?? 0);
+        withCounts.push(body.variables.withCounts ?? true);
       });
       // The key as a user types it in once: kept in the tab's session storage.
       await page.goto(`${origin}/explorer`, { waitUntil: 'load' });
@@ -118,6 +121,8 @@ describe('the memory explorer on 10,000 facts', () => {
       // Every page asked for at most the gateway's largest page.
       expect(pageSizes.length).toBeGreaterThanOrEqual(4);
       expect(Math.max(...pageSizes)).toBeLessThanOrEqual(100);
+      // The counts come with the first page only: no count over 10,000 facts per page.
+      expect(withCounts).toEqual([true, ...withCounts.slice(1).map(() => false)]);
       expect(pageErrors).toEqual([]);
     } finally {
       await context.close();

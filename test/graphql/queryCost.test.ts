@@ -199,13 +199,14 @@ const VARIABLES: Record<string, unknown> = {
   includeArchived: true,
   factId: '00000000-0000-4000-8000-000000000000',
   query: 'what does the user drive?',
+  withCounts: true,
 };
 
 /** Where an operation's field allows less than the shared largest value. */
 const EXPLORER_INSTANTS = { validAt: '2026-06-01T00:00:00Z', knownAt: '2026-09-01T00:00:00Z' };
 const OPERATION_VARIABLES: Record<string, Record<string, unknown>> = {
   MemorySodaRecall: { first: 50 },
-  ExplorerTimeline: { ...EXPLORER_INSTANTS, withCounts: true },
+  ExplorerTimeline: EXPLORER_INSTANTS,
   ExplorerChanges: {
     since: '2026-01-01T00:00:00Z',
     until: '2026-12-01T00:00:00Z',

@@ -54,7 +54,7 @@ export type ExplorerTimelineQueryVariables = Exact<{
 }>;
 
 
-export type ExplorerTimelineQuery = { dataset: { name: string, believed?: { totalCount: number }, facts: { totalCount: number, pageInfo: { hasNextPage: boolean, endCursor: string | null }, edges: Array<{ node: { state: FactState, id: string, factId: string, subject: string, predicate: string, object: string, objectIsEntity: boolean, confidence: number, sourceQuote: string | null, validAt: string, validUntil: string | null, recordedAt: string, invalidAt: string | null, invalidReason: InvalidReason | null, episodeId: string | null, supersededBy: { factId: string, subject: string, predicate: string, object: string } | null, episode: { episodeId: string, source: string, occurredAt: string } | null } }> } } | null };
+export type ExplorerTimelineQuery = { dataset: { name: string, believed?: { totalCount: number }, facts: { totalCount?: number, pageInfo: { hasNextPage: boolean, endCursor: string | null }, edges: Array<{ node: { state: FactState, id: string, factId: string, subject: string, predicate: string, object: string, objectIsEntity: boolean, confidence: number, sourceQuote: string | null, validAt: string, validUntil: string | null, recordedAt: string, invalidAt: string | null, invalidReason: InvalidReason | null, episodeId: string | null, supersededBy: { factId: string, subject: string, predicate: string, object: string } | null, episode: { episodeId: string, source: string, occurredAt: string } | null } }> } } | null };
 
 export type ExplorerChangesQueryVariables = Exact<{
   dataset: string;
@@ -65,10 +65,11 @@ export type ExplorerChangesQueryVariables = Exact<{
   droppedAfter?: string | null | undefined;
   withLearned: boolean;
   withDropped: boolean;
+  withCounts: boolean;
 }>;
 
 
-export type ExplorerChangesQuery = { dataset: { name: string, learned?: { totalCount: number, pageInfo: { hasNextPage: boolean, endCursor: string | null }, edges: Array<{ node: { id: string, factId: string, subject: string, predicate: string, object: string, objectIsEntity: boolean, confidence: number, sourceQuote: string | null, validAt: string, validUntil: string | null, recordedAt: string, invalidAt: string | null, invalidReason: InvalidReason | null, episodeId: string | null } }> }, dropped?: { totalCount: number, pageInfo: { hasNextPage: boolean, endCursor: string | null }, edges: Array<{ node: { id: string, factId: string, subject: string, predicate: string, object: string, objectIsEntity: boolean, confidence: number, sourceQuote: string | null, validAt: string, validUntil: string | null, recordedAt: string, invalidAt: string | null, invalidReason: InvalidReason | null, episodeId: string | null, supersededBy: { id: string, factId: string, subject: string, predicate: string, object: string, objectIsEntity: boolean, confidence: number, sourceQuote: string | null, validAt: string, validUntil: string | null, recordedAt: string, invalidAt: string | null, invalidReason: InvalidReason | null, episodeId: string | null } | null } }> } } | null };
+export type ExplorerChangesQuery = { dataset: { name: string, learned?: { totalCount?: number, pageInfo: { hasNextPage: boolean, endCursor: string | null }, edges: Array<{ node: { id: string, factId: string, subject: string, predicate: string, object: string, objectIsEntity: boolean, confidence: number, sourceQuote: string | null, validAt: string, validUntil: string | null, recordedAt: string, invalidAt: string | null, invalidReason: InvalidReason | null, episodeId: string | null } }> }, dropped?: { totalCount?: number, pageInfo: { hasNextPage: boolean, endCursor: string | null }, edges: Array<{ node: { id: string, factId: string, subject: string, predicate: string, object: string, objectIsEntity: boolean, confidence: number, sourceQuote: string | null, validAt: string, validUntil: string | null, recordedAt: string, invalidAt: string | null, invalidReason: InvalidReason | null, episodeId: string | null, supersededBy: { id: string, factId: string, subject: string, predicate: string, object: string, objectIsEntity: boolean, confidence: number, sourceQuote: string | null, validAt: string, validUntil: string | null, recordedAt: string, invalidAt: string | null, invalidReason: InvalidReason | null, episodeId: string | null } | null } }> } } | null };
 
 export type ExplorerEntityQueryVariables = Exact<{
   dataset: string;
@@ -94,13 +95,14 @@ export type ExplorerSearchQueryVariables = Exact<{
   dataset: string;
   q: string;
   first: number;
+  withCounts: boolean;
   after?: string | null | undefined;
   validAt?: string | null | undefined;
   knownAt?: string | null | undefined;
 }>;
 
 
-export type ExplorerSearchQuery = { dataset: { name: string, facts: { totalCount: number, pageInfo: { hasNextPage: boolean, endCursor: string | null }, edges: Array<{ node: { state: FactState, id: string, factId: string, subject: string, predicate: string, object: string, objectIsEntity: boolean, confidence: number, sourceQuote: string | null, validAt: string, validUntil: string | null, recordedAt: string, invalidAt: string | null, invalidReason: InvalidReason | null, episodeId: string | null, supersededBy: { factId: string, subject: string, predicate: string, object: string } | null, episode: { episodeId: string, source: string, occurredAt: string } | null } }> } } | null };
+export type ExplorerSearchQuery = { dataset: { name: string, facts: { totalCount?: number, pageInfo: { hasNextPage: boolean, endCursor: string | null }, edges: Array<{ node: { state: FactState, id: string, factId: string, subject: string, predicate: string, object: string, objectIsEntity: boolean, confidence: number, sourceQuote: string | null, validAt: string, validUntil: string | null, recordedAt: string, invalidAt: string | null, invalidReason: InvalidReason | null, episodeId: string | null, supersededBy: { factId: string, subject: string, predicate: string, object: string } | null, episode: { episodeId: string, source: string, occurredAt: string } | null } }> } } | null };
 
 export type ExplorerRecallQueryVariables = Exact<{
   dataset: string;
@@ -114,6 +116,7 @@ export type ExplorerRecallQuery = { dataset: { name: string, recall: { facts: Ar
 export type ExplorerMemoriesQueryVariables = Exact<{
   dataset: string;
   first: number;
+  withCounts: boolean;
   after?: string | null | undefined;
   asOf?: string | null | undefined;
   includeArchived: boolean;
@@ -121,7 +124,7 @@ export type ExplorerMemoriesQueryVariables = Exact<{
 }>;
 
 
-export type ExplorerMemoriesQuery = { dataset: { name: string, memories: { totalCount: number, pageInfo: { hasNextPage: boolean, endCursor: string | null }, edges: Array<{ node: { id: string, memoryId: string, text: string, memoryKind: string, scope: string, importance: number, salience: number, pinned: boolean, version: number, createdAt: string, validFrom: string, validUntil: string | null, archivedAt: string | null, supersededBy: string | null, lastUsedAt: string | null } }> } } | null };
+export type ExplorerMemoriesQuery = { dataset: { name: string, memories: { totalCount?: number, pageInfo: { hasNextPage: boolean, endCursor: string | null }, edges: Array<{ node: { id: string, memoryId: string, text: string, memoryKind: string, scope: string, importance: number, salience: number, pinned: boolean, version: number, createdAt: string, validFrom: string, validUntil: string | null, archivedAt: string | null, supersededBy: string | null, lastUsedAt: string | null } }> } } | null };
 
 export class TypedDocumentString<TResult, TVariables>
   extends String
@@ -240,7 +243,7 @@ export const ExplorerTimelineDocument = new TypedDocumentString(`
       includeInvalidated: true
       recordedBy: $knownAt
     ) {
-      totalCount
+      totalCount @include(if: $withCounts)
       pageInfo {
         hasNextPage
         endCursor
@@ -285,7 +288,7 @@ fragment TimelineFact on Fact {
   }
 }`) as unknown as TypedDocumentString<ExplorerTimelineQuery, ExplorerTimelineQueryVariables>;
 export const ExplorerChangesDocument = new TypedDocumentString(`
-    query ExplorerChanges($dataset: String!, $since: DateTime!, $until: DateTime!, $first: Int!, $learnedAfter: String, $droppedAfter: String, $withLearned: Boolean!, $withDropped: Boolean!) {
+    query ExplorerChanges($dataset: String!, $since: DateTime!, $until: DateTime!, $first: Int!, $learnedAfter: String, $droppedAfter: String, $withLearned: Boolean!, $withDropped: Boolean!, $withCounts: Boolean!) {
   dataset(name: $dataset) {
     name
     learned: facts(
@@ -294,7 +297,7 @@ export const ExplorerChangesDocument = new TypedDocumentString(`
       recordedAfter: $since
       recordedBy: $until
     ) @include(if: $withLearned) {
-      totalCount
+      totalCount @include(if: $withCounts)
       pageInfo {
         hasNextPage
         endCursor
@@ -311,7 +314,7 @@ export const ExplorerChangesDocument = new TypedDocumentString(`
       invalidatedAfter: $since
       invalidatedBy: $until
     ) @include(if: $withDropped) {
-      totalCount
+      totalCount @include(if: $withCounts)
       pageInfo {
         hasNextPage
         endCursor
@@ -440,7 +443,7 @@ fragment TimelineFact on Fact {
   }
 }`) as unknown as TypedDocumentString<ExplorerEpisodeQuery, ExplorerEpisodeQueryVariables>;
 export const ExplorerSearchDocument = new TypedDocumentString(`
-    query ExplorerSearch($dataset: String!, $q: String!, $first: Int!, $after: String, $validAt: DateTime, $knownAt: DateTime) {
+    query ExplorerSearch($dataset: String!, $q: String!, $first: Int!, $withCounts: Boolean!, $after: String, $validAt: DateTime, $knownAt: DateTime) {
   dataset(name: $dataset) {
     name
     facts(
@@ -450,7 +453,7 @@ export const ExplorerSearchDocument = new TypedDocumentString(`
       includeInvalidated: true
       recordedBy: $knownAt
     ) {
-      totalCount
+      totalCount @include(if: $withCounts)
       pageInfo {
         hasNextPage
         endCursor
@@ -548,7 +551,7 @@ fragment ExplorerMemory on Memory {
   lastUsedAt
 }`) as unknown as TypedDocumentString<ExplorerRecallQuery, ExplorerRecallQueryVariables>;
 export const ExplorerMemoriesDocument = new TypedDocumentString(`
-    query ExplorerMemories($dataset: String!, $first: Int!, $after: String, $asOf: DateTime, $includeArchived: Boolean!, $includeSuperseded: Boolean!) {
+    query ExplorerMemories($dataset: String!, $first: Int!, $withCounts: Boolean!, $after: String, $asOf: DateTime, $includeArchived: Boolean!, $includeSuperseded: Boolean!) {
   dataset(name: $dataset) {
     name
     memories(
@@ -558,7 +561,7 @@ export const ExplorerMemoriesDocument = new TypedDocumentString(`
       includeArchived: $includeArchived
       includeSuperseded: $includeSuperseded
     ) {
-      totalCount
+      totalCount @include(if: $withCounts)
       pageInfo {
         hasNextPage
         endCursor

@@ -46,6 +46,7 @@ export function ChangesPage({
           since,
           until,
           first: PAGE_SIZE,
+          withCounts: pageParam === START,
           withLearned: pageParam.learned !== DONE,
           learnedAfter: pageParam.learned === DONE ? null : pageParam.learned,
           withDropped: pageParam.dropped !== DONE,

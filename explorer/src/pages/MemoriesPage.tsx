@@ -50,7 +50,15 @@ export function MemoriesPage({
       request(
         apiKey,
         ExplorerMemoriesDocument,
-        { dataset, first: PAGE_SIZE, after: pageParam, asOf, includeArchived, includeSuperseded },
+        {
+          dataset,
+          first: PAGE_SIZE,
+          after: pageParam,
+          withCounts: pageParam === null,
+          asOf,
+          includeArchived,
+          includeSuperseded,
+        },
         signal,
       ),
     ...connectionPaging((page: ExplorerMemoriesQuery) => page.dataset?.memories.pageInfo),
@@ -96,7 +104,7 @@ export function MemoriesPage({
           memories={query.data.pages.flatMap(
             (p) => p.dataset?.memories.edges.map((e) => e.node) ?? [],
           )}
-          total={query.data.pages[0].dataset.memories.totalCount}
+          total={query.data.pages[0].dataset.memories.totalCount ?? 0}
           at={at}
           more={query.hasNextPage ? () => void query.fetchNextPage() : null}
         />

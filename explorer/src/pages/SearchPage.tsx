@@ -123,6 +123,7 @@ function WordResults({
           q,
           first: PAGE_SIZE,
           after: pageParam,
+          withCounts: pageParam === null,
           validAt: instants.validAt,
           knownAt: instants.knownAt,
         },

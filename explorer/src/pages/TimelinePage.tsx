@@ -71,7 +71,7 @@ export function TimelinePage({
   if (!first?.dataset) {
     return <Empty>There is no dataset "{dataset}" in this workspace. Pick one above.</Empty>;
   }
-  const total = first.dataset.facts.totalCount;
+  const total = first.dataset.facts.totalCount ?? 0;
   const counts = new Map<string, number>();
   for (const fact of facts) counts.set(lookOf(fact), (counts.get(lookOf(fact)) ?? 0) + 1);
   const trueAt = instants.validAt ? new Date(instants.validAt) : now;
