@@ -2,7 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { execute } from 'graphql';
+import { type DocumentNode, execute } from 'graphql';
+import { type CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit';
 import { createRequestContext } from '../src/context.js';
 import { type RunningFerretDb, startFerretDb } from '../src/embedded/ferretdb.js';
 import {
@@ -12,17 +13,22 @@ import {
   SupaCloudListMemoriesDocument,
 } from '../src/generated/operations.js';
 import { runOperation } from '../src/rest/runOperation.js';
+import { builder } from '../src/schema/builder.js';
 import { schema } from '../src/schema/index.js';
 import { openDatabase } from '../src/store/database.js';
 import { createApiKey } from '../src/store/workspaces.js';
 import { SIZES, seedDataset } from './generate.js';
 
 /**
- * `npm run bench:execution`: what graphql-jit saves on the REST adapters' fixed operations.
- * In one process, on one database, each operation runs through graphql-js's `execute` and
- * through `runOperation` (graphql-jit, compiled once per document), alternating rounds of
- * the same size, and the Node process's CPU per operation is compared (the database
- * work is the same on both sides; FerretDB's CPU is another process's).
+ * `npm run bench:execution`: what graphql-jit saves on the REST adapters' fixed operations,
+ * and what authorization decided before execution saves over scope-auth's per-field
+ * run-time checks. In one process, on one database, each operation runs through
+ * graphql-js's `execute`, through graphql-jit on a schema built with scope-auth's run-time
+ * checks (a wrapper on every field of a type with a rule, as the gateway ran before its
+ * pre-execution check), and through `runOperation` (graphql-jit on the gateway's schema,
+ * the whole operation authorized before it runs), alternating rounds of the same size; the
+ * Node process's CPU per operation is compared (the database work is the same on every
+ * side; FerretDB's CPU is another process's).
  */
 const { values } = parseArgs({
   options: {
@@ -72,8 +78,12 @@ try {
   };
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
+  // The same schema with scope-auth's per-field checks at run time.
+  const checkedAtRunTime = builder.toSchema();
+  const compiledChecked = new Map<unknown, CompiledQuery>();
+
   process.stdout.write(
-    `graphql-jit vs graphql-js execute, ${rounds} pairs of ${perRound} operations, Node CPU ms per operation\n`,
+    `graphql-js execute, graphql-jit with run-time scope checks, graphql-jit authorized before execution (the gateway); ${rounds} rounds of ${perRound} operations, Node CPU ms per operation\n`,
   );
   const results = [];
   for (const op of operations) {
@@ -88,27 +98,47 @@ try {
     };
     // biome-ignore lint/suspicious/noExplicitAny: one runner for four typed documents
     const jit = async () => runOperation(await context(), op.document as any, op.variables);
+    const checked = async () => {
+      let query = compiledChecked.get(op.document);
+      if (!query) {
+        const compiled = compileQuery(checkedAtRunTime, op.document as DocumentNode);
+        if (!isCompiledQuery(compiled)) throw new Error('does not compile');
+        query = compiled as CompiledQuery;
+        compiledChecked.set(op.document, query);
+      }
+      const result = await query.query(undefined, await context(), op.variables);
+      if (result.errors) throw result.errors[0];
+    };
     await js();
+    await checked();
     await jit();
     const ratios: number[] = [];
-    const sides = { js: [] as number[], jit: [] as number[] };
+    const authRatios: number[] = [];
+    const sides = { js: [] as number[], checked: [] as number[], jit: [] as number[] };
     for (let r = 0; r < rounds; r++) {
       const a = await cpuMsPer(js);
+      const c = await cpuMsPer(checked);
       const b = await cpuMsPer(jit);
       sides.js.push(a);
+      sides.checked.push(c);
       sides.jit.push(b);
       ratios.push(b / a);
+      authRatios.push(b / c);
     }
+    const round2 = (x: number) => Math.round(x * 100) / 100;
     const row = {
       operation: op.name,
-      graphqlJsMs: Math.round(median(sides.js) * 100) / 100,
-      graphqlJitMs: Math.round(median(sides.jit) * 100) / 100,
-      ratio: Math.round(median(ratios) * 100) / 100,
-      range: [Math.min(...ratios), Math.max(...ratios)].map((x) => Math.round(x * 100) / 100),
+      graphqlJsMs: round2(median(sides.js)),
+      runTimeChecksMs: round2(median(sides.checked)),
+      graphqlJitMs: round2(median(sides.jit)),
+      ratio: round2(median(ratios)),
+      range: [Math.min(...ratios), Math.max(...ratios)].map(round2),
+      beforeExecutionRatio: round2(median(authRatios)),
+      beforeExecutionRange: [Math.min(...authRatios), Math.max(...authRatios)].map(round2),
     };
     results.push(row);
     process.stdout.write(
-      `  ${op.name.padEnd(28)} js ${String(row.graphqlJsMs).padStart(7)}  jit ${String(row.graphqlJitMs).padStart(7)}  jit/js ${row.ratio} (${row.range.join('–')})\n`,
+      `  ${op.name.padEnd(28)} js ${String(row.graphqlJsMs).padStart(7)}  jit+checks ${String(row.runTimeChecksMs).padStart(7)}  jit ${String(row.graphqlJitMs).padStart(7)}  jit/js ${row.ratio} (${row.range.join('–')})  jit/jit+checks ${row.beforeExecutionRatio} (${row.beforeExecutionRange.join('–')})\n`,
     );
   }
   await database.db.dropDatabase();

@@ -9,7 +9,9 @@ import { getVariableValues } from 'graphql/execution/values.js';
 import { createYoga, type Plugin } from 'graphql-yoga';
 import { type RequestContext, unauthenticated } from '../context.js';
 import { maskError } from '../errors.js';
+import { scopesOf } from '../schema/authScopes.js';
 import { schema } from '../schema/index.js';
+import { authorizeOperation } from '../schema/operationScopes.js';
 import { isLoopbackHostName, requestHostName } from './hosts.js';
 import { type Metrics, type OperationLabels, operationLabels } from './observability.js';
 import { queryLimitPlugins } from './queryLimits.js';
@@ -50,15 +52,49 @@ function isIntrospectionOnly(operation: OperationDefinitionNode | undefined): bo
  * Every operation needs a valid key, except introspection alone, so GraphiQL can load
  * the schema before a key is typed in. Checked before execution, so no resolver runs.
  */
-const requireKey: Plugin<RequestContext> = {
-  onExecute({ args }) {
-    const ctx = args.contextValue;
-    if (!ctx.auth && !isIntrospectionOnly(selectedOperation(args.document, args.operationName))) {
-      const error = unauthenticated(ctx.authProblem);
-      error.extensions.http = { status: 401 };
-      throw error;
-    }
-  },
+function keyRequired({
+  args,
+}: {
+  args: { document: DocumentNode; operationName?: string | null; contextValue: RequestContext };
+}): void {
+  const ctx = args.contextValue;
+  if (!ctx.auth && !isIntrospectionOnly(selectedOperation(args.document, args.operationName))) {
+    const error = unauthenticated(ctx.authProblem);
+    error.extensions.http = { status: 401 };
+    throw error;
+  }
+}
+
+const requireKey: Plugin<RequestContext> = { onExecute: keyRequired, onSubscribe: keyRequired };
+
+/**
+ * The key's scopes against the scopes the whole operation needs, decided before any
+ * resolver runs (src/schema/operationScopes.ts): an operation the key may not complete is
+ * refused whole, FORBIDDEN with HTTP 403, and nothing of it runs. Subscriptions too.
+ */
+function authorizeWholeOperation({
+  args,
+}: {
+  args: {
+    schema: typeof schema;
+    document: DocumentNode;
+    operationName?: string | null;
+    variableValues?: Record<string, unknown> | null;
+    contextValue: RequestContext;
+  };
+}): void {
+  const refusal = authorizeOperation(
+    args.schema,
+    args.document,
+    { operationName: args.operationName, variables: args.variableValues },
+    scopesOf(args.contextValue),
+  );
+  if (refusal) throw refusal;
+}
+
+const authorizeBeforeExecution: Plugin<RequestContext> = {
+  onExecute: authorizeWholeOperation,
+  onSubscribe: authorizeWholeOperation,
 };
 
 /**
@@ -135,11 +171,15 @@ export function createGraphqlYoga(options: YogaOptions = {}) {
       observeOperations(operationLabels(), options.metrics),
       // The key first: a keyless request learns nothing, not even what its query costs.
       requireKey,
+      // Then the request's variables, which the next two decide with: a malformed
+      // request is BAD_USER_INPUT whatever the key may do.
+      variablesCheckedFirst,
+      // Then what the key may do: it learns nothing of a cost it may not run.
+      authorizeBeforeExecution,
       ...queryLimitPlugins({ introspection, metrics: options.metrics }),
       // Client operations run as graphql-jit functions compiled once per document (the
       // same document object Yoga's parse cache hands back for the same text), like the
       // REST adapters' operations (src/rest/runOperation.ts); docs/PERFORMANCE.md.
-      variablesCheckedFirst,
       useGraphQlJit(
         {},
         {

@@ -3,7 +3,9 @@ import type { DocumentNode } from 'graphql';
 import { type CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit';
 import type { RequestContext } from '../context.js';
 import { ERROR_STATUS, type ErrorCode, GatewayError, maskError } from '../errors.js';
+import { scopesOf } from '../schema/authScopes.js';
 import { schema } from '../schema/index.js';
+import { authorizeOperation } from '../schema/operationScopes.js';
 
 /**
  * Runs one of the REST adapters' named operations on the gateway's executable schema,
@@ -12,13 +14,19 @@ import { schema } from '../schema/index.js';
  * test suite, so they are neither parsed nor validated per request: each is compiled once
  * by graphql-jit into a function (about 10 % less CPU per request than graphql-js's
  * `execute`; `npm run bench:execution`).
- * The first error (masked exactly as GraphQL clients see it) becomes a GatewayError.
+ * Authorization is decided first, as for GraphQL clients (src/schema/operationScopes.ts):
+ * an operation the key may not run whole is refused before anything runs. The first
+ * error (masked exactly as GraphQL clients see it) becomes a GatewayError.
  */
 export async function runOperation<TResult, TVariables extends Record<string, unknown>>(
   ctx: RequestContext,
   document: TypedDocumentNode<TResult, TVariables>,
   variables: TVariables,
 ): Promise<TResult> {
+  const refusal = authorizeOperation(schema, document, { variables }, scopesOf(ctx), {
+    fields: false,
+  });
+  if (refusal) throw refusal;
   const result = await compiled(document).query(undefined, ctx, variables);
   const [first] = result.errors ?? [];
   if (first) {

@@ -1,7 +1,4 @@
-import type { AuthFailure, ForbiddenResult } from '@pothos/plugin-scope-auth';
-import type { GraphQLResolveInfo } from 'graphql';
 import type { RequestContext } from '../context.js';
-import { GatewayError } from '../errors.js';
 
 /**
  * Authorization, declared on the schema and nowhere else (@pothos/plugin-scope-auth):
@@ -15,11 +12,14 @@ import { GatewayError } from '../errors.js';
  * - a field that skips its type's rule (`skipTypeScopes`) declares its own: that is how a
  *   write-only pipeline key reads back the ids and versions its mutations return.
  *
+ * The rules are checked before execution, for the whole operation
+ * (src/schema/operationScopes.ts): a key that may not run every field it selects is
+ * refused whole (FORBIDDEN, naming the fields), and nothing runs.
  * test/graphql/authorization.test.ts walks the built schema and fails on a type or field
  * without a rule. A request without a key never reaches execution (401 at the edge).
  */
 
-/** The scopes of the request's key, computed once per request by the plugin. */
+/** The scopes of the request's key, as the rules name them. */
 export function scopesOf(ctx: RequestContext) {
   const scopes = ctx.auth?.scopes ?? [];
   return {
@@ -35,31 +35,3 @@ export const READABLE_WITHOUT_READ = {
   skipTypeScopes: true,
   authScopes: { authenticated: true },
 } as const;
-
-/** The scopes a failed check wanted, for the message ("read", "write or admin"). */
-function wanted(failure: AuthFailure): string[] {
-  switch (failure.kind) {
-    case 'AuthScope':
-      return [failure.scope];
-    case 'AnyAuthScopes':
-    case 'AllAuthScopes':
-      return failure.failures.flatMap(wanted);
-    default:
-      return [];
-  }
-}
-
-/** Every refusal is one FORBIDDEN error on the field, naming the scope it needs. */
-export function forbidden(info: GraphQLResolveInfo, result: ForbiddenResult): GatewayError {
-  const scopes = [...new Set(wanted(result.failure))].filter((s) => s !== 'authenticated');
-  // A root field is the operation itself (and the REST routes' message); a nested field
-  // is named, so a client sees which part of its selection the key may not read.
-  const root = info.parentType.name === 'Query' || info.parentType.name === 'Mutation';
-  const where = root ? 'This operation' : `${info.parentType.name}.${info.fieldName}`;
-  return new GatewayError(
-    'FORBIDDEN',
-    scopes.length > 0
-      ? `${where} needs the ${scopes.map((s) => `"${s}"`).join(' or ')} scope`
-      : `${where} is not available to this key`,
-  );
-}

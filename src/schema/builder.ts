@@ -6,7 +6,7 @@ import ValidationPlugin from '@pothos/plugin-validation';
 import type { RequestContext } from '../context.js';
 import { badInput } from '../errors.js';
 import { describeIssues, issuePath } from '../validation.js';
-import { forbidden, scopesOf } from './authScopes.js';
+import { scopesOf } from './authScopes.js';
 import { defaultFieldCost } from './cost.js';
 import { dateTimeScalar } from './scalars.js';
 
@@ -20,7 +20,8 @@ import { dateTimeScalar } from './scalars.js';
  *
  * Authorization is declared on the schema (scope-auth), never checked in resolvers: every
  * object type carries `authScopes` (workspace data needs `read`), and every root field
- * declares the scope it needs. The rules and their test are described in authScopes.ts.
+ * declares the scope it needs. The rules and their test are described in authScopes.ts;
+ * they are checked before execution, for the whole operation (operationScopes.ts).
  *
  * Query cost is declared on the schema too (complexity plugin): every list field states
  * its bound next to its definition; the model is described in cost.ts.
@@ -45,9 +46,9 @@ export const builder = new SchemaBuilder<{
   plugins: [ScopeAuthPlugin, RelayPlugin, ValidationPlugin, ComplexityPlugin],
   defaultFieldNullability: false,
   scopeAuth: {
-    // Computed once per request from the key the edge verified.
+    // The key the edge verified. The rules are checked before execution, for the whole
+    // operation (operationScopes.ts); the schema is built without the per-field checks.
     authScopes: scopesOf,
-    unauthorizedError: (_parent, _ctx, info, result) => forbidden(info, result),
   },
   complexity: {
     fieldComplexity: defaultFieldCost,

@@ -11,8 +11,13 @@ import './erasure.js';
 import './memoryCuration.js';
 import './recall.js';
 
-/** The executable schema: every domain file above adds its types and root fields. */
-export const schema = builder.toSchema();
+/**
+ * The executable schema: every domain file above adds its types and root fields. The
+ * scopes declared on it are checked before execution, for the whole operation
+ * (src/schema/operationScopes.ts), so scope-auth's per-field run-time wrappers are left
+ * out: they would only repeat that decision, at a cost on every field of every answer.
+ */
+export const schema = builder.toSchema({ disableScopeAuth: true });
 
 /**
  * The SDL committed as schema.graphql: sorted, so diffs stay small; trailing newline.

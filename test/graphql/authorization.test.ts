@@ -176,11 +176,17 @@ function expectUnauthenticated(a: GraphqlAnswer) {
   expect(a.body.data ?? null).toBeNull();
 }
 
-/** FORBIDDEN only, and the field's answer gone (null, or `data` itself null). */
+/**
+ * Refused whole before anything ran: HTTP 403, one FORBIDDEN error naming the root field
+ * (and any other field the key may not run), no `data` at all.
+ */
 function expectForbidden(a: GraphqlAnswer, field: string) {
-  expect(a.status).toBe(200);
+  expect(a.status).toBe(403);
   expect(codes(a)).toEqual(['FORBIDDEN']);
-  expect(a.body.data?.[field] ?? null).toBeNull();
+  expect(a.body.errors).toHaveLength(1);
+  expect(a.body.data).toBeUndefined();
+  expect(a.body.errors![0]!.message).toMatch(/^This operation needs the "\w+" scope \(for /);
+  expect(a.body.errors![0]!.message).toContain(field);
 }
 
 /** Everything the demo data says that a key without read must never see. */
@@ -558,7 +564,7 @@ const MUTATION_CASES: Record<string, MutationCase> = {
     declarations: '$dataset: String!, $input: RecordEpisodeInput!',
     args: 'dataset: $dataset, input: $input',
     ids: '{ alreadyRecorded supersededIds episode { episodeId } facts { factId } }',
-    // The payload's lists are costed at an episode's 1,000 facts, so objects under them
+    // The payload's lists are costed at an episode's 250 facts, so objects under them
     // stay one level deep (lists of lists there are over the cost limit).
     objects:
       '{ alreadyRecorded facts { factId subject subjectEntity { name } episode { content } } superseded { object sourceQuote } }',
@@ -675,7 +681,7 @@ describe('matrix: every Mutation, its ids and its payload objects × every key',
     for (const key of KEY_NAMES) {
       const cell =
         key === 'none'
-          ? '401'
+          ? '401, nothing written'
           : !hasScope(key, c.scope)
             ? '403, nothing written'
             : key === 'otherWorkspace'
@@ -684,14 +690,23 @@ describe('matrix: every Mutation, its ids and its payload objects × every key',
                 ]
               : hasScope(key, 'read')
                 ? 'ids and objects'
-                : 'ids; objects FORBIDDEN with no data';
+                : 'ids; a selection of objects refused whole, nothing written';
       it(`${name} × ${key}: ${cell}`, async () => {
         const vars = await c.setup();
-        if (key === 'none') return expectUnauthenticated(await run(c.ids, vars, key));
+        if (key === 'none') {
+          expectUnauthenticated(await run(c.objects, vars, key));
+          // Nothing was written: acme's admin still does it, as the first to.
+          const after = await run(c.ids, vars, 'all');
+          expect(after.body.errors).toBeUndefined();
+          c.idsData(after.body.data![name], vars);
+          return;
+        }
         if (!hasScope(key, c.scope)) {
           const a = await run(c.objects, vars, key);
-          expectForbidden(a, name);
-          expect(a.body.errors?.[0]?.message).toBe(`This operation needs the "${c.scope}" scope`);
+          expectForbidden(a, `Mutation.${name}`);
+          expect(a.body.errors?.[0]?.message).toMatch(
+            new RegExp(`^This operation needs the "${c.scope}" scope \\(for Mutation\\.${name}\\)`),
+          );
           // Nothing was written: the same mutation with acme's admin still finds its target.
           const after = await run(c.ids, vars, 'all');
           expect(after.body.errors).toBeUndefined();
@@ -733,7 +748,8 @@ describe('matrix: every Mutation, its ids and its payload objects × every key',
         const ids = await run(c.ids, vars, key);
         expect(ids.body.errors).toBeUndefined();
         c.idsData(ids.body.data![name], vars);
-        // ...and on a fresh target, the payload's objects are FORBIDDEN, nothing of them shown.
+        // ...and on a fresh target, a selection of the payload's objects is refused whole
+        // before anything runs: nothing written, nothing of the data shown.
         const again = await c.setup();
         const objects = await run(c.objects, again, key);
         if (name === 'eraseEpisode' || name === 'eraseDataset') {
@@ -741,13 +757,22 @@ describe('matrix: every Mutation, its ids and its payload objects × every key',
           expect(objects.body.errors).toBeUndefined();
           return;
         }
-        // Each field that needs read is an error and null (a non-null one takes its parent
-        // with it); only ids, counts and flags are left.
+        expect(objects.status).toBe(403);
         expect(codes(objects)).toEqual(['FORBIDDEN']);
+        expect(objects.body.data).toBeUndefined();
+        const [refusal] = objects.body.errors!;
+        expect(refusal!.message).toMatch(/^This operation needs the "read" scope \(for \w+\.\w+/);
+        expect(refusal!.message).toMatch(/; nothing was run$/);
+        // Every field named needs read; the ids alone would have run.
+        const missing = (refusal!.extensions as Json).missing as { field: string; needs: string }[];
+        expect(missing.length).toBeGreaterThan(0);
+        for (const m of missing) expect(m.needs).toBe('"read"');
+        expect(missing.map((m) => m.field)).not.toContain(`Mutation.${name}`);
         expect(JSON.stringify(objects.body)).not.toMatch(/toyota|honda|secret|user:/i);
-        for (const error of objects.body.errors ?? []) {
-          expect(error.message).toMatch(/^\w+\.\w+ needs the "read" scope$/);
-        }
+        // Nothing was written: acme's admin still does it, as the first to.
+        const after = await run(c.ids, again, 'all');
+        expect(after.body.errors).toBeUndefined();
+        c.idsData(after.body.data![name], again);
       });
     }
   }

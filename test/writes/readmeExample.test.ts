@@ -45,20 +45,55 @@ describe('README: how an extraction pipeline writes', () => {
 });
 
 describe('README: what a write-only pipeline key sees', () => {
-  it('the API keys section’s recordEpisode example runs with a write-only key', async () => {
+  /** The pipeline example's variables as a new episode (an id of its own, new content). */
+  const freshEpisode = (n: number) => {
+    const { variables } = writeExample();
+    const input = variables.input as { episode: Record<string, unknown> };
+    return {
+      ...variables,
+      input: {
+        ...input,
+        episode: {
+          ...input.episode,
+          episodeId: `d2c4e6f8-1a3b-4c5d-8e7f-00000000000${n}`,
+          content: `${input.episode.content} (${n})`,
+        },
+      },
+    };
+  };
+  const idsOnly = () => {
     const heading = /^#{1,6} API keys$/m.exec(README);
     expect(heading).not.toBeNull();
     const section = README.slice(heading!.index, HEADING.exec(README)!.index);
     const example = /```graphql\n([\s\S]*?)```/.exec(section);
     expect(example?.[1]).toContain('recordEpisode');
+    return parse(example![1]!);
+  };
+
+  it('the API keys section’s recordEpisode example runs with a write-only key', async () => {
     const writeOnly = await t.key('development', ['write']);
-    const { body } = await t.graphql(parse(example![1]!), writeExample().variables, writeOnly);
+    const { status, body } = await t.graphql(idsOnly(), freshEpisode(1), writeOnly);
     expect(body.errors).toBeUndefined();
+    expect(status).toBe(200);
     const payload = (body.data as { recordEpisode: { facts: { factId: string }[] } }).recordEpisode;
     expect(payload.facts.length).toBeGreaterThan(0);
-    // The pipeline example's full payload needs read: FORBIDDEN, nothing of the content.
-    const full = await t.graphql(parse(writeExample().query), writeExample().variables, writeOnly);
-    expect(full.body.errors?.map((e) => e.extensions?.code)).toContain('FORBIDDEN');
+    expect(body.data).toMatchObject({ recordEpisode: { alreadyRecorded: false } });
+  });
+
+  it('the pipeline example’s longer selection is refused whole with a write-only key, and writes nothing', async () => {
+    const writeOnly = await t.key('development', ['write']);
+    const variables = freshEpisode(2);
+    const full = await t.graphql(parse(writeExample().query), variables, writeOnly);
+    expect(full.status).toBe(403);
+    expect(full.body.data).toBeUndefined();
+    expect(full.body.errors?.map((e) => e.extensions?.code)).toEqual(['FORBIDDEN']);
+    expect(full.body.errors?.[0]?.message).toBe(
+      'This operation needs the "read" scope (for Episode.recordedAt, Fact.subject, Fact.predicate, Fact.object, Fact.state); nothing was run',
+    );
     expect(JSON.stringify(full.body)).not.toMatch(/Corolla|toyota/i);
+    // Nothing was written: the same episode sent with the id-only selection is new.
+    const ids = await t.graphql(idsOnly(), variables, writeOnly);
+    expect(ids.body.errors).toBeUndefined();
+    expect(ids.body.data).toMatchObject({ recordEpisode: { alreadyRecorded: false } });
   });
 });
