@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util';
 import { DEMO_DATASET, loadDemoDataset } from '../src/demo/seed.js';
 import { startFerretDb } from '../src/embedded/ferretdb.js';
 import { createGateway } from '../src/http/app.js';
+import { MAX_ITEMS } from '../src/schema/recordEpisode.js';
 import { type Database, openDatabase } from '../src/store/database.js';
 import { createApiKey } from '../src/store/workspaces.js';
 import { type Probes, seedDataset } from './generate.js';
@@ -17,8 +18,9 @@ import { median, procCpuSeconds, round1 } from './measure.js';
  * datasets) a fresh embedded database is grown to each size in turn (through the import
  * path, like `npm run import`), and at each size the gateway (in-process, as `npm start`
  * serves it) answers the REST list of the big dataset, the demo dataset's list beside it,
- * an entity's facts, the entities, the memories, and `recordEpisode` (3 facts, 3 entities,
- * one `replaceExisting`). Per question: the median latency and the FerretDB process's CPU
+ * an entity's facts, the entities, the memories, `recordEpisode` (3 facts, 3 entities,
+ * one `replaceExisting`) and a maximal episode (as many facts and entities as one call may
+ * send, every fact replacing an older one). Per question: the median latency and the FerretDB process's CPU
  * time per request. Any answer but 200 stops the run.
  *
  *   npm run bench:embedded [-- --sizes 1000,5000,10000,20000] [--layouts one,spread]
@@ -133,7 +135,7 @@ async function ask(gateway: Gateway, key: string, dbPid: number, probes: Probes)
   for (const [name, send] of Object.entries(questions)) {
     out[name] = await timed(REPS, dbPid, send);
   }
-  out.recordEpisode = await timed(EPISODES, dbPid, () =>
+  const post = (variables: unknown) => () =>
     gateway.fetch(
       new Request('http://127.0.0.1/graphql', {
         method: 'POST',
@@ -142,11 +144,46 @@ async function ask(gateway: Gateway, key: string, dbPid: number, probes: Probes)
           'content-type': 'application/json',
           accept: 'application/json',
         },
-        body: JSON.stringify({ query: RECORD, variables: recordVariables(probes.dataset) }),
+        body: JSON.stringify({ query: RECORD, variables }),
       }),
-    ),
-  );
+    );
+  out.recordEpisode = await timed(EPISODES, dbPid, () => post(recordVariables(probes.dataset))());
+  // A maximal episode (MAX_ITEMS facts and entities, every fact replacing the one the last
+  // maximal episode stored for its subject): once untimed, so there is one to replace.
+  if (maximalRecorded === 0) await timed(1, dbPid, post(maximalVariables(probes.dataset)));
+  out['maximal episode'] = await timed(1, dbPid, post(maximalVariables(probes.dataset)));
   return out;
+}
+
+let maximalRecorded = 0;
+/** MAX_ITEMS facts `pipeline subject i / holds / value n`, each replaceExisting. */
+function maximalVariables(dataset: string) {
+  const n = maximalRecorded++;
+  const at = new Date(Date.now() - 60_000 + n).toISOString();
+  return {
+    dataset,
+    input: {
+      episode: {
+        episodeId: randomUUID(),
+        occurredAt: at,
+        source: 'bench',
+        content: `maximal ${n}`,
+      },
+      entities: Array.from({ length: MAX_ITEMS }, (_, i) => ({
+        name: `pipeline subject ${i}`,
+        type: 'THING',
+      })),
+      facts: Array.from({ length: MAX_ITEMS }, (_, i) => ({
+        subject: `pipeline subject ${i}`,
+        predicate: 'holds',
+        object: `value ${n}`,
+        confidence: 0.9,
+        sourceQuote: `subject ${i} holds value ${n}`,
+        validAt: at,
+        replaceExisting: true,
+      })),
+    },
+  };
 }
 
 /** Sends `n` requests one after another; every answer must be a 200 without errors. */

@@ -85,8 +85,8 @@ export interface GeneratedDataset {
 
 const DAY = 86_400_000;
 
-/** mulberry32: a small, fast, seeded PRNG (uniform in [0, 1)). */
-function prng(seed: number): () => number {
+/** mulberry32: a small, fast, seeded PRNG (uniform in [0, 1)); the tests' random histories use it too. */
+export function prng(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

@@ -1,12 +1,6 @@
 import { PothosSchemaError, PothosValidationError } from '@pothos/core';
 import { GraphQLError } from 'graphql';
-import {
-  MongoNetworkError,
-  MongoOperationTimeoutError,
-  MongoServerClosedError,
-  MongoServerSelectionError,
-  MongoTopologyClosedError,
-} from 'mongodb';
+import { isDatabaseUnavailable, WriteOutcomeUnknownError } from './store/writeOutcome.js';
 
 /** Each error code and the HTTP status it answers with. */
 export const ERROR_STATUS = {
@@ -24,6 +18,11 @@ export const ERROR_STATUS = {
   HEADERS_TOO_LARGE: 431,
   INTERNAL_SERVER_ERROR: 500,
   DATABASE_UNAVAILABLE: 503,
+  /**
+   * The database stopped answering after a write began: it may have been done. Retrying
+   * with the same id is safe (src/store/writeOutcome.ts).
+   */
+  WRITE_OUTCOME_UNKNOWN: 503,
   /** A part of the gateway that is not installed (the explorer before `npm run build`). */
   NOT_BUILT: 503,
 } as const;
@@ -62,29 +61,16 @@ function requestErrorCode(message: string): string {
   return 'GRAPHQL_VALIDATION_FAILED';
 }
 
-/**
- * The driver's ways of saying the database cannot be reached (in time). The pool's
- * wait-queue timeout and closed-pool errors are not exported classes, so they are
- * recognised by name.
- */
-const UNAVAILABLE_NAMES = new Set(['MongoWaitQueueTimeoutError', 'MongoPoolClosedError']);
-
-export function isDatabaseUnavailable(error: unknown): boolean {
-  return (
-    (error instanceof Error && UNAVAILABLE_NAMES.has(error.name)) ||
-    error instanceof MongoServerSelectionError ||
-    error instanceof MongoNetworkError ||
-    error instanceof MongoOperationTimeoutError ||
-    error instanceof MongoServerClosedError ||
-    error instanceof MongoTopologyClosedError
-  );
-}
+/** What a write whose outcome is unknown answers: what happened, and what to do. */
+export const WRITE_OUTCOME_UNKNOWN_MESSAGE =
+  'The database stopped answering after this write began, so it may or may not have been done. Retrying it with the same id is safe: a retry completes it or answers that it was done (recordEpisode: the same episodeId, or the same episode without one)';
 
 /**
  * The one place unknown errors are turned into client-safe ones: a GatewayError (or a
  * GraphQL validation/parse error) passes; a lost database becomes DATABASE_UNAVAILABLE;
  * everything else is a generic INTERNAL_SERVER_ERROR with no message, path or stack of
- * the original.
+ * the original. A write that may have been done before the database was lost is
+ * WRITE_OUTCOME_UNKNOWN instead, never a plain failure.
  */
 export function maskError(error: unknown): GraphQLError {
   // Duck-typed on purpose: graphql-js wraps what a resolver throws in a GraphQLError whose
@@ -126,6 +112,12 @@ export function maskError(error: unknown): GraphQLError {
     return new GraphQLError(located.message, {
       nodes: located.nodes,
       extensions: { code: 'BAD_USER_INPUT' },
+    });
+  }
+  if (original instanceof WriteOutcomeUnknownError) {
+    return new GraphQLError(WRITE_OUTCOME_UNKNOWN_MESSAGE, {
+      path: where.path,
+      extensions: { code: 'WRITE_OUTCOME_UNKNOWN', http: { status: 503 } },
     });
   }
   if (isDatabaseUnavailable(original)) {

@@ -4,11 +4,12 @@ import { OpenAPIHono } from '@hono/zod-openapi';
 import { shouldRenderGraphiQL } from 'graphql-yoga';
 import type { Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { Logger } from 'pino';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { type Clock, systemClock } from '../clock.js';
 import { createRequestContext, type GatewayEnv, unauthenticated } from '../context.js';
-import { type ErrorCode, maskError } from '../errors.js';
+import { ERROR_STATUS, type ErrorCode, maskError } from '../errors.js';
 import { errorResponse, errorResponseFor, graphqlErrorBody } from '../rest/errorBodies.js';
 import { mountRestRoutes, REST_PATHS } from '../rest/routes.js';
 import { errorShapeOf, surfaceOf } from '../rest/surfaces.js';
@@ -306,8 +307,9 @@ function answerErrors(
       logger?.error({ requestId: c.get('requestId'), err: error }, 'unexpected error');
     }
     if (surface) return errorResponseFor(c, surface, error);
-    const status = masked.extensions.code === 'DATABASE_UNAVAILABLE' ? 503 : 500;
-    return c.json(graphqlErrorBody(String(masked.extensions.code), masked.message), status);
+    const code = String(masked.extensions.code);
+    const status = code in ERROR_STATUS ? ERROR_STATUS[code as ErrorCode] : 500;
+    return c.json(graphqlErrorBody(code, masked.message), status as ContentfulStatusCode);
   });
   app.notFound((c) => {
     const surface = surfaceOf(c.req.path);

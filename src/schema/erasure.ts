@@ -3,6 +3,7 @@ import { forgetDataset } from '../store/datasets.js';
 import { type ErasureCounts, eraseDataset } from '../store/erasure.js';
 import { datasetArg } from './args.js';
 import { builder } from './builder.js';
+import { storeWrite } from './storeErrors.js';
 
 export const ErasureCountsRef = builder.objectRef<ErasureCounts>('ErasureCounts').implement({
   description: 'What an erasure removed (zeros when there was nothing left to remove).',
@@ -27,7 +28,9 @@ builder.mutationField('eraseDataset', (t) =>
     args: { name: t.arg.string(datasetArg) },
     resolve: async (_root, args, ctx) => {
       const auth = keyOf(ctx);
-      const counts = await eraseDataset(ctx.store, tenantOf(ctx, args.name), auth, ctx.now);
+      const counts = await storeWrite(ctx.store, (store) =>
+        eraseDataset(store, tenantOf(ctx, args.name), auth, ctx.now),
+      );
       forgetDataset(ctx.readCache, auth.workspaceId, args.name);
       return counts;
     },

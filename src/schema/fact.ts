@@ -278,8 +278,8 @@ builder.mutationField('deleteFact', (t) =>
       id: t.arg.id({ ...uuidArg, description: 'The factId.' }),
     },
     resolve: async (_root, args, ctx) => {
-      const fact = await storeWrite(() =>
-        invalidateFact(ctx.store, tenantOf(ctx, args.dataset), args.id, {
+      const fact = await storeWrite(ctx.store, (store) =>
+        invalidateFact(store, tenantOf(ctx, args.dataset), args.id, {
           reason: 'deleted',
           at: ctx.now,
         }),
@@ -300,8 +300,8 @@ builder.mutationField('restoreFact', (t) =>
       id: t.arg.id({ ...uuidArg, description: 'The factId.' }),
     },
     resolve: (_root, args, ctx) => {
-      return storeWrite(() =>
-        restoreFact(ctx.store, tenantOf(ctx, args.dataset), args.id, 'deleted', ctx.now),
+      return storeWrite(ctx.store, (store) =>
+        restoreFact(store, tenantOf(ctx, args.dataset), args.id, 'deleted', ctx.now),
       );
     },
   }),

@@ -139,8 +139,8 @@ builder.mutationField('createMemory', (t) =>
     },
     resolve: async (_root, args, ctx) => {
       const tenant = tenantOf(ctx, args.dataset);
-      const { memory } = await storeWrite(() =>
-        createMemory(ctx.store, tenant, toNewMemory(args.input), ctx.now),
+      const { memory } = await storeWrite(ctx.store, (store) =>
+        createMemory(store, tenant, toNewMemory(args.input), ctx.now),
       );
       return memory;
     },
@@ -161,9 +161,9 @@ function versionedMutation(name: string, description: string, change: (now: Date
       },
       resolve: (_root, args, ctx) => {
         const { now } = ctx;
-        return storeWrite(() =>
+        return storeWrite(ctx.store, (store) =>
           changeMemory(
-            ctx.store,
+            store,
             tenantOf(ctx, args.dataset),
             args.memoryId,
             args.expectedVersion ?? null,
@@ -213,9 +213,9 @@ builder.mutationField('updateMemory', (t) =>
           .map(([k, v]) => [k, typeof v === 'string' ? v.trim() : v]),
       ) as Partial<MemoryDoc>;
       const { now } = ctx;
-      return storeWrite(() =>
+      return storeWrite(ctx.store, (store) =>
         changeMemory(
-          ctx.store,
+          store,
           tenantOf(ctx, args.dataset),
           args.memoryId,
           args.expectedVersion ?? null,
@@ -261,9 +261,9 @@ builder.mutationField('supersedeMemory', (t) =>
     resolve: async (_root, args, ctx) => {
       const tenant = tenantOf(ctx, args.dataset);
       const { now } = ctx;
-      const previous = await storeWrite(() =>
+      const previous = await storeWrite(ctx.store, (store) =>
         supersedeMemory(
-          ctx.store,
+          store,
           tenant,
           args.memoryId,
           args.expectedVersion ?? null,

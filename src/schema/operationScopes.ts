@@ -170,6 +170,12 @@ export function scopesNamed(map: ScopeMap): string[] {
   ];
 }
 
+/** Which operation of the document a request runs, and with which variables. */
+interface OperationRequest {
+  operationName?: string | null | undefined;
+  variables?: Readonly<Record<string, unknown>> | null | undefined;
+}
+
 /** A field of the operation that the key may not run, and what it needs. */
 export interface MissingScope {
   /** `Type.field` */
@@ -259,10 +265,7 @@ function rootTypeOf(
 export function missingScopes(
   schema: GraphQLSchema,
   document: DocumentNode,
-  request: {
-    operationName?: string | null | undefined;
-    variables?: Readonly<Record<string, unknown>> | null | undefined;
-  },
+  request: OperationRequest,
   granted: GrantedScopes,
 ): MissingScope[] {
   const operation = selectedOperation(document, request.operationName);
@@ -375,10 +378,7 @@ const decisionCache = new WeakMap<DocumentNode, CachedDecisions>();
 export function authorizeOperation(
   schema: GraphQLSchema,
   document: DocumentNode,
-  request: {
-    operationName?: string | null | undefined;
-    variables?: Readonly<Record<string, unknown>> | null | undefined;
-  },
+  request: OperationRequest,
   granted: GrantedScopes,
   options: { fields: boolean } = { fields: true },
 ): GatewayError | null {

@@ -1,10 +1,15 @@
 import { z } from 'zod';
 import { keyOf, tenantOf } from '../context.js';
-import { newId, normalizeUuid } from '../domain/ids.js';
-import { ENTITY_TYPES } from '../domain/names.js';
-import type { EpisodeDoc, FactDoc } from '../store/documents.js';
+import { normalizeUuid } from '../domain/ids.js';
+import { ENTITY_TYPES, entityKey, predicateKey } from '../domain/names.js';
 import { eraseEpisode } from '../store/erasure.js';
-import { recordEpisode, type EpisodeInput as StoreEpisodeInput } from '../store/recordEpisode.js';
+import {
+  contentEpisodeId,
+  type RecordedEpisode,
+  type RecordOutcome,
+  recordEpisode,
+  type EpisodeInput as StoreEpisodeInput,
+} from '../store/recordEpisode.js';
 import { datasetArg, uuidArg, uuidSchema } from './args.js';
 import { builder } from './builder.js';
 import { listCost } from './cost.js';
@@ -21,7 +26,13 @@ import { storeWrite } from './storeErrors.js';
  * written and shapes the answer.
  */
 
-const MAX_ITEMS = 1000;
+/**
+ * At most this many facts, entities, and `supersedes` per fact in one episode: a maximal
+ * episode (every fact replacing one) stays inside the default DB_TIMEOUT_MS on the
+ * embedded store (docs/PERFORMANCE.md, "A maximal episode"); a larger batch is several
+ * episodes, or the JSONL import.
+ */
+export const MAX_ITEMS = 250;
 const text = (max: number) =>
   z.string().trim().min(1, 'must not be empty').max(max, `must be at most ${max} characters`);
 const uuid = uuidSchema.transform(normalizeUuid);
@@ -68,6 +79,7 @@ const recordEpisodeSchema = z
   })
   .superRefine((input, ctx) => {
     // A fact is valid from validAt (default: when the episode occurred) until validUntil.
+    const firstAt = new Map<string, number>();
     for (const [i, f] of (input.facts ?? []).entries()) {
       const from = f.validAt ?? input.episode.occurredAt;
       if (f.validUntil && f.validUntil <= from) {
@@ -75,6 +87,18 @@ const recordEpisodeSchema = z
           code: 'custom',
           path: ['facts', i, 'validUntil'],
           message: `must be after validAt (${from.toISOString()})`,
+        });
+      }
+      // A replaceExisting fact is the one value of its subject and predicate: another fact
+      // of the episode with them, from the same instant, contradicts it.
+      const key = JSON.stringify([entityKey(f.subject), predicateKey(f.predicate), from.getTime()]);
+      const first = firstAt.get(key);
+      if (first === undefined) firstAt.set(key, i);
+      else if (f.replaceExisting || input.facts![first]!.replaceExisting) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['facts', i, 'replaceExisting'],
+          message: `facts.${first} has the same subject, predicate and validAt, and replaceExisting makes it the one value there: send one of them, or give them different validAt`,
         });
       }
     }
@@ -103,7 +127,7 @@ const EpisodeInputRef = builder.inputType('EpisodeInput', {
   fields: (t) => ({
     episodeId: t.id({
       description:
-        'Give one (a UUID) so retries are idempotent; without it each call records a new episode.',
+        'A UUID. Without one the id is derived from the dataset, source, occurredAt and content, so the same episode sent twice is recorded once either way (the same text at the same instant with other facts is then a CONFLICT: give each its own id).',
     }),
     occurredAt: t.field({ type: 'DateTime', required: true }),
     source: t.string({
@@ -137,7 +161,8 @@ const FactInputRef = builder.inputType('FactInput', {
     }),
     replaceExisting: t.boolean({
       defaultValue: false,
-      description: 'Also supersede every live fact with the same subject and predicate.',
+      description:
+        'This fact is the one value of its subject and predicate at a time: it supersedes the believed facts of the pair that begin before it and reach past its validAt, and ends (validUntil) where a later one begins. Valid time decides, whatever order the writes arrive in (docs/TEMPORAL_MODEL.md).',
     }),
   }),
 });
@@ -151,55 +176,71 @@ const RecordEpisodeInputRef = builder.inputType('RecordEpisodeInput', {
   }),
 });
 
-const RecordEpisodePayload = builder
-  .objectRef<{ episode: EpisodeDoc; facts: FactDoc[]; superseded: FactDoc[]; created: boolean }>(
-    'RecordEpisodePayload',
-  )
-  .implement({
-    authScopes: { authenticated: true },
-    fields: (t) => ({
-      episode: t.field({ type: EpisodeRef, resolve: (p) => p.episode }),
-      facts: t.field({
-        type: [FactRef],
-        description: 'The stored facts, in input order.',
-        // Already in memory: charged as the objects an episode can hold.
-        complexity: listCost(MAX_ITEMS, false),
-        resolve: (p) => p.facts,
-      }),
-      superseded: t.field({
-        type: [FactRef],
-        description: "The facts this episode's facts superseded.",
-        complexity: listCost(MAX_ITEMS, false),
-        resolve: (p) => p.superseded,
-      }),
-      supersededIds: t.idList({ resolve: (p) => p.superseded.map((f) => f.factId) }),
-      alreadyRecorded: t.boolean({
-        description: 'True when the episode had been recorded before (a retry): nothing changed.',
-        resolve: (p) => !p.created,
-      }),
+const RecordOutcomeEnum = builder.enumType('RecordOutcome', {
+  description: 'What a recordEpisode call did.',
+  values: {
+    RECORDED: { value: 'recorded', description: 'This call recorded the episode.' },
+    COMPLETED: {
+      value: 'completed',
+      description:
+        'An earlier call (or one running at the same time) had begun recording this episode and not finished; this call finished it. What it stored carries the time it became visible.',
+    },
+    ALREADY_RECORDED: {
+      value: 'alreadyRecorded',
+      description: 'An earlier call recorded the whole episode; nothing changed.',
+    },
+  } as const satisfies Record<string, { value: RecordOutcome; description: string }>,
+});
+
+const RecordEpisodePayload = builder.objectRef<RecordedEpisode>('RecordEpisodePayload').implement({
+  authScopes: { authenticated: true },
+  fields: (t) => ({
+    episode: t.field({ type: EpisodeRef, resolve: (p) => p.episode }),
+    facts: t.field({
+      type: [FactRef],
+      description: 'The stored facts, in input order.',
+      // Already in memory: charged as the objects an episode can hold.
+      complexity: listCost(MAX_ITEMS, false),
+      resolve: (p) => p.facts,
     }),
-  });
+    superseded: t.field({
+      type: [FactRef],
+      description: "The facts this episode's facts superseded.",
+      complexity: listCost(MAX_ITEMS, false),
+      resolve: (p) => p.superseded,
+    }),
+    supersededIds: t.idList({ resolve: (p) => p.superseded.map((f) => f.factId) }),
+    alreadyRecorded: t.boolean({
+      description:
+        'True only when an earlier call had recorded the whole episode (a retry of a completed call): nothing changed. A call that finished an interrupted one answers false (outcome COMPLETED).',
+      resolve: (p) => p.outcome === 'alreadyRecorded',
+    }),
+    outcome: t.field({ type: RecordOutcomeEnum, resolve: (p) => p.outcome }),
+  }),
+});
 
 builder.mutationField('recordEpisode', (t) =>
   t.field({
     type: RecordEpisodePayload,
     description:
-      'Records an episode with the entities it mentions and the facts extracted from it, superseding the facts they replace. Idempotent by episode.episodeId: a retry returns the same result and changes nothing. Needs the write scope.',
+      'Records an episode with the entities it mentions and the facts extracted from it, superseding the facts they replace. Idempotent by episode.episodeId (given, or derived from the episode): a retry returns the same result and changes nothing, and one after WRITE_OUTCOME_UNKNOWN completes what the first attempt left (outcome says which). Needs the write scope.',
     authScopes: { write: true },
     args: {
       dataset: t.arg.string(datasetArg),
       input: t.arg({ type: RecordEpisodeInputRef, required: true }).validate(recordEpisodeSchema),
     },
-    resolve: (_root, { dataset, input }, ctx) =>
-      storeWrite(() =>
+    resolve: (_root, { dataset, input }, ctx) => {
+      const tenant = tenantOf(ctx, dataset);
+      return storeWrite(ctx.store, (store) =>
         recordEpisode(
-          ctx.store,
-          tenantOf(ctx, dataset),
-          { ...input, episodeId: input.episodeId ?? newId() },
+          store,
+          tenant,
+          { ...input, episodeId: input.episodeId ?? contentEpisodeId(tenant, input) },
           // The request's instant, so the payload's states (at ctx.now) reflect this write.
           ctx.now,
         ),
-      ),
+      );
+    },
   }),
 );
 
@@ -215,7 +256,9 @@ builder.mutationField('eraseEpisode', (t) =>
     },
     resolve: (_root, args, ctx) => {
       const auth = keyOf(ctx);
-      return eraseEpisode(ctx.store, tenantOf(ctx, args.dataset), args.id, auth, ctx.now);
+      return storeWrite(ctx.store, (store) =>
+        eraseEpisode(store, tenantOf(ctx, args.dataset), args.id, auth, ctx.now),
+      );
     },
   }),
 );

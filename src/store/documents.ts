@@ -90,6 +90,12 @@ export interface FactDoc {
   invalidAt: Date | null;
   invalidReason: InvalidReason | null;
   supersededBy: string | null;
+  /**
+   * Recorded with `replaceExisting`: the one value of its subject and predicate at a time
+   * (domain/replacement.ts), which racing writers read to converge. Absent on facts stored
+   * before it was kept: false.
+   */
+  replaceExisting?: boolean;
   /** Derived: the words of subject + predicate + object, for `q` (domain/searchTerms.ts). */
   terms: string[];
   /** Derived: lower-cased subject, object and predicate, for entity and history lookups. */
@@ -164,15 +170,19 @@ export interface InvalidationClaimDoc {
 }
 
 /**
- * The claim of recording one episode (`_id` = the episode's document id). It fixes the
- * transaction time and carries the validated input, so a retry, a concurrent duplicate or
- * the start-up repair pass completes the same work (store/recordEpisode.ts).
+ * The claim of recording one episode (`_id` = the episode's document id). It carries the
+ * validated input, so a retry, a concurrent duplicate or the start-up repair pass
+ * completes the same work (store/recordEpisode.ts).
  */
 export interface EpisodeRecordDoc {
   _id: string;
   workspaceId: string;
   dataset: string;
   episodeId: string;
+  /**
+   * When the first attempt claimed it. What each attempt stores carries that attempt's
+   * own instant (the time it became visible), not this one.
+   */
   recordedAt: Date;
   /** SHA-256 of the canonical input: the same id with other content is a conflict. */
   inputHash: string;
@@ -331,6 +341,7 @@ export function factDocument(tenant: Tenant, fact: FactFields): FactDoc {
     invalidAt: fact.invalidAt,
     invalidReason: fact.invalidReason,
     supersededBy: uuidOrNull(fact.supersededBy),
+    replaceExisting: fact.replaceExisting ?? false,
     terms: factSearchTerms(fact),
     subjectKey: entityKey(fact.subject),
     objectKey: entityKey(fact.object),

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { AnyBulkWriteOperation } from 'mongodb';
 import { derivedUuid, normalizeUuid } from '../domain/ids.js';
 import { type EntityType, entityKey } from '../domain/names.js';
-import { bulkWriteFailure, isOnlyDuplicateKeys } from './bulk.js';
+import { bulkWriteFailure, duplicateKeyIndexes, isOnlyDuplicateKeys } from './bulk.js';
 import type { Collections } from './database.js';
 import { isDuplicateKey, UNPAGED_BATCH_SIZE, UPSERTS_PER_COMMAND } from './database.js';
 import { ensureDatasets } from './datasets.js';
@@ -18,7 +18,7 @@ import {
   factDocument,
 } from './documents.js';
 import { factsByIds } from './facts.js';
-import { supersedeFacts } from './supersession.js';
+import { replacementBounds, type SupersedingFact, supersedeFacts } from './supersession.js';
 import type { Tenant } from './tenant.js';
 
 /**
@@ -30,26 +30,29 @@ import type { Tenant } from './tenant.js';
  *   0. (before any write) check that every fact listed in `supersedes` exists in this
  *      dataset; the input itself was validated at the edge.
  *   1. CLAIM: insert the episode record (`_id` = the episode's document id) holding the
- *      transaction time `recordedAt` and the canonical input. Only one insert can win; a
- *      duplicate with the same input is a retry (or a concurrent duplicate) and goes on
- *      with the *recorded* `recordedAt`; with other input it is a CONFLICT.
+ *      canonical input. Only one insert can win; a duplicate with the same input is a
+ *      retry (or a concurrent duplicate): done already if the record is complete, else
+ *      this call completes it; with other input it is a CONFLICT.
  *   2. record that the dataset exists (so `dataset(name)` and the dataset list see it),
  *      then insert the episode document;
- *   3. upsert the listed entities (lower-cased names), moving `updatedAt` forward to
- *      `recordedAt`, and move `updatedAt` of existing entities the facts mention;
- *   4. insert the facts, whose ids are derived from (episode, position), with
- *      `recordedAt` from the claim;
- *   5. supersede: the listed facts, and with `replaceExisting` every fact with the same
- *      subject and predicate live at `recordedAt` and recorded before it (one recorded at
- *      the same instant is a concurrent write, not an older one: two such facts must not
- *      supersede each other), each through the per-fact invalidation claim
- *      (store/facts.ts), so a fact is superseded once, by one fact (the first of the
- *      episode that names it); the same few commands for any number of facts
- *      (store/supersession.ts);
+ *   3. upsert the listed entities (lower-cased names), moving `updatedAt` forward, and move
+ *      `updatedAt` of existing entities the facts mention;
+ *   4. insert the facts, whose ids are derived from (episode, position); a
+ *      `replaceExisting` fact that a believed fact of its subject and predicate follows in
+ *      valid time is stored ending where that one begins (one read first:
+ *      store/supersession.ts `replacementBounds`);
+ *   5. supersede: the listed facts, and with `replaceExisting` what the rule of
+ *      domain/replacement.ts decides over the believed facts of each subject and predicate
+ *      read after the insert (so of two racing episodes, at least one sees the other), each
+ *      through the per-fact invalidation claim (store/facts.ts), so a fact is superseded
+ *      once; the same few commands for any number of facts (store/supersession.ts);
  *   6. mark the record complete.
  *
- * Every step after the claim writes values fixed by the claim and ignores "already there",
- * so re-running the whole call (a retry after a timeout, the loser of a race, or
+ * Transaction time is the attempt's: what a call writes carries the instant of that call
+ * (`now`), so a fact's `recordedAt` is when it became visible, also when a retry (or the
+ * start-up repair) completes an attempt that a failure cut short; what the earlier attempt
+ * already stored keeps its own. Every step after the claim ignores "already there", so
+ * re-running the whole call (a retry after a timeout, the loser of a race, or
  * `repairEpisodeRecords` at start-up) completes the work and changes nothing twice. A
  * crash between steps leaves nothing a reader sees as broken: facts exist before anything
  * names them in `supersededBy`, and the episode exists before its facts.
@@ -77,13 +80,20 @@ export interface EpisodeInput {
   facts: FactInput[];
 }
 
+/**
+ * What a call did: `recorded` the episode (it claimed it and completed it), `completed`
+ * one an earlier call had claimed and not finished (a retry after a failure, a concurrent
+ * duplicate, the start-up repair), or found it `alreadyRecorded` by an earlier call that
+ * completed it (nothing changed).
+ */
+export type RecordOutcome = 'recorded' | 'completed' | 'alreadyRecorded';
+
 export interface RecordedEpisode {
   episode: EpisodeDoc;
   facts: FactDoc[];
   /** Facts superseded by this episode's facts. */
   superseded: FactDoc[];
-  /** False when this call found the episode already recorded (a retry or duplicate). */
-  created: boolean;
+  outcome: RecordOutcome;
 }
 
 export class EpisodeConflictError extends Error {
@@ -151,6 +161,27 @@ export function episodeFactId(tenant: Tenant, episodeId: string, position: numbe
   );
 }
 
+/**
+ * The id of an episode sent without one: derived from what it is (its dataset, source,
+ * occurredAt and content), so the same episode sent twice is one episode and a retry after
+ * an unknown outcome is safe. Two different extractions of the same text at the same
+ * instant are then one episode too: the second is a CONFLICT unless it gives an id of its
+ * own.
+ */
+export function contentEpisodeId(
+  tenant: Tenant,
+  episode: Pick<EpisodeInput, 'source' | 'occurredAt' | 'content'>,
+): string {
+  return derivedUuid(
+    'episode-content',
+    tenant.workspaceId,
+    tenant.dataset,
+    episode.source,
+    episode.occurredAt.toISOString(),
+    episode.content,
+  );
+}
+
 export async function recordEpisode(
   c: Collections,
   tenant: Tenant,
@@ -185,13 +216,12 @@ export async function recordEpisode(
     input: canonical,
     completedAt: null,
   };
-  let created = true;
+  let outcome: RecordOutcome = 'recorded';
   let claimed = record;
   try {
     await c.episodeRecords.insertOne(record, { comment: 'store:recordEpisode' });
   } catch (error) {
     if (!isDuplicateKey(error)) throw error;
-    created = false;
     const existing = await c.episodeRecords.findOne(
       { _id: record._id, workspaceId: tenant.workspaceId, dataset: tenant.dataset },
       { comment: 'store:recordEpisode' },
@@ -203,17 +233,19 @@ export async function recordEpisode(
       );
     }
     claimed = existing;
+    outcome = existing.completedAt === null ? 'completed' : 'alreadyRecorded';
   }
 
   if (claimed.completedAt === null) await completeEpisodeRecord(c, claimed, now);
-  return { ...(await readRecordedEpisode(c, tenant, claimed)), created };
+  return { ...(await readRecordedEpisode(c, tenant, claimed)), outcome };
 }
 
 /**
- * Steps 2-6 for a claimed record; every write is idempotent. A failed step stops it (the
- * record stays incomplete for a retry or the start-up repair), throwing the database's own
- * error: a lost connection that the driver wrapped in a bulk write error is unwrapped, so
- * the gateway answers DATABASE_UNAVAILABLE.
+ * Steps 2-6 for a claimed record, at the attempt's instant `now`; every write is
+ * idempotent. A failed step stops it (the record stays incomplete for a retry or the
+ * start-up repair), throwing the database's own error: a lost connection that the driver
+ * wrapped in a bulk write error is unwrapped, so the gateway sees the lost database
+ * (store/writeOutcome.ts: once a write went out, the outcome is unknown).
  */
 async function completeEpisodeRecord(
   c: Collections,
@@ -234,7 +266,9 @@ async function completeEpisodeSteps(
 ): Promise<void> {
   const tenant: Tenant = { workspaceId: record.workspaceId, dataset: record.dataset };
   const input = episodeRecordInput(record);
-  const { recordedAt, episodeId } = record;
+  const { episodeId } = record;
+  // The attempt's instant: what this attempt stores became visible now.
+  const recordedAt = now;
   const tag = { comment: 'store:completeEpisodeRecord' };
 
   // 2. The dataset (a first write to it creates it; two first writes can race) and the episode.
@@ -295,10 +329,22 @@ async function completeEpisodeSteps(
     await retryOnDuplicate(() => c.entities.bulkWrite(ops, { ordered: true, ...tag }));
   }
 
-  // 4. Facts.
+  // 4. Facts, a replaceExisting one ending where a later believed fact of its subject and
+  // predicate begins.
+  const superseding: SupersedingFact[] = input.facts.map((f, i) => ({
+    factId: episodeFactId(tenant, episodeId, i),
+    subject: f.subject,
+    predicate: f.predicate,
+    validAt: f.validAt,
+    validUntil: f.validUntil,
+    recordedAt,
+    supersedes: f.supersedes.map(normalizeUuid),
+    replaceExisting: f.replaceExisting,
+  }));
+  const validUntil = await replacementBounds(c, tenant, superseding);
   const facts: FactDoc[] = input.facts.map((f, i) =>
     factDocument(tenant, {
-      factId: episodeFactId(tenant, episodeId, i),
+      factId: superseding[i]!.factId,
       subject: f.subject,
       predicate: f.predicate,
       object: f.object,
@@ -307,36 +353,29 @@ async function completeEpisodeSteps(
       sourceQuote: f.sourceQuote,
       episodeId,
       validAt: f.validAt,
-      validUntil: f.validUntil,
+      validUntil: validUntil[i]!,
       recordedAt,
       invalidAt: null,
       invalidReason: null,
       supersededBy: null,
+      replaceExisting: f.replaceExisting,
     }),
   );
   if (facts.length > 0) {
     try {
       await c.facts.insertMany(facts, { ordered: false, ...tag });
     } catch (error) {
-      // Only facts already stored (by an earlier attempt) may fail; see isOnlyDuplicateKeys.
-      if (!isOnlyDuplicateKeys(error)) throw error;
+      // Only facts already stored (by an earlier attempt, or a concurrent duplicate) may
+      // fail; see isOnlyDuplicateKeys. Those keep the instant that attempt gave them.
+      const already = duplicateKeyIndexes(error).map((i) => facts[i]!.factId);
+      const stored = await factsByIds(c, tenant, already);
+      for (const f of superseding) f.recordedAt = stored.get(f.factId)?.recordedAt ?? f.recordedAt;
     }
   }
 
   // 5. Supersessions, each target through its per-fact invalidation claim, in a fixed
   // number of commands (store/supersession.ts).
-  await supersedeFacts(
-    c,
-    tenant,
-    input.facts.map((f, i) => ({
-      factId: facts[i]!.factId,
-      subject: f.subject,
-      predicate: f.predicate,
-      supersedes: f.supersedes.map(normalizeUuid),
-      replaceExisting: f.replaceExisting,
-    })),
-    recordedAt,
-  );
+  await supersedeFacts(c, tenant, superseding, now);
 
   // 6. Done.
   await c.episodeRecords.updateOne(
@@ -350,7 +389,7 @@ async function readRecordedEpisode(
   c: Collections,
   tenant: Tenant,
   record: EpisodeRecordDoc,
-): Promise<Omit<RecordedEpisode, 'created'>> {
+): Promise<Omit<RecordedEpisode, 'outcome'>> {
   const input = episodeRecordInput(record);
   const ids = input.facts.map((_, i) => episodeFactId(tenant, record.episodeId, i));
   const tag = { comment: 'store:readRecordedEpisode' };

@@ -1,5 +1,6 @@
 import type { AnyBulkWriteOperation } from 'mongodb';
 import { entityKey, predicateKey } from '../domain/names.js';
+import { boundedValidUntil, replacedFacts, type TimelineFact } from '../domain/replacement.js';
 import { duplicateKeyIndexes } from './bulk.js';
 import type { Collections } from './database.js';
 import { UNPAGED_BATCH_SIZE } from './database.js';
@@ -10,22 +11,25 @@ import {
   invalidationClaim,
   parseInvalidationClaimId,
 } from './documents.js';
-import { allOf, bitemporalFilter } from './factFilters.js';
 import { factsByIds, inGeneration } from './facts.js';
 import type { Tenant } from './tenant.js';
 
 /**
- * Supersessions in batches: step 5 of recording an episode (store/recordEpisode.ts) in a
- * fixed number of database commands, however many facts the episode has and however many
- * facts they supersede.
+ * Supersessions in batches: steps 4 and 5 of recording an episode (store/recordEpisode.ts)
+ * in a fixed number of database commands, however many facts the episode has and however
+ * many facts they supersede.
  *
- * The result is the one a fact-by-fact loop gives (for each new fact in input order: list
- * the live facts of its subject and predicate, then invalidate its targets one by one
- * with `invalidateFact`): the first new fact to claim an old one supersedes it, and a
- * target already invalidated is left as it is. Each invalidation still goes through the
- * per-fact claim of store/facts.ts (docs/TEMPORAL_MODEL.md, "Writes without transactions"); here
- * the claims of all targets are inserted by one command and their follow-ups written by
- * two more (after one read of the claims others took first, if any).
+ * Two kinds of targets:
+ * - the facts a new fact lists in `supersedes`: each goes to the first fact of the
+ *   episode that names it;
+ * - with `replaceExisting`, the believed facts of the same subject and predicate that the
+ *   rule of domain/replacement.ts says it replaces: valid time decides, and every writer
+ *   applies the rule to what it reads after its own facts are stored, so concurrent
+ *   episodes (and an interrupted one completed later) converge on one value.
+ * Each invalidation goes through the per-fact claim of store/facts.ts
+ * (docs/TEMPORAL_MODEL.md, "Writes without transactions"); here the claims of all targets
+ * are inserted by one command and their follow-ups written by two more (after one read of
+ * the claims others took first, if any).
  */
 
 /** A new fact of the episode, as far as supersession is concerned. */
@@ -33,59 +37,102 @@ export interface SupersedingFact {
   factId: string;
   subject: string;
   predicate: string;
+  validAt: Date;
+  validUntil: Date | null;
+  /** When it was stored (by this attempt, or the earlier one that stored it). */
+  recordedAt: Date;
   /** Normalized fact ids listed in `supersedes`. */
   supersedes: readonly string[];
   replaceExisting: boolean;
 }
-
-/**
- * How many facts of one subject and predicate one `replaceExisting` fact supersedes at
- * most: the newest ones (validAt, then factId, descending), the page the fact-by-fact
- * version read per fact.
- */
-const REPLACE_LIMIT = 1000;
 
 /** What supersession reads of an old fact. */
 type TargetDoc = Pick<
   FactDoc,
   | '_id'
   | 'factId'
+  | 'episodeId'
   | 'subjectKey'
   | 'predicateKey'
   | 'validAt'
+  | 'validUntil'
   | 'recordedAt'
   | 'invalidAt'
   | 'restorations'
+  | 'replaceExisting'
 >;
 
 const TARGET_FIELDS = {
   _id: 1,
   factId: 1,
+  episodeId: 1,
   subjectKey: 1,
   predicateKey: 1,
   validAt: 1,
+  validUntil: 1,
   recordedAt: 1,
   invalidAt: 1,
   restorations: 1,
+  replaceExisting: 1,
 } as const;
 
 const pairKey = (subjectKey: string, predicateKey: string) =>
   JSON.stringify([subjectKey, predicateKey]);
+const pairOf = (f: Pick<SupersedingFact, 'subject' | 'predicate'>) =>
+  pairKey(entityKey(f.subject), predicateKey(f.predicate));
 
-/** validAt descending, then factId descending: the order of every fact list. */
-function byFactOrder(a: TargetDoc, b: TargetDoc): number {
-  const valid = b.validAt.getTime() - a.validAt.getTime();
-  if (valid !== 0) return valid;
-  return a.factId < b.factId ? 1 : a.factId > b.factId ? -1 : 0;
+/** A stored fact as the rule reads it (a fact stored before the flag existed did not replace). */
+const onTimeline = (d: TargetDoc): TimelineFact => ({
+  factId: d.factId,
+  episodeId: d.episodeId,
+  validAt: d.validAt,
+  validUntil: d.validUntil,
+  recordedAt: d.recordedAt,
+  replaceExisting: d.replaceExisting === true,
+});
+
+const latest = (...instants: Date[]) => new Date(Math.max(...instants.map((d) => d.getTime())));
+
+/**
+ * Step 4, before the facts are stored: the `validUntil` each fact of the episode is stored
+ * with. A `replaceExisting` fact ends where the next believed fact of its subject and
+ * predicate begins, if one begins after it (domain/replacement.ts `boundedValidUntil`),
+ * counting the episode's other facts of that pair; the others keep their own. One read,
+ * only when the episode has a `replaceExisting` fact.
+ */
+export async function replacementBounds(
+  c: Collections,
+  tenant: Tenant,
+  facts: readonly SupersedingFact[],
+): Promise<(Date | null)[]> {
+  const replacing = facts.filter((f) => f.replaceExisting);
+  if (replacing.length === 0) return facts.map((f) => f.validUntil);
+  const own = new Set(facts.map((f) => f.factId));
+  const believed = (await believedFactsOfPairs(c, tenant, replacing)).filter(
+    (d) => !own.has(d.factId),
+  );
+  const byPair = new Map<string, Pick<TimelineFact, 'validAt'>[]>();
+  const add = (key: string, fact: Pick<TimelineFact, 'validAt'>) => {
+    const pair = byPair.get(key);
+    if (pair) pair.push(fact);
+    else byPair.set(key, [fact]);
+  };
+  for (const d of believed) add(pairKey(d.subjectKey, d.predicateKey), d);
+  for (const f of facts) add(pairOf(f), f);
+  return facts.map((f) =>
+    f.replaceExisting ? boundedValidUntil(f, byPair.get(pairOf(f)) ?? []) : f.validUntil,
+  );
 }
 
 /**
- * Supersedes what the episode's facts replace, at transaction time `recordedAt`: the facts
- * each one lists in `supersedes`, and with `replaceExisting` the facts with the same
- * subject and predicate live at `recordedAt` on both axes and recorded before it (one
- * recorded at the same instant is a concurrent write, not an older one). A fact of the
- * episode itself is never a target. Idempotent: a re-run finds the targets superseded, or
- * claimed by the interrupted run, whose claims it completes; it writes nothing else.
+ * Step 5, after the facts are stored: supersedes what the episode's facts replace, at
+ * transaction time `now` (never before the recording of either fact): the facts each
+ * lists in `supersedes`, then, for every subject and predicate a `replaceExisting` fact of
+ * the episode names, what domain/replacement.ts `replacedFacts` decides over the believed
+ * facts read now, the episode's own among them. A fact of the episode itself is never a
+ * listed target, and never replaced by another of the episode. Idempotent: a re-run
+ * finds the targets superseded, or claimed by the interrupted run, whose claims it
+ * completes; it writes nothing else.
  *
  * Commands: at most two reads (the replaced subject/predicate pairs in one query, the
  * listed facts in another), then what `invalidateFacts` sends.
@@ -94,83 +141,80 @@ export async function supersedeFacts(
   c: Collections,
   tenant: Tenant,
   facts: readonly SupersedingFact[],
-  recordedAt: Date,
+  now: Date,
 ): Promise<void> {
   const own = new Set(facts.map((f) => f.factId));
   const replacing = facts.filter((f) => f.replaceExisting);
   const listed = [...new Set(facts.flatMap((f) => f.supersedes))].filter((id) => !own.has(id));
-  const [live, found] = await Promise.all([
-    replacing.length > 0 ? liveFactsOfPairs(c, tenant, replacing, recordedAt) : [],
+  const [believed, found] = await Promise.all([
+    replacing.length > 0 ? believedFactsOfPairs(c, tenant, replacing) : [],
     listed.length > 0 ? factsByIds(c, tenant, listed) : new Map<string, FactDoc>(),
   ]);
-
-  const byPair = new Map<string, TargetDoc[]>();
   const docs = new Map<string, TargetDoc>(found);
-  for (const doc of live.sort(byFactOrder)) {
-    const key = pairKey(doc.subjectKey, doc.predicateKey);
-    const pair = byPair.get(key);
-    if (pair) pair.push(doc);
-    else byPair.set(key, [doc]);
-    docs.set(doc.factId, doc);
-  }
+  for (const d of believed) docs.set(d.factId, d);
 
-  // The fact-by-fact loop, in memory: a target goes to the first fact that names it. One
-  // already invalidated (after `recordedAt`: still live at it) is left as it is, and stays
-  // in its pair's list for the next facts, as it stays in a fresh read.
-  const claimedBy = new Map<string, string>();
+  // The listed targets first: each to the first fact that names it.
+  const claimedBy = new Map<string, { by: string; at: Date }>();
   for (const f of facts) {
-    const targets = new Set(f.supersedes);
-    if (f.replaceExisting) {
-      const pair = byPair.get(pairKey(entityKey(f.subject), predicateKey(f.predicate))) ?? [];
-      const page = pair.filter((d) => !claimedBy.has(d.factId)).slice(0, REPLACE_LIMIT);
-      for (const d of page) {
-        if (d.recordedAt.getTime() < recordedAt.getTime()) targets.add(d.factId);
-      }
-    }
-    for (const target of targets) {
-      if (own.has(target) || claimedBy.has(target)) continue;
+    for (const target of f.supersedes) {
       const doc = docs.get(target);
-      if (!doc || doc.invalidAt !== null) continue;
-      claimedBy.set(target, f.factId);
+      if (own.has(target) || claimedBy.has(target) || !doc || doc.invalidAt !== null) continue;
+      claimedBy.set(target, { by: f.factId, at: latest(now, doc.recordedAt, f.recordedAt) });
+    }
+  }
+  // Then the rule, pair by pair, over the believed facts as read, less the listed ones
+  // (superseded by this episode whatever the rule says: not a successor for another).
+  const listedIds = new Set(listed);
+  const byPair = new Map<string, TargetDoc[]>();
+  for (const d of believed) {
+    if (listedIds.has(d.factId)) continue;
+    const key = pairKey(d.subjectKey, d.predicateKey);
+    const pair = byPair.get(key);
+    if (pair) pair.push(d);
+    else byPair.set(key, [d]);
+  }
+  for (const pair of byPair.values()) {
+    for (const [target, by] of replacedFacts(pair.map(onTimeline))) {
+      if (claimedBy.has(target)) continue;
+      const doc = docs.get(target)!;
+      const successor = docs.get(by)!;
+      claimedBy.set(target, { by, at: latest(now, doc.recordedAt, successor.recordedAt) });
     }
   }
 
   await invalidateFacts(
     c,
     tenant,
-    [...claimedBy].map(([target, by]) => ({
+    [...claimedBy].map(([target, { by, at }]) => ({
       fact: docs.get(target)!,
-      change: { reason: 'superseded', at: recordedAt, supersededBy: by },
+      change: { reason: 'superseded', at, supersededBy: by },
     })),
   );
 }
 
 /**
- * The facts of the given subjects and predicates live at `at` on both axes, in one query
- * on the stored keys. The query asks for every subject with every predicate (a fixed
- * shape that the subject/predicate index serves, however many pairs there are); the
- * combinations that are not pairs of `facts` are dropped here.
+ * The believed facts (not invalidated) of the given subjects and predicates, whatever
+ * their valid time, in one query on the stored keys. The query asks for every subject
+ * with every predicate (a fixed shape that the subject/predicate index serves, however
+ * many pairs there are); the combinations that are not pairs of `facts` are dropped here.
  */
-async function liveFactsOfPairs(
+async function believedFactsOfPairs(
   c: Collections,
   tenant: Tenant,
   facts: readonly SupersedingFact[],
-  at: Date,
 ): Promise<TargetDoc[]> {
-  const pairs = new Set(facts.map((f) => pairKey(entityKey(f.subject), predicateKey(f.predicate))));
+  const pairs = new Set(facts.map(pairOf));
   const subjects = [...new Set(facts.map((f) => entityKey(f.subject)))];
   const predicates = [...new Set(facts.map((f) => predicateKey(f.predicate)))];
   const docs = await c.facts
     .find<TargetDoc>(
-      allOf<FactDoc>([
-        {
-          workspaceId: tenant.workspaceId,
-          dataset: tenant.dataset,
-          subjectKey: { $in: subjects },
-          predicateKey: { $in: predicates },
-        },
-        ...bitemporalFilter(at, at),
-      ]),
+      {
+        workspaceId: tenant.workspaceId,
+        dataset: tenant.dataset,
+        subjectKey: { $in: subjects },
+        predicateKey: { $in: predicates },
+        invalidAt: null,
+      },
       { comment: 'store:supersedeFacts', projection: TARGET_FIELDS },
     )
     .batchSize(UNPAGED_BATCH_SIZE)

@@ -19,8 +19,8 @@ import { describeIssues } from '../validation.js';
 /**
  * The JSONL import/export format: one JSON object a line, with `"type"` one of `entity`,
  * `episode`, `fact` or `memory`, and an optional `"dataset"` that wins over `--dataset`.
- * Facts use the Memory Soda field names (camelCase) plus `recordedAt`, `invalidReason` and
- * `supersededBy`; memories use SupaCloud's snake_case fields exactly as its API returns
+ * Facts use the Memory Soda field names (camelCase) plus `recordedAt`, `invalidReason`,
+ * `supersededBy` and `replaceExisting`; memories use SupaCloud's snake_case fields exactly as its API returns
  * them (`workspace_id` is replaced by the target workspace). Export writes this same
  * format, so export → import round-trips.
  */
@@ -79,6 +79,7 @@ const factLine = z
     recordedAt: instant.optional(),
     invalidReason: z.enum(['superseded', 'deleted']).nullable().default(null),
     supersededBy: uuid.nullable().default(null),
+    replaceExisting: z.boolean().default(false),
   })
   .superRefine((f, ctx) => {
     if (f.validUntil && f.validUntil <= f.validAt) {
@@ -266,6 +267,7 @@ function toRecord(l: Line, tenant: Tenant, now: Date): ImportRecord {
           invalidAt: l.invalidAt,
           invalidReason: l.invalidReason,
           supersededBy: l.supersededBy,
+          replaceExisting: l.replaceExisting,
         }),
       };
     case 'memory':
@@ -350,6 +352,7 @@ function factToLine(d: FactDoc): Record<string, unknown> {
     recordedAt: isoOrNull(d.recordedAt),
     invalidReason: d.invalidReason,
     supersededBy: d.supersededBy,
+    replaceExisting: d.replaceExisting === true,
   };
 }
 

@@ -493,6 +493,7 @@ describe('npm run import / export', () => {
       recordedAt: '2026-02-01T00:00:00.000Z',
       invalidReason: null,
       supersededBy: null,
+      replaceExisting: false,
     });
     expect(parsed.find((p) => p.name === '東京')).toMatchObject({
       type: 'entity',

@@ -17,7 +17,7 @@ import {
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { generateDataset } from '../../bench/generate.js';
 import { type RunningFerretDb, startFerretDb } from '../../src/embedded/ferretdb.js';
-import { isDatabaseUnavailable } from '../../src/errors.js';
+import { WRITE_OUTCOME_UNKNOWN_MESSAGE } from '../../src/errors.js';
 import { createGateway } from '../../src/http/app.js';
 import {
   bulkWriteFailure,
@@ -35,7 +35,9 @@ import { repairInvalidationClaims } from '../../src/store/facts.js';
 import { migrateStore } from '../../src/store/migrations.js';
 import { type EpisodeInput, recordEpisode } from '../../src/store/recordEpisode.js';
 import { createApiKey, workspaceIdFor } from '../../src/store/workspaces.js';
+import { isDatabaseUnavailable } from '../../src/store/writeOutcome.js';
 import { importJsonl } from '../../src/transfer/importJsonl.js';
+import { expectHistoryKept, expectOwnInstants, writtenDocuments } from '../helpers/history.js';
 
 /**
  * Faults injected into the bulk writes: the database is killed (SIGKILL, a crash) in the
@@ -387,11 +389,13 @@ describe('recordEpisode when the database dies in the middle', () => {
   const DATASET = 'user_42';
   const T0 = new Date('2026-10-01T00:00:00.000Z');
   const T = new Date('2026-11-20T17:00:00.000Z');
+  /** When the mutation is sent again, after the database came back. */
+  const T2 = new Date('2026-11-20T17:05:00.000Z');
   const EPISODE_ID = '6f1c2a1e-3b5d-4e8f-9a7b-0c1d2e3f4a5b';
   // Subject/predicate pairs with stored facts, stored facts per pair, new facts per pair.
   const PAIRS = 5;
   const OLD_PER_PAIR = 10;
-  const NEW_PER_PAIR = 60;
+  const NEW_PER_PAIR = 40;
   const SUPERSEDED = PAIRS * OLD_PER_PAIR;
   const THINGS = 60;
   const pair = (i: number) => ({ subject: `person ${i % PAIRS}`, predicate: 'is good at' });
@@ -417,13 +421,13 @@ describe('recordEpisode when the database dies in the middle', () => {
   };
 
   /**
-   * The mutation: hundreds of facts, each replacing what is stored for its subject and
-   * predicate (the first of each pair supersedes the stored ones), and entities enough for
-   * several upsert commands.
+   * The mutation: 200 facts, each replacing what is stored for its subject and predicate
+   * (the first of each pair in valid time supersedes the stored ones; each of the others
+   * ends where the next begins), and entities enough for several upsert commands.
    */
   const body = JSON.stringify({
     query: `mutation Record($dataset: String!, $input: RecordEpisodeInput!) {
-      recordEpisode(dataset: $dataset, input: $input) { alreadyRecorded supersededIds facts { factId } }
+      recordEpisode(dataset: $dataset, input: $input) { alreadyRecorded outcome supersededIds facts { factId } }
     }`,
     variables: {
       dataset: DATASET,
@@ -440,7 +444,7 @@ describe('recordEpisode when the database dies in the middle', () => {
           object: `thing ${i % THINGS}`,
           objectIsEntity: true,
           confidence: 0.9,
-          validAt: '2026-10-15T00:00:00.000Z',
+          validAt: new Date(Date.UTC(2026, 8, 1 + Math.floor(i / PAIRS))).toISOString(),
           replaceExisting: true,
         })),
       },
@@ -450,7 +454,8 @@ describe('recordEpisode when the database dies in the middle', () => {
   interface Setup {
     database: Database;
     c: Collections;
-    send(): Promise<{ status: number; json: Record<string, unknown> }>;
+    /** Sends the mutation, the gateway's clock reading `at`. */
+    send(at?: Date): Promise<{ status: number; json: Record<string, unknown> }>;
   }
 
   /** A database of its own with the old facts, and a gateway over it whose clock says T. */
@@ -465,8 +470,10 @@ describe('recordEpisode when the database dies in the middle', () => {
     const c = database.collections;
     const { key } = await createApiKey(c, WORKSPACE, ['read', 'write'], T0);
     await recordEpisode(c, { workspaceId: workspaceIdFor(WORKSPACE), dataset: DATASET }, old, T0);
-    const gateway = createGateway({ database, clock: () => T });
-    const send = async () => {
+    let now = T;
+    const gateway = createGateway({ database, clock: () => now });
+    const send = async (at = T) => {
+      now = at;
       const response = await gateway.fetch(
         new Request('http://gateway.test/graphql', {
           method: 'POST',
@@ -545,42 +552,62 @@ describe('recordEpisode when the database dies in the middle', () => {
         ).not.toBeNull();
         await restarted;
 
-        // An error, never data.
+        // An error, never data: the write had begun, so its outcome is unknown, and the
+        // answer says so (and that the retry below is safe).
         expect(failed.status).toBe(503);
         expect(failed.json).toEqual({
           errors: [
             {
-              message: 'The database is unavailable; try again shortly',
+              message: WRITE_OUTCOME_UNKNOWN_MESSAGE,
               path: ['recordEpisode'],
-              extensions: { code: 'DATABASE_UNAVAILABLE' },
+              extensions: { code: 'WRITE_OUTCOME_UNKNOWN' },
             },
           ],
           data: null,
         });
+        const interrupted = await writtenDocuments(setup.database.db);
+        const claimed = [...interrupted].some(
+          ([id, doc]) => id.startsWith('episodeRecords/') && doc.episodeId === EPISODE_ID,
+        );
 
-        // The same mutation again completes the episode.
-        const retried = await setup.send();
+        // The same mutation again, later, completes the episode, and says this call did it.
+        const retried = await setup.send(T2);
         expect(retried.json.errors).toBeUndefined();
         const payload = (
           retried.json.data as {
-            recordEpisode: { alreadyRecorded: boolean; supersededIds: string[] };
+            recordEpisode: { alreadyRecorded: boolean; outcome: string; supersededIds: string[] };
           }
         ).recordEpisode;
-        // Only a claim that never got written leaves the episode unrecorded.
-        expect(payload.alreadyRecorded).toBe(point !== 'insert episodeRecords');
+        expect(payload.alreadyRecorded).toBe(false);
+        expect(payload.outcome).toBe(claimed ? 'COMPLETED' : 'RECORDED');
         expect(payload.supersededIds).toHaveLength(SUPERSEDED);
+        // What the killed attempt stored keeps its instant; what the retry stored carries
+        // the retry's; what the store believed in between is what readers saw then.
+        const completed = await writtenDocuments(setup.database.db);
+        expectOwnInstants(interrupted, completed, T2, [T0]);
+        expectHistoryKept(interrupted, completed, [
+          T,
+          new Date(T.getTime() + 1),
+          new Date(T2.getTime() - 1),
+        ]);
+
+        // Whichever attempt wrote each document, the documents are the ones a clean run
+        // stores. Killed before the claims were marked applied (the facts stamped already),
+        // the retry finds the facts superseded and leaves the marks to the start-up repair,
+        // which is what reads them.
+        const asAtT = (docs: Record<string, Document[]>) =>
+          JSON.parse(JSON.stringify(docs).split(T2.toISOString()).join(T.toISOString()));
         const stored = await storedDocuments(setup.database.db);
-        // Killed before the claims were marked applied (the facts stamped already), the
-        // retry finds the facts superseded and leaves the marks to the start-up repair,
-        // which is what reads them; everything else is as one clean run stores it.
         const unapplied = stored.claims!.filter((claim) => !claim.applied);
         expect(unapplied).toHaveLength(point === 'update claims' ? SUPERSEDED : 0);
-        expect({
-          ...stored,
-          claims: stored.claims!.map((claim) => ({ ...claim, applied: true })),
-        }).toEqual(reference);
+        expect(
+          asAtT({
+            ...stored,
+            claims: stored.claims!.map((claim) => ({ ...claim, applied: true })),
+          }),
+        ).toEqual(asAtT(reference));
         await repairInvalidationClaims(setup.c);
-        expect(await storedDocuments(setup.database.db)).toEqual(reference);
+        expect(asAtT(await storedDocuments(setup.database.db))).toEqual(asAtT(reference));
       } finally {
         await setup.database.close();
       }

@@ -31,7 +31,7 @@ describe('recordEpisode with many stored entities', () => {
     const second = new Date('2026-02-01T00:00:00Z');
     await recordEpisode(c, tenant, episode('2026-01-01T00:00:00Z'), first);
     const again = await recordEpisode(c, tenant, episode('2026-02-01T00:00:00Z'), second);
-    expect(again.created).toBe(true);
+    expect(again.outcome).toBe('recorded');
     const stored = await c.entities.find({ workspaceId: tenant.workspaceId }).toArray();
     expect(stored).toHaveLength(300);
     expect(stored.every((e) => e.updatedAt.getTime() === second.getTime())).toBe(true);

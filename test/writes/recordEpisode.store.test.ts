@@ -1,18 +1,26 @@
 import { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it, type MockInstance, vi } from 'vitest';
+import { prng } from '../../bench/generate.js';
 import { loadDemoDataset } from '../../src/demo/seed.js';
 import { type Collections, collections, type Database } from '../../src/store/database.js';
 import { type FactDoc, factDocumentId, invalidationClaimId } from '../../src/store/documents.js';
-import { repairInvalidationClaims } from '../../src/store/facts.js';
+import { listFacts, repairInvalidationClaims } from '../../src/store/facts.js';
 import {
   type EpisodeInput,
   episodeFactId,
   recordEpisode,
   repairEpisodeRecords,
 } from '../../src/store/recordEpisode.js';
+import type { Tenant } from '../../src/store/tenant.js';
 import { everyDocument, openTestDatabase, testServerUri } from '../helpers/database.js';
 import { DEMO } from '../helpers/demo.js';
 import { episodeInput, factInput, testTenant } from '../helpers/episodeInput.js';
+import {
+  believedIdsAt,
+  expectHistoryKept,
+  expectOwnInstants,
+  writtenDocuments,
+} from '../helpers/history.js';
 
 /**
  * recordEpisode at the store: races over separate connections (the way several gateway
@@ -96,15 +104,18 @@ describe('the same episode recorded concurrently over separate connections', () 
       const results = await Promise.all(
         clients.map((_, i) => recordEpisode(over(i), tenant, input, new Date(T2.getTime() + i))),
       );
-      expect(results.filter((r) => r.created)).toHaveLength(1);
-      const winner = results.find((r) => r.created)!;
+      // One claimed it; the others finished it with it, or found it done.
+      expect(results.filter((r) => r.outcome === 'recorded')).toHaveLength(1);
+      for (const r of results)
+        expect(['recorded', 'completed', 'alreadyRecorded']).toContain(r.outcome);
+      const winner = results[0]!;
       const ids = input.facts.map((_, i) => episodeFactId(tenant, input.episodeId, i));
       for (const r of results) {
+        // Every caller gets the same stored episode and facts, each stamped by the attempt
+        // whose insert stored it.
         expect(r.facts.map((f) => f.factId)).toEqual(ids);
-        expect(r.episode.recordedAt).toEqual(winner.episode.recordedAt);
-        expect(
-          r.facts.every((f) => f.recordedAt.getTime() === winner.episode.recordedAt.getTime()),
-        ).toBe(true);
+        expect(r.episode).toEqual(winner.episode);
+        expect(r.facts).toEqual(winner.facts);
         expect(r.superseded.map((f) => f.factId)).toEqual([target]);
       }
       const filter = { ...tenant, episodeId: input.episodeId };
@@ -114,11 +125,11 @@ describe('the same episode recorded concurrently over separate connections', () 
       expect(await c.entities.countDocuments({ ...tenant, name: `other thing ${round}` })).toBe(1);
       expect(await c.claims.countDocuments({ ...tenant, factId: target })).toBe(1);
       const superseded = (await c.facts.findOne({ _id: factDocumentId(tenant, target) }))!;
-      expect(superseded).toMatchObject({
-        invalidAt: winner.episode.recordedAt,
-        invalidReason: 'superseded',
-        supersededBy: ids[0],
-      });
+      expect(superseded).toMatchObject({ invalidReason: 'superseded', supersededBy: ids[0] });
+      // Superseded no earlier than its successor was recorded.
+      expect(superseded.invalidAt!.getTime()).toBeGreaterThanOrEqual(
+        winner.facts[0]!.recordedAt.getTime(),
+      );
       expect(await c.episodeRecords.countDocuments({ ...filter, completedAt: null })).toBe(0);
     }
     await expectReaderInvariant();
@@ -168,32 +179,141 @@ describe('two episodes superseding the same fact at once', () => {
     }
     await expectReaderInvariant();
   });
+});
 
-  it('with replaceExisting at the same instant, neither new fact supersedes the other', async () => {
-    const tenant = testTenant('replace-races', 'd');
-    for (let round = 0; round < 5; round++) {
-      const predicate = `prefers drink ${round}`;
-      const base = await recordEpisode(c, tenant, episode([fact('user', predicate, 'tea')]), T);
-      const at = new Date(T2.getTime() + round);
-      const record = (drink: string, side: number) =>
-        recordEpisode(
-          over(side),
-          tenant,
-          episode([fact('user', predicate, drink, { replaceExisting: true })]),
-          at,
-        );
-      // Round 0 one after the other, the others at once; the same transaction time always.
-      const results =
-        round === 0
-          ? [await record('coffee', 0), await record('cocoa', 1)]
-          : await Promise.all([record('coffee', 0), record('cocoa', 1)]);
-      const newIds = results.map((r) => r.facts[0]!.factId);
-      const facts = await c.facts.find({ ...tenant, predicateKey: predicate }).toArray();
-      const byId = new Map(facts.map((f) => [f.factId, f]));
-      for (const id of newIds) expect(byId.get(id)).toMatchObject({ invalidAt: null });
-      expect(newIds).toContain(byId.get(base.facts[0]!.factId)!.supersededBy);
+const DAY = 86_400_000;
+
+/** validAt, then recordedAt, then factId: the order that decides (domain/replacement.ts). */
+const timelineOrder = (a: FactDoc, b: FactDoc) =>
+  a.validAt.getTime() - b.validAt.getTime() ||
+  a.recordedAt.getTime() - b.recordedAt.getTime() ||
+  (a.factId < b.factId ? -1 : 1);
+
+/**
+ * The converged state of one subject and predicate whose facts were all recorded with
+ * replaceExisting: the latest in the order is the one open fact; every other believed fact
+ * ends at or before the next one begins (past truth); every superseded fact was superseded
+ * by a later fact; and a read of what is live now finds exactly the latest.
+ */
+async function expectConverged(tenant: Tenant, predicate: string, expected: number) {
+  const facts = await c.facts.find({ ...tenant, predicateKey: predicate }).toArray();
+  expect(facts).toHaveLength(expected);
+  const ordered = [...facts].sort(timelineOrder);
+  const latest = ordered.at(-1)!;
+  expect(latest).toMatchObject({ invalidAt: null, validUntil: null });
+  const believed = ordered.filter((f) => f.invalidAt === null);
+  for (let i = 0; i + 1 < believed.length; i++) {
+    const [f, next] = [believed[i]!, believed[i + 1]!];
+    expect(f.validUntil, `${f.object} ends before ${next.object} begins`).not.toBeNull();
+    expect(f.validUntil!.getTime()).toBeLessThanOrEqual(next.validAt.getTime());
+  }
+  const rank = new Map(ordered.map((f, i) => [f.factId, i]));
+  for (const f of ordered.filter((d) => d.invalidAt !== null)) {
+    expect(f.invalidReason).toBe('superseded');
+    expect(rank.get(f.supersededBy!)!).toBeGreaterThan(rank.get(f.factId)!);
+    expect(f.invalidAt!.getTime()).toBeGreaterThanOrEqual(f.recordedAt.getTime());
+  }
+  const live = await listFacts(
+    c,
+    tenant,
+    {
+      selection: { kind: 'point', validAt: T2, knownAt: new Date(T2.getTime() + DAY) },
+      subjectPredicate: { subject: 'user', predicate },
+    },
+    { first: 100 },
+  );
+  expect(live.facts.map((f) => f.factId)).toEqual([latest.factId]);
+  return { latest, believed, ordered };
+}
+
+describe('replaceExisting from racing episodes converges on one value, and valid time decides', () => {
+  it.each([10, 25, 50])(
+    '%i concurrent episodes over four connections, in random order, with ties in valid and transaction time',
+    async (writers) => {
+      const next = prng(writers);
+      const tenant = testTenant(`replace-race-${writers}`, 'd');
+      const predicate = 'drives';
+      // One fact there before, from another pipeline run.
+      await recordEpisode(
+        c,
+        tenant,
+        episode([
+          fact('user', predicate, 'a bicycle', { validAt: new Date(T.getTime() - 30 * DAY) }),
+        ]),
+        T,
+      );
+      const inputs = Array.from({ length: writers }, (_, i) => ({
+        input: episode([
+          fact('user', predicate, `car ${i}`, {
+            // A few days only, so many share a validAt; all before T2.
+            validAt: new Date(T.getTime() - Math.floor(next() * 5) * DAY),
+            replaceExisting: true,
+          }),
+        ]),
+        // Some writers read the same clock millisecond.
+        at: new Date(T2.getTime() + Math.floor(next() * 4)),
+        delay: Math.floor(next() * 20),
+      }));
+      const order = inputs.map((_, i) => i).sort(() => next() - 0.5);
+      await Promise.all(
+        order.map(async (i, n) => {
+          const { input, at, delay } = inputs[i]!;
+          await new Promise((resolve) => setTimeout(resolve, delay));
+          return recordEpisode(over(n % clients.length), tenant, input, at);
+        }),
+      );
+      await expectConverged(tenant, predicate, writers + 1);
+      await expectReaderInvariant();
+    },
+  );
+
+  it('an episode interrupted after storing its fact converges once it is completed, whatever ran meanwhile', async () => {
+    const tenant = testTenant('replace-interrupted', 'd');
+    const predicate = 'lives in';
+    const at = (days: number) => new Date(T.getTime() + days * DAY);
+    const late = episode([
+      fact('user', predicate, 'oslo', { validAt: at(-1), replaceExisting: true }),
+    ]);
+    // Cut short after its fact is stored: nothing superseded yet, its claims never taken.
+    const spy = vi
+      .spyOn(c.claims, 'insertMany')
+      .mockRejectedValueOnce(
+        Object.assign(new Error('socket closed'), { name: 'MongoNetworkError' }),
+      );
+    try {
+      await recordEpisode(
+        c,
+        tenant,
+        episode([fact('user', predicate, 'rome', { validAt: at(-3), replaceExisting: true })]),
+        T,
+      );
+      await expect(recordEpisode(c, tenant, late, T)).rejects.toThrow('socket closed');
+    } finally {
+      spy.mockRestore();
     }
-    await expectReaderInvariant();
+    // Meanwhile, episodes before and after it in valid time.
+    await Promise.all([
+      recordEpisode(
+        over(0),
+        tenant,
+        episode([fact('user', predicate, 'paris', { validAt: at(-2), replaceExisting: true })]),
+        at(0.1),
+      ),
+      recordEpisode(
+        over(1),
+        tenant,
+        episode([fact('user', predicate, 'lima', { validAt: at(-5), replaceExisting: true })]),
+        at(0.1),
+      ),
+    ]);
+    // Completed later (a retry): the same state as if it had never been cut short.
+    const completed = await recordEpisode(c, tenant, late, at(0.2));
+    expect(completed.outcome).toBe('completed');
+    const { latest, believed } = await expectConverged(tenant, 'lives in', 4);
+    expect(latest.object).toBe('oslo');
+    // lima arrived after rome and paris, with an earlier validAt: kept as past truth, ending
+    // where the next believed fact begins.
+    expect(believed.map((f) => f.object)).toContain('lima');
   });
 });
 
@@ -236,12 +356,12 @@ const CRASH_INPUT: EpisodeInput = {
  * this episode's fact ids) and the transaction time replaced by labels, so two
  * workspaces' states compare equal when the same call had the same effect.
  */
-async function workspaceState(workspace: string, recordedAt: Date) {
+async function workspaceState(workspace: string, ...recordedAt: Date[]) {
   const tenant = testTenant(workspace, DATASET);
   const { workspaceId } = tenant;
   const labels = new Map<string, string>([
     [workspaceId, '<workspace>'],
-    [recordedAt.toISOString(), '<recordedAt>'],
+    ...recordedAt.map((at) => [at.toISOString(), '<recordedAt>'] as [string, string]),
   ]);
   CRASH_INPUT.facts.forEach((_, i) => {
     labels.set(episodeFactId(tenant, EPISODE, i), `<fact ${i}>`);
@@ -350,7 +470,7 @@ function cleanRunState() {
   referenceState ??= (async () => {
     await loadDemoDataset(c, 'reference', DEMO_LOADED_AT);
     const clean = await recordEpisode(c, testTenant('reference', DATASET), CRASH_INPUT, T);
-    expect(clean.created).toBe(true);
+    expect(clean.outcome).toBe('recorded');
     expect(clean.superseded.map((f) => f.factId).sort()).toEqual(
       [DEMO.facts.familyCar, DEMO.facts.toyotaInterest].sort(),
     );
@@ -358,6 +478,10 @@ function cleanRunState() {
   })();
   return referenceState;
 }
+
+/** Every document of a workspace's write path, by collection and `_id`. */
+const workspaceDocuments = (workspace: string) =>
+  writtenDocuments(database.db, { workspaceId: testTenant(workspace, DATASET).workspaceId });
 
 describe('a crash between steps, then the same call again', () => {
   let reference: Awaited<ReturnType<typeof workspaceState>>;
@@ -415,7 +539,7 @@ describe('a crash between steps, then the same call again', () => {
   });
 
   it.each(STEPS.map((step, i) => [step.name, i] as const))(
-    'crash at step %s: readers never see a broken state, and a re-run ends as a clean run',
+    'crash at step %s: readers never see a broken state; the re-run says it completed the episode, stamps what it writes with its own time, and leaves the history before it as it was',
     async (_name, i) => {
       const step = STEPS[i]!;
       const workspace = `crash-${i}`;
@@ -423,16 +547,24 @@ describe('a crash between steps, then the same call again', () => {
       await loadDemoDataset(c, workspace, DEMO_LOADED_AT);
       await crashOnce(workspace, step);
       await expectReaderInvariant();
+      const crashed = await workspaceDocuments(workspace);
 
       const neverClaimed = step.collection === 'episodeRecords' && step.method === 'insertOne';
       const rerun = await recordEpisode(c, tenant, CRASH_INPUT, T2);
-      // The transaction time is the claim's: the first attempt's unless it never claimed.
-      const recordedAt = neverClaimed ? T2 : T;
-      expect(rerun.created).toBe(neverClaimed);
-      expect(rerun.episode.recordedAt).toEqual(recordedAt);
+      // Not "already recorded": this call did the work (or finished it).
+      expect(rerun.outcome).toBe(neverClaimed ? 'recorded' : 'completed');
       expect(rerun.facts.map((f) => f.factId)).toEqual(
         CRASH_INPUT.facts.map((_, n) => episodeFactId(tenant, EPISODE, n)),
       );
+      // Each stored part carries the time it became visible: the crashed attempt's for what
+      // it had stored, the re-run's for the rest.
+      const stored = new Set(crashed.keys());
+      expect(rerun.episode.recordedAt).toEqual(
+        stored.has(`episodes/${rerun.episode._id}`) ? T : T2,
+      );
+      for (const f of rerun.facts) {
+        expect(f.recordedAt, f.factId).toEqual(stored.has(`facts/${f._id}`) ? T : T2);
+      }
       expect(rerun.superseded.map((f) => f.factId).sort()).toEqual(
         [DEMO.facts.familyCar, DEMO.facts.toyotaInterest].sort(),
       );
@@ -446,12 +578,29 @@ describe('a crash between steps, then the same call again', () => {
         ).toBe(step.unapplied);
         expect(await repairInvalidationClaims(c)).toBe(step.unapplied);
       }
-      expect(await workspaceState(workspace, recordedAt)).toEqual(reference);
+      // The same documents as a clean run, whichever attempt wrote each...
+      expect(await workspaceState(workspace, T, T2)).toEqual(reference);
+      const completed = await workspaceDocuments(workspace);
+      // ...each instant the crashed attempt wrote kept, each one written since the re-run's...
+      expectOwnInstants(crashed, completed, T2, [DEMO_LOADED_AT]);
+      // ...and what the store believed between the crash and the re-run unchanged: that
+      // history happened (and a re-run at T2 is what the store believed from T2 on).
+      expectHistoryKept(crashed, completed, [
+        T,
+        new Date(T.getTime() + 60_000),
+        new Date(T2.getTime() - 1),
+      ]);
+      const afterRerun = believedIdsAt(completed, T2);
+      expect(afterRerun).toEqual(
+        expect.arrayContaining(CRASH_INPUT.facts.map((_, n) => episodeFactId(tenant, EPISODE, n))),
+      );
+      expect(afterRerun).not.toContain(DEMO.facts.familyCar);
+      expect(afterRerun).not.toContain(DEMO.facts.toyotaInterest);
 
       // And from now on it is a plain retry: same answer, nothing written.
       const before = await snapshot();
       const retry = await recordEpisode(c, tenant, CRASH_INPUT, new Date());
-      expect(retry.created).toBe(false);
+      expect(retry.outcome).toBe('alreadyRecorded');
       expect(retry.facts).toEqual(rerun.facts);
       expect(await snapshot()).toEqual(before);
     },
@@ -479,17 +628,19 @@ describe('repairEpisodeRecords', () => {
       await crashOnce(workspace, step);
       expect(await c.episodeRecords.countDocuments({ completedAt: null })).toBe(1);
 
+      const crashed = await workspaceDocuments(workspace);
       expect(await repairEpisodeRecords(c, T2)).toBe(1);
       await expectReaderInvariant();
-      expect(await workspaceState(workspace, T)).toEqual(reference);
+      expect(await workspaceState(workspace, T, T2)).toEqual(reference);
+      expectOwnInstants(crashed, await workspaceDocuments(workspace), T2, [DEMO_LOADED_AT]);
       expect(await c.episodeRecords.countDocuments({ completedAt: null })).toBe(0);
       expect(await repairEpisodeRecords(c, T2)).toBe(0);
 
       // The client's later retry finds it recorded and changes nothing.
       const before = await snapshot();
       const retry = await recordEpisode(c, tenant, CRASH_INPUT, new Date());
-      expect(retry.created).toBe(false);
-      expect(retry.episode.recordedAt).toEqual(T);
+      expect(retry.outcome).toBe('alreadyRecorded');
+      expect(retry.episode.recordedAt).toEqual(step.name === '2: the episode' ? T2 : T);
       expect(retry.superseded.map((f) => f.factId).sort()).toEqual(
         [DEMO.facts.familyCar, DEMO.facts.toyotaInterest].sort(),
       );

@@ -1,5 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import type { Document, Filter } from 'mongodb';
+import {
+  type Document,
+  type Filter,
+  MongoNetworkError,
+  MongoServerSelectionError,
+  type TopologyDescription,
+} from 'mongodb';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   type FactInput,
@@ -268,13 +274,36 @@ describe('recording an episode', () => {
     expect([...(await entities(dataset)).keys()]).toEqual(['tea']);
   });
 
-  it('without an episodeId, every call is a new episode', async () => {
+  it('without an episodeId, the id is derived from the episode: the same episode sent twice is one', async () => {
     const input = { episode: episode(null), facts: [fact('user', 'likes', 'coffee')] };
+    const before = await t.graphql(RecordEpisodeLiveFactsDocument, { dataset: 'no-ids' }, writer);
     const first = await recorded('no-ids', input);
-    const second = await recorded('no-ids', input);
-    expect(second.alreadyRecorded).toBe(false);
-    expect(second.episode.episodeId).not.toBe(first.episode.episodeId);
-    expect(second.facts[0]!.factId).not.toBe(first.facts[0]!.factId);
+    expect(first.outcome).toBe('RECORDED');
+    const again = await recorded('no-ids', input);
+    expect(again).toEqual({ ...first, alreadyRecorded: true, outcome: 'ALREADY_RECORDED' });
+    const live = await t.graphql(RecordEpisodeLiveFactsDocument, { dataset: 'no-ids' }, writer);
+    expect(live.body.data!.dataset!.facts.edges.length).toBe(
+      (before.body.data?.dataset?.facts.edges.length ?? 0) + 1,
+    );
+    // Another source, instant or text is another episode...
+    for (const other of [
+      { ...input.episode, source: 'email' },
+      { ...input.episode, occurredAt: iso(Date.parse(input.episode.occurredAt) + 1) },
+      { ...input.episode, content: `${input.episode.content}!` },
+    ]) {
+      const next = await recorded('no-ids', { ...input, episode: other });
+      expect(next.outcome).toBe('RECORDED');
+      expect(next.episode.episodeId).not.toBe(first.episode.episodeId);
+    }
+    // ...and the same episode with other facts is the same episode: a CONFLICT, which an
+    // id of its own avoids.
+    const { body } = await record('no-ids', { ...input, facts: [fact('user', 'likes', 'tea')] });
+    expect(body.errors?.[0]?.extensions?.code).toBe('CONFLICT');
+    const own = await recorded('no-ids', {
+      episode: { ...input.episode, episodeId: randomUUID() },
+      facts: [fact('user', 'likes', 'tea')],
+    });
+    expect(own.outcome).toBe('RECORDED');
   });
 });
 
@@ -303,13 +332,14 @@ describe('idempotent by episodeId', () => {
   it('a retry returns the same result, marked alreadyRecorded, and changes nothing', async () => {
     const before = await snapshot();
     const retry = await recorded(dataset, input);
-    expect(retry).toEqual({ ...first, alreadyRecorded: true });
+    expect(first.outcome).toBe('RECORDED');
+    expect(retry).toEqual({ ...first, alreadyRecorded: true, outcome: 'ALREADY_RECORDED' });
     // The episodeId is a UUID: its case does not matter.
     const upper = await recorded(dataset, {
       ...input,
       episode: { ...input.episode, episodeId: input.episode.episodeId!.toUpperCase() },
     });
-    expect(upper).toEqual({ ...first, alreadyRecorded: true });
+    expect(upper).toEqual({ ...first, alreadyRecorded: true, outcome: 'ALREADY_RECORDED' });
     expect(await snapshot()).toEqual(before);
   });
 
@@ -349,7 +379,11 @@ describe('concurrent duplicates through GraphQL', () => {
     const results = await Promise.all(Array.from({ length: 5 }, () => record(dataset, input)));
     for (const r of results) expect(r.body.errors).toBeUndefined();
     const payloads = results.map((r) => r.body.data!.recordEpisode);
-    expect(payloads.filter((p) => !p.alreadyRecorded)).toHaveLength(1);
+    // One recorded it; the others finished it with that one, or found it done.
+    expect(payloads.filter((p) => p.outcome === 'RECORDED')).toHaveLength(1);
+    for (const p of payloads) {
+      expect(p.alreadyRecorded).toBe(p.outcome === 'ALREADY_RECORDED');
+    }
     for (const p of payloads) {
       expect(p.facts.map((f) => f.factId)).toEqual(payloads[0]!.facts.map((f) => f.factId));
       expect(p.episode.recordedAt).toBe(payloads[0]!.episode.recordedAt);
@@ -370,7 +404,7 @@ describe('concurrent duplicates through GraphQL', () => {
 });
 
 describe('a failure half-way, then a retry', () => {
-  it('after a crash before the facts are written, the retry finishes with the first recordedAt', async () => {
+  it('after a crash before the facts are written, the retry says it completed the episode and stamps the facts with its own time', async () => {
     const dataset = 'crash';
     const base = await recorded(dataset, {
       episode: episode(),
@@ -396,12 +430,16 @@ describe('a failure half-way, then a retry', () => {
     // Nothing half-done is visible: the old fact is still live, no new fact exists.
     expect(await readFact(dataset, base.facts[0]!.factId)).toMatchObject({ state: 'LIVE' });
     const retry = await recorded(dataset, input);
+    // Not "already recorded": this call stored the facts, which became visible with it.
+    expect(retry).toMatchObject({ alreadyRecorded: false, outcome: 'COMPLETED' });
+    // The episode document was stored by the crashed attempt, the fact by the retry.
     expect(retry.episode.recordedAt).toBe(crashedAt!.toISOString());
-    expect(retry.facts.map((f) => f.recordedAt)).toEqual([crashedAt!.toISOString()]);
+    const [stored] = retry.facts;
+    expect(Date.parse(stored!.recordedAt)).toBeGreaterThan(crashedAt!.getTime());
     expect(retry.supersededIds).toEqual([base.facts[0]!.factId]);
     expect(await readFact(dataset, base.facts[0]!.factId)).toMatchObject({
-      invalidAt: crashedAt!.toISOString(),
-      supersededBy: { factId: retry.facts[0]!.factId },
+      invalidAt: stored!.recordedAt,
+      supersededBy: { factId: stored!.factId },
     });
   });
 });
@@ -540,11 +578,157 @@ describe('bad input', () => {
     expect(error.message).toMatch(/input\.entities(\[0\]|\.0)\.type/);
   });
 
-  it('more than 1000 facts', async () => {
-    const facts = Array.from({ length: 1001 }, (_, i) => fact('user', 'counted', String(i)));
+  it('more than 250 facts, entities or supersedes of one fact', async () => {
+    const facts = Array.from({ length: 251 }, (_, i) => fact('user', 'counted', String(i)));
     await expectRejected({ episode: episode(), facts }, [
-      'input.facts: must list at most 1000 facts',
+      'input.facts: must list at most 250 facts',
     ]);
+    const entities = Array.from({ length: 251 }, (_, i) => ({
+      name: `e ${i}`,
+      type: 'THING' as const,
+    }));
+    await expectRejected({ episode: episode(), entities }, [
+      'input.entities: must list at most 250 entities',
+    ]);
+    const supersedes = Array.from({ length: 251 }, () => randomUUID());
+    await expectRejected(
+      { episode: episode(), facts: [fact('user', 'counted', 'x', { supersedes })] },
+      ['input.facts.0.supersedes: must list at most 250 facts'],
+    );
+  });
+});
+
+describe('a replaceExisting fact is the one value of its subject and predicate in an episode', () => {
+  it('another fact of the episode with the same subject, predicate and validAt is BAD_USER_INPUT, and nothing is written', async () => {
+    const before = await snapshot();
+    const { body } = await record(DATASET, {
+      episode: episode(),
+      facts: [
+        fact('user', 'drives', 'a honda', { validAt: '2026-05-01T00:00:00Z' }),
+        fact('User', 'Drives', 'a toyota', {
+          validAt: '2026-05-01T00:00:00Z',
+          replaceExisting: true,
+        }),
+      ],
+    });
+    expect(body.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    expect(body.errors?.[0]?.message).toContain(
+      'input.facts.1.replaceExisting: facts.0 has the same subject, predicate and validAt',
+    );
+    expect(await snapshot()).toEqual(before);
+  });
+
+  it('with different validAt both are kept, the earlier ending where the later begins', async () => {
+    const result = await recorded('one value', {
+      episode: episode(),
+      facts: [
+        fact('user', 'drives', 'a honda', {
+          validAt: '2026-01-01T00:00:00Z',
+          replaceExisting: true,
+        }),
+        fact('user', 'drives', 'a toyota', {
+          validAt: '2026-05-01T00:00:00Z',
+          replaceExisting: true,
+        }),
+      ],
+    });
+    expect(result.facts.map((f) => [f.object, f.validUntil, f.invalidAt])).toEqual([
+      ['a honda', '2026-05-01T00:00:00.000Z', null],
+      ['a toyota', null, null],
+    ]);
+  });
+});
+
+describe('what a write answers when the database is lost', () => {
+  const lost = () => new MongoNetworkError('connection lost');
+  const noServer = () =>
+    new MongoServerSelectionError('Server selection timed out', {} as TopologyDescription);
+
+  /** Makes one of the store's collection methods fail once, after or instead of running. */
+  function failOnce<K extends 'episodeRecords' | 'facts' | 'claims'>(
+    collection: K,
+    method: 'insertOne' | 'insertMany',
+    error: () => Error,
+    afterRunning: boolean,
+  ) {
+    const target = t.database.collections[collection] as unknown as Record<
+      string,
+      (...args: unknown[]) => Promise<unknown>
+    >;
+    const original = target[method]!.bind(target);
+    return vi.spyOn(target, method).mockImplementationOnce(async (...args: unknown[]) => {
+      if (afterRunning) await original(...args);
+      throw error();
+    });
+  }
+
+  it('lost after a write went out: WRITE_OUTCOME_UNKNOWN (503), and a retry with the same episode completes it, once', async () => {
+    const input = {
+      episode: episode(null),
+      facts: [fact('user', 'prefers', 'trains', { replaceExisting: true })],
+    };
+    const spy = failOnce('facts', 'insertMany', lost, true);
+    const { status, body } = await record('outcomes', input);
+    spy.mockRestore();
+    expect(status).toBe(503);
+    expect(body.data).toBeNull();
+    expect(body.errors?.[0]?.extensions?.code).toBe('WRITE_OUTCOME_UNKNOWN');
+    expect(body.errors?.[0]?.message).toMatch(
+      /may or may not have been done\. Retrying it with the same id is safe/,
+    );
+    // No episodeId was sent: the retry is the same episode all the same.
+    const retry = await recorded('outcomes', input);
+    expect(retry).toMatchObject({ alreadyRecorded: false, outcome: 'COMPLETED' });
+    expect((await recorded('outcomes', input)).outcome).toBe('ALREADY_RECORDED');
+    const live = await t.graphql(RecordEpisodeLiveFactsDocument, { dataset: 'outcomes' }, writer);
+    expect(live.body.data!.dataset!.facts.edges.map((e) => e.node.object)).toEqual(['trains']);
+  });
+
+  it('lost at the claim itself (it may have been written): WRITE_OUTCOME_UNKNOWN', async () => {
+    const input = { episode: episode(), facts: [fact('user', 'prefers', 'buses')] };
+    const spy = failOnce('episodeRecords', 'insertOne', lost, false);
+    const { status, body } = await record('outcomes claim', input);
+    spy.mockRestore();
+    expect(status).toBe(503);
+    expect(body.errors?.[0]?.extensions?.code).toBe('WRITE_OUTCOME_UNKNOWN');
+    // It was not: the retry records it.
+    expect((await recorded('outcomes claim', input)).outcome).toBe('RECORDED');
+  });
+
+  it('no server for the first write (nothing was sent): DATABASE_UNAVAILABLE, nothing written', async () => {
+    const input = { episode: episode(), facts: [fact('user', 'prefers', 'bikes')] };
+    const before = await snapshot();
+    const spy = failOnce('episodeRecords', 'insertOne', noServer, false);
+    const { status, body } = await record('outcomes none', input);
+    spy.mockRestore();
+    expect(status).toBe(503);
+    expect(body.errors?.[0]?.extensions?.code).toBe('DATABASE_UNAVAILABLE');
+    expect(await snapshot()).toEqual(before);
+  });
+
+  it('a soft delete lost after its claim: WRITE_OUTCOME_UNKNOWN in GraphQL and in Memory Soda’s shape; the retry deletes it once', async () => {
+    const [target] = (
+      await recorded('outcomes delete', {
+        episode: episode(),
+        facts: [fact('user', 'owns', 'a kite')],
+      })
+    ).facts;
+    const spy = failOnce('claims', 'insertOne', lost, true);
+    const response = await t.request(
+      `/v1/memory/semantic/datasets/${encodeURIComponent('outcomes delete')}/facts/${target!.factId}`,
+      { method: 'DELETE', key: writer },
+    );
+    spy.mockRestore();
+    expect(response.status).toBe(503);
+    expect(await response.json()).toEqual({
+      error: expect.stringMatching(/^The database stopped answering after this write began/),
+    });
+    // The claim was taken: the retry (or the start-up repair) stamps it, and says it is gone.
+    const retry = await t.request(
+      `/v1/memory/semantic/datasets/${encodeURIComponent('outcomes delete')}/facts/${target!.factId}`,
+      { method: 'DELETE', key: writer },
+    );
+    expect(retry.status).toBe(404);
   });
 });
 
@@ -561,14 +745,17 @@ describe('scopes and tenancy', () => {
 
   it('a read-only key: FORBIDDEN and nothing written', async () => {
     const before = await snapshot();
-    const { body } = await record(DATASET, input(), reader);
-    expect(body.data).toBeNull();
+    const { status, body } = await record(DATASET, input(), reader);
+    expect(status).toBe(403);
+    expect(body.data).toBeUndefined();
     expect(body.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
-    expect(body.errors?.[0]?.message).toMatch(/"write" scope/);
+    expect(body.errors?.[0]?.message).toMatch(
+      /^This operation needs the "write" scope \(for Mutation\.recordEpisode\)/,
+    );
     expect(await snapshot()).toEqual(before);
   });
 
-  it('a key with only the write scope records and reads back ids; the content is FORBIDDEN', async () => {
+  it('a key with only the write scope records and reads back ids; a selection of content is refused whole and writes nothing', async () => {
     const ids = await t.graphql(
       RecordEpisodeIdsDocument,
       { dataset: 'write-only', input: input() },
@@ -578,13 +765,16 @@ describe('scopes and tenancy', () => {
     const result = ids.body.data!.recordEpisode;
     expect(result.alreadyRecorded).toBe(false);
     expect(result.facts).toHaveLength(1);
-    // The full payload (episode text, facts' content) needs read.
+    // The full payload (episode text, facts' content) needs read: refused before anything ran.
+    const before = await snapshot();
     const full = await record('write-only-full', input(), writeOnly);
-    expect(full.body.data).toBeNull();
-    expect(new Set(full.body.errors?.map((e) => e.extensions?.code))).toEqual(
-      new Set(['FORBIDDEN']),
+    expect(full.status).toBe(403);
+    expect(full.body.data).toBeUndefined();
+    expect(full.body.errors?.map((e) => e.extensions?.code)).toEqual(['FORBIDDEN']);
+    expect(full.body.errors?.[0]?.message).toMatch(
+      /^This operation needs the "read" scope \(for Episode\.dataset, /,
     );
-    expect(full.body.errors?.[0]?.message).toMatch(/needs the "read" scope/);
+    expect(await snapshot()).toEqual(before);
     const { body } = await t.graphql(
       RecordEpisodeLiveFactsDocument,
       { dataset: 'write-only' },
