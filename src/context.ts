@@ -32,7 +32,14 @@ export interface RequestContext {
 }
 
 /** Hono's per-request variables at the edge: the request context, built once, and the request id. */
-export type GatewayEnv = { Variables: { requestContext: RequestContext; requestId: string } };
+export type GatewayEnv = {
+  Variables: {
+    requestContext: RequestContext;
+    requestId: string;
+    /** What made the edge answer 5xx, for the request's error log line. */
+    failure?: unknown;
+  };
+};
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 

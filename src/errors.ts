@@ -13,6 +13,8 @@ export const ERROR_STATUS = {
   CONFLICT: 409,
   QUERY_TOO_COMPLEX: 400,
   PAYLOAD_TOO_LARGE: 413,
+  /** A request body in a media type (or charset) the route does not take. */
+  UNSUPPORTED_MEDIA_TYPE: 415,
   URI_TOO_LONG: 414,
   RATE_LIMITED: 429,
   HEADERS_TOO_LARGE: 431,

@@ -26,3 +26,32 @@ export function describeIssues(issues: readonly Issue[]): string {
     })
     .join('; ');
 }
+
+/** What a string holding a lone surrogate is told: stored, it would not read back the same. */
+export const ILL_FORMED_TEXT =
+  'must be valid Unicode text: it holds a lone surrogate (an unpaired \\uD800-\\uDFFF escape), which cannot be stored and read back as sent';
+
+/**
+ * The first string in a JSON-like value (variables, a body) that is not well-formed
+ * Unicode, as an issue naming where it is (`input.facts.0.subject`), or null. A lone
+ * surrogate (a JSON `"\ud800"` escape) would be stored as U+FFFD while the answer echoed
+ * the original, so a dataset could be listed under a name that does not read it back.
+ */
+export function illFormedText(value: unknown, path: PropertyKey[] = []): Issue | null {
+  if (typeof value === 'string') {
+    return value.isWellFormed() ? null : { message: ILL_FORMED_TEXT, path };
+  }
+  if (Array.isArray(value)) {
+    for (const [i, item] of value.entries()) {
+      const issue = illFormedText(item, [...path, i]);
+      if (issue) return issue;
+    }
+  } else if (value !== null && typeof value === 'object' && !(value instanceof Date)) {
+    for (const [key, item] of Object.entries(value)) {
+      const keyIssue = key.isWellFormed() ? null : { message: ILL_FORMED_TEXT, path: [...path] };
+      const issue = keyIssue ?? illFormedText(item, [...path, key]);
+      if (issue) return issue;
+    }
+  }
+  return null;
+}

@@ -16,6 +16,7 @@ import { errorShapeOf, surfaceOf } from '../rest/surfaces.js';
 import { type Database, pingDatabase } from '../store/database.js';
 import { createReadCache } from '../store/readCache.js';
 import { mountApiDocs } from './apiDocs.js';
+import { isJsonMediaType, jsonBodyProblem } from './bodies.js';
 import { type CorsOrigins, corsPolicy } from './cors.js';
 import { mountExplorer } from './explorer.js';
 import { requestHostName } from './hosts.js';
@@ -144,6 +145,14 @@ function observeRequests(app: EdgeApp, { logger, metrics }: GatewayOptions, life
       if (ctx?.observed.problems.length) {
         logger?.warn({ requestId, problems: ctx.observed.problems }, 'request answered despite');
       }
+      // Every 5xx is an error of the gateway's to look at, with its request id; a client
+      // that hung up before the answer is not.
+      if (c.res.status >= 500 && !c.req.raw.signal.aborted) {
+        logger?.error(
+          { requestId, method: c.req.method, route, status: c.res.status, err: c.get('failure') },
+          'request failed',
+        );
+      }
     }
   });
 }
@@ -262,6 +271,20 @@ function guardMemoryRoutes(app: EdgeApp, options: GatewayOptions) {
       );
       await next();
     });
+    // A JSON body GraphQL cannot read (src/http/bodies.ts) is the client's mistake; its
+    // other media types are Yoga's to judge, and the REST routes that take a body declare
+    // their own check (src/rest/errorBodies.ts `jsonBody`). Without a key, 401 comes first.
+    if (path === '/graphql') {
+      app.use(path, async (c, next) => {
+        const contentType = c.req.header('content-type');
+        if (c.req.method !== 'POST' || !c.get('requestContext').auth) return next();
+        if (!isJsonMediaType(contentType)) return next();
+        const bytes = await c.req.raw.clone().arrayBuffer();
+        const problem = jsonBodyProblem(contentType, bytes, false);
+        if (problem) return edgeError(c, problem.code, problem.message);
+        await next();
+      });
+    }
     if (keyLimiter) {
       app.use(path, (c, next) => {
         const auth = c.get('requestContext').auth;
@@ -279,13 +302,22 @@ function guardMemoryRoutes(app: EdgeApp, options: GatewayOptions) {
 function serveGraphql(app: EdgeApp, options: GatewayOptions) {
   const yoga = createGraphqlYoga(options);
   const keyBeforeParsing = options.introspection === false;
-  app.on(['GET', 'POST'], '/graphql', (c) => {
+  app.on(['GET', 'POST'], '/graphql', async (c) => {
     const ctx = c.get('requestContext');
     const page = options.graphiql !== false && shouldRenderGraphiQL(c.req.raw);
     if (keyBeforeParsing && !ctx.auth && !page) {
       return edgeError(c, 'UNAUTHENTICATED', unauthenticated(ctx.authProblem).message);
     }
-    return yoga.fetch(c.req.raw, ctx);
+    const response = await yoga.fetch(c.req.raw, ctx);
+    // Yoga refuses a media type it does not read with an empty 415: say so in GraphQL's shape.
+    if (response.status === 415) {
+      return edgeError(
+        c,
+        'UNSUPPORTED_MEDIA_TYPE',
+        'Content-Type must be application/json (or application/graphql, multipart/form-data, application/x-www-form-urlencoded)',
+      );
+    }
+    return response;
   });
   return yoga;
 }
@@ -296,16 +328,15 @@ function serveGraphql(app: EdgeApp, options: GatewayOptions) {
  */
 function answerErrors(
   app: EdgeApp,
-  { logger, metrics }: GatewayOptions,
+  { metrics }: GatewayOptions,
   restNotFound: ReturnType<typeof mountRestRoutes>,
 ) {
   app.onError((error, c) => {
     const surface = surfaceOf(c.req.path);
     const masked = maskError(error);
     metrics?.errors.inc({ code: String(masked.extensions.code) });
-    if (masked.extensions.code === 'INTERNAL_SERVER_ERROR') {
-      logger?.error({ requestId: c.get('requestId'), err: error }, 'unexpected error');
-    }
+    // Logged with the request's line once it is answered (observeRequests), if a 5xx.
+    c.set('failure', error);
     if (surface) return errorResponseFor(c, surface, error);
     const code = String(masked.extensions.code);
     const status = code in ERROR_STATUS ? ERROR_STATUS[code as ErrorCode] : 500;

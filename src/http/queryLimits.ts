@@ -17,6 +17,11 @@ import type { Metrics } from './observability.js';
  * - `maxDepth`: nesting, fragments included.
  * - `maxAliases`, `maxDirectives`, `maxTokens` (graphql-armor): cheap checks on the
  *   document itself, at parse and validation time.
+ * - `maxNesting`: brackets (`{`, `[`, `(`) open at once in the document's text, checked
+ *   before it is parsed: graphql-js parses a value literal recursively, and one nested a
+ *   few thousand deep (`@skip(if: [[[...]]])`) overflows the stack before the token limit
+ *   is reached. The deepest selection allowed (`maxDepth`) with arguments and a list
+ *   value in them needs under 40.
  */
 export const QUERY_LIMITS = {
   maxCost: 20_000,
@@ -24,9 +29,57 @@ export const QUERY_LIMITS = {
   maxAliases: 15,
   maxDirectives: 30,
   maxTokens: 3000,
+  maxNesting: 64,
 } as const;
 
-export type QueryMeasure = 'cost' | 'depth' | 'aliases' | 'directives' | 'tokens';
+export type QueryMeasure = 'cost' | 'depth' | 'aliases' | 'directives' | 'tokens' | 'nesting';
+
+/**
+ * The most brackets open at once in a GraphQL document's text, strings, block strings and
+ * comments left out: one pass, no parse.
+ */
+export function nestingDepth(source: string): number {
+  let depth = 0;
+  let deepest = 0;
+  const BLOCK = '"""';
+  for (let i = 0; i < source.length; i++) {
+    const ch = source[i];
+    if (ch === '#') {
+      while (i < source.length && source[i] !== '\n' && source[i] !== '\r') i++;
+    } else if (ch === '"') {
+      if (source.startsWith(BLOCK, i)) {
+        // A block string ends at the next """ not escaped as \""".
+        i += 3;
+        while (i < source.length && !source.startsWith(BLOCK, i)) {
+          i += source.startsWith(`\\${BLOCK}`, i) ? 4 : 1;
+        }
+        i += 2;
+      } else {
+        i++;
+        while (i < source.length && source[i] !== '"' && source[i] !== '\n') {
+          i += source[i] === '\\' ? 2 : 1;
+        }
+      }
+    } else if (ch === '{' || ch === '[' || ch === '(') {
+      depth++;
+      if (depth > deepest) deepest = depth;
+    } else if (ch === '}' || ch === ']' || ch === ')') {
+      depth--;
+    }
+  }
+  return deepest;
+}
+
+/** Refuses a document nested past `maxNesting` before graphql-js parses it (and caches it). */
+const nestingLimit: Plugin<RequestContext> = {
+  onParse({ params }) {
+    const source = typeof params.source === 'string' ? params.source : params.source.body;
+    const nesting = nestingDepth(source);
+    if (nesting > QUERY_LIMITS.maxNesting) {
+      throw queryTooComplex('nesting', QUERY_LIMITS.maxNesting, nesting);
+    }
+  },
+};
 
 /**
  * A refusal: code QUERY_TOO_COMPLEX, what was measured, its value (when known) and the
@@ -135,5 +188,9 @@ export function queryLimitPlugins(options: {
     costLimit: { enabled: false },
     blockFieldSuggestion: { enabled: !options.introspection },
   });
-  return [...(armor.protect().plugins as Plugin<RequestContext>[]), costLimit(options.metrics)];
+  return [
+    nestingLimit,
+    ...(armor.protect().plugins as Plugin<RequestContext>[]),
+    costLimit(options.metrics),
+  ];
 }

@@ -8,10 +8,11 @@ import {
 import { getVariableValues } from 'graphql/execution/values.js';
 import { createYoga, type Plugin } from 'graphql-yoga';
 import { type RequestContext, unauthenticated } from '../context.js';
-import { maskError } from '../errors.js';
+import { badInput, maskError } from '../errors.js';
 import { scopesOf } from '../schema/authScopes.js';
 import { schema } from '../schema/index.js';
 import { authorizeOperation } from '../schema/operationScopes.js';
+import { describeIssues, illFormedText } from '../validation.js';
 import { isLoopbackHostName, requestHostName } from './hosts.js';
 import { type Metrics, type OperationLabels, operationLabels } from './observability.js';
 import { queryLimitPlugins } from './queryLimits.js';
@@ -144,6 +145,20 @@ const variablesCheckedFirst: Plugin<RequestContext> = {
   },
 };
 
+/**
+ * Text that could not be stored and read back as sent (a lone surrogate, from a JSON
+ * `"\ud800"` escape in the variables) is BAD_USER_INPUT naming where it is, before
+ * anything runs. Lone surrogates in the document itself are already graphql-js's syntax
+ * errors.
+ */
+const wellFormedVariables: Plugin<RequestContext> = {
+  onExecute({ args, setResultAndStopExecution }) {
+    const issue = illFormedText(args.variableValues ?? {});
+    if (issue)
+      setResultAndStopExecution({ errors: [maskError(badInput(describeIssues([issue])))] });
+  },
+};
+
 /** Rejects introspection at validation when it is turned off (production default). */
 const disableIntrospection: Plugin = {
   onValidate({ addValidationRule }) {
@@ -174,6 +189,7 @@ export function createGraphqlYoga(options: YogaOptions = {}) {
       // Then the request's variables, which the next two decide with: a malformed
       // request is BAD_USER_INPUT whatever the key may do.
       variablesCheckedFirst,
+      wellFormedVariables,
       // Then what the key may do: it learns nothing of a cost it may not run.
       authorizeBeforeExecution,
       ...queryLimitPlugins({ introspection, metrics: options.metrics }),

@@ -7,7 +7,7 @@
  */
 
 import { OpenAPIHono } from '@hono/zod-openapi';
-import type { Context } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { GatewayEnv } from '../context.js';
@@ -18,6 +18,7 @@ import {
   GENERIC_ERROR_MESSAGE,
   maskError,
 } from '../errors.js';
+import { jsonBodyProblem } from '../http/bodies.js';
 import { describeIssues } from '../validation.js';
 
 export type Surface = 'memorySoda' | 'supaCloud';
@@ -32,6 +33,7 @@ const SUPACLOUD_CODES: Record<ErrorCode, string> = {
   CONFLICT: 'conflict',
   QUERY_TOO_COMPLEX: 'bad_request',
   PAYLOAD_TOO_LARGE: 'bad_request',
+  UNSUPPORTED_MEDIA_TYPE: 'bad_request',
   REQUEST_TIMEOUT: 'bad_request',
   URI_TOO_LONG: 'bad_request',
   HEADERS_TOO_LARGE: 'bad_request',
@@ -84,8 +86,17 @@ export function errorResponse(
  */
 export function errorResponseFor(c: Context, surface: Surface, error: unknown): Response {
   if (error instanceof GatewayError) return errorResponse(c, surface, error.code, error.message);
-  // A body Hono's validator could not parse (malformed JSON) is the client's mistake.
-  if (error instanceof HTTPException && error.status === 400) {
+  // A body Hono's validator could not parse (malformed JSON), or one in a media type the
+  // route does not take, is the client's mistake.
+  if (error instanceof HTTPException && error.status === 415) {
+    return errorResponse(
+      c,
+      surface,
+      'UNSUPPORTED_MEDIA_TYPE',
+      'Content-Type must be application/json',
+    );
+  }
+  if (error instanceof HTTPException && error.status >= 400 && error.status < 500) {
     return errorResponse(c, surface, 'BAD_USER_INPUT', `body: ${error.message}`);
   }
   const masked = maskError(error);
@@ -93,6 +104,20 @@ export function errorResponseFor(c: Context, surface: Surface, error: unknown): 
   return code in ERROR_STATUS
     ? errorResponse(c, surface, code, masked.message)
     : errorResponse(c, surface, 'INTERNAL_SERVER_ERROR', GENERIC_ERROR_MESSAGE);
+}
+
+/**
+ * The check a route that takes a JSON body declares (`middleware` of its createRoute): a
+ * body in another media type or charset is a 415, one that is not UTF-8 or is nested
+ * past src/http/bodies.ts's limit a 400, in the surface's shape, before the route's own
+ * parser and validator read it.
+ */
+export function jsonBody(surface: Surface): MiddlewareHandler<GatewayEnv> {
+  return async (c, next) => {
+    const problem = jsonBodyProblem(c.req.header('content-type'), await c.req.arrayBuffer(), true);
+    if (problem) return errorResponse(c, surface, problem.code, problem.message);
+    await next();
+  };
 }
 
 /**
@@ -120,6 +145,11 @@ export function edgeResponses<Content>(content: Content) {
     408: { description: 'The request did not arrive in time (REQUEST_TIMEOUT_MS)', content },
     413: { description: 'Request body too large (BODY_LIMIT_BYTES)', content },
     414: { description: 'URL too long (at most 8192 characters)', content },
+    415: {
+      description:
+        'A request body in a media type the route does not take (routes with a body take application/json, UTF-8)',
+      content,
+    },
     429: {
       description: 'Too many requests for the key or the client address; retry after Retry-After',
       headers: {

@@ -27,7 +27,7 @@ import {
   recallFirstSchema,
   recallQuerySchema,
 } from '../schema/args.js';
-import { edgeResponses, surfaceApp } from './errorBodies.js';
+import { edgeResponses, jsonBody, surfaceApp } from './errorBodies.js';
 import {
   asOfParam,
   datasetParam,
@@ -223,6 +223,7 @@ const recall = createRoute({
   tags: [MEMORY_SODA_TAG],
   method: 'post',
   path: `${MEMORY_SODA_ROOT}/recall`,
+  middleware: [jsonBody('memorySoda')] as const,
   summary: 'Ranked recall: the live facts that best match a query, and prompt-ready context',
   description:
     'Facts live at `asOf` (default now) on both axes that share a term with `query`, best first (BM25 over stemmed words, English stop words dropped; confidence and recency break near-ties). `relevanceScore` is in (0, 1]: the fact\'s score over the best one\'s. `context` has one line per returned fact, in the same order. An unknown dataset answers `{ "facts": [], "context": "" }`. Needs the read scope.',

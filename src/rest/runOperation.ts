@@ -2,10 +2,11 @@ import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import type { DocumentNode } from 'graphql';
 import { type CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit';
 import type { RequestContext } from '../context.js';
-import { ERROR_STATUS, type ErrorCode, GatewayError, maskError } from '../errors.js';
+import { badInput, ERROR_STATUS, type ErrorCode, GatewayError, maskError } from '../errors.js';
 import { scopesOf } from '../schema/authScopes.js';
 import { schema } from '../schema/index.js';
 import { authorizeOperation } from '../schema/operationScopes.js';
+import { describeIssues, illFormedText } from '../validation.js';
 
 /**
  * Runs one of the REST adapters' named operations on the gateway's executable schema,
@@ -23,6 +24,9 @@ export async function runOperation<TResult, TVariables extends Record<string, un
   document: TypedDocumentNode<TResult, TVariables>,
   variables: TVariables,
 ): Promise<TResult> {
+  // Text that would not read back as sent (src/validation.ts): the route's own input.
+  const illFormed = illFormedText(variables);
+  if (illFormed) throw badInput(describeIssues([illFormed]));
   const refusal = authorizeOperation(schema, document, { variables }, scopesOf(ctx), {
     fields: false,
   });

@@ -14,7 +14,7 @@ import {
   type StoredDocument,
 } from '../store/documents.js';
 import type { Tenant } from '../store/tenant.js';
-import { describeIssues } from '../validation.js';
+import { describeIssues, illFormedText } from '../validation.js';
 
 /**
  * The JSONL import/export format: one JSON object a line, with `"type"` one of `entity`,
@@ -183,6 +183,11 @@ export function parseImportFile(
       json = JSON.parse(raw);
     } catch (error) {
       errors.push({ line: lineNo, message: `not valid JSON (${(error as Error).message})` });
+      continue;
+    }
+    const illFormed = illFormedText(json);
+    if (illFormed) {
+      errors.push({ line: lineNo, message: describeIssues([illFormed]) });
       continue;
     }
     const parsed = line.safeParse(json);

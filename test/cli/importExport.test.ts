@@ -362,12 +362,13 @@ describe('npm run import: validation', () => {
       '', // 12: blank, skipped
       { ...fact, object: 'other' }, // 13: same id as line 9, other content
       fact, // 14: an exact repeat is fine
+      { ...fact, factId: id(908), object: 'tea \ud800' }, // 15: a lone surrogate
     ]);
     const result = await cli('import', MAIN_DB, file, '--workspace', 'bad ws');
     expect(result.code).toBe(2);
     expect(result.stdout).toBe('');
     const lines = result.stderr.trimEnd().split('\n');
-    expect(lines[0]).toBe(`${file} has 10 bad line(s); nothing was imported.`);
+    expect(lines[0]).toBe(`${file} has 11 bad line(s); nothing was imported.`);
     const reasons = lines.slice(1);
     const expected: [number, RegExp][] = [
       [2, /^line 2: not valid JSON/],
@@ -380,6 +381,7 @@ describe('npm run import: validation', () => {
       [10, /^line 10: .*colour/],
       [11, /^line 11: validAt: not an ISO 8601 date .*"2026-02-30"/],
       [13, /^line 13: repeats the fact of line 9 with other content$/],
+      [15, /^line 15: object: must be valid Unicode text/],
     ];
     expect(reasons).toHaveLength(expected.length);
     for (const [i, [, pattern]] of expected.entries()) expect(reasons[i]).toMatch(pattern);
