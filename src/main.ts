@@ -51,7 +51,8 @@ async function main(): Promise<void> {
     ...(store.embedded && config.ALLOWED_HOSTS !== '*'
       ? { allowedHosts: config.ALLOWED_HOSTS }
       : {}),
-    ...(devKey ? { developmentKey: devKey } : {}),
+    // Never in production, whatever the store: a page that carries a key is a development aid.
+    ...(devKey && config.NODE_ENV !== 'production' ? { developmentKey: devKey } : {}),
   });
   const server = listen(
     gateway.fetch,

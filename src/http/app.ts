@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { getConnInfo } from '@hono/node-server/conninfo';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { shouldRenderGraphiQL } from 'graphql-yoga';
 import type { Context } from 'hono';
@@ -19,10 +18,11 @@ import { mountApiDocs } from './apiDocs.js';
 import { isJsonMediaType, jsonBodyProblem } from './bodies.js';
 import { type CorsOrigins, corsPolicy } from './cors.js';
 import { mountExplorer } from './explorer.js';
-import { requestHostName } from './hosts.js';
+import { graphiqlPage, mountGraphiql } from './graphiql.js';
+import { peerAddress, requestHostName } from './hosts.js';
 import type { Metrics } from './observability.js';
 import { setResponseHeader } from './responseHeaders.js';
-import { createGraphqlYoga, type YogaOptions } from './yoga.js';
+import { createGraphqlYoga, DEFAULT_QUERY, type YogaOptions } from './yoga.js';
 
 export interface GatewayOptions extends YogaOptions {
   database: Database;
@@ -50,6 +50,9 @@ export interface GatewayOptions extends YogaOptions {
   allowedHosts?: readonly string[];
 }
 
+/** The pages the gateway serves, with their assets (`/docs/*` also matches `/docs`). */
+const PAGE_PATHS = ['/graphiql/*', '/docs/*', '/explorer/*'];
+
 /** Longest path and query accepted (414 past it); Node refuses more than 16 KiB of headers itself (431). */
 export const MAX_URL_LENGTH = 8192;
 
@@ -61,13 +64,7 @@ function edgeError(c: Context, code: ErrorCode, message: string): Response {
   return errorResponse(c, errorShapeOf(c.req.path), code, message);
 }
 
-function clientAddress(c: Context): string {
-  try {
-    return getConnInfo(c).remote.address ?? 'unknown';
-  } catch {
-    return 'in-process';
-  }
-}
+const clientAddress = (c: Context): string => peerAddress(c) ?? 'in-process';
 
 type EdgeApp = OpenAPIHono<GatewayEnv>;
 interface Lifecycle {
@@ -93,6 +90,7 @@ export function createGateway(options: GatewayOptions) {
   const restNotFound = mountRestRoutes(app);
   mountApiDocs(app);
   mountExplorer(app, options);
+  mountGraphiql(app, options);
   const yoga = serveGraphql(app, options);
   answerErrors(app, options, restNotFound);
   return {
@@ -229,6 +227,14 @@ function guardMemoryRoutes(app: EdgeApp, options: GatewayOptions) {
     await next();
   }
 
+  // The pages and their assets (GraphiQL's page is GET /graphql, below) count against the
+  // client address's limit too: loading them costs more bytes than any API answer.
+  if (addressLimiter) {
+    for (const path of PAGE_PATHS) {
+      app.use(path, (c, next) => rateLimited(c, next, addressLimiter, clientAddress(c)));
+    }
+  }
+
   const cors = corsPolicy(options.corsOrigins ?? []);
   for (const path of ['/graphql', ...REST_PATHS]) {
     app.use(path, cors);
@@ -307,6 +313,12 @@ function serveGraphql(app: EdgeApp, options: GatewayOptions) {
     const page = options.graphiql !== false && shouldRenderGraphiQL(c.req.raw);
     if (keyBeforeParsing && !ctx.auth && !page) {
       return edgeError(c, 'UNAUTHENTICATED', unauthenticated(ctx.authProblem).message);
+    }
+    if (page) {
+      return graphiqlPage(c, {
+        developmentKey: options.developmentKey,
+        defaultQuery: DEFAULT_QUERY,
+      });
     }
     const response = await yoga.fetch(c.req.raw, ctx);
     // Yoga refuses a media type it does not read with an empty 415: say so in GraphQL's shape.

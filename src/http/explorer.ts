@@ -3,14 +3,14 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { GatewayEnv } from '../context.js';
 import { errorResponse } from '../rest/errorBodies.js';
-import { isLoopbackHostName, requestHostName } from './hosts.js';
+import { developmentKeyFor } from './hosts.js';
 
 /**
  * The memory explorer: a page at /explorer and its two bundled assets, built by
  * `npm run build` into explorer/build (scripts/buildExplorer.ts). The page is a client of
  * the public GraphQL API like any other and holds no secret, except on the embedded
- * store: asked for through a loopback host, it carries the development key, under
- * GraphiQL's rule (src/http/yoga.ts). Its Content-Security-Policy lets it load and call
+ * store: asked for through a loopback host from a loopback peer, it carries the
+ * development key (src/http/hosts.ts `developmentKeyFor`, GraphiQL's rule too). Its Content-Security-Policy lets it load and call
  * nothing but this gateway.
  */
 export const EXPLORER_PATH = '/explorer';
@@ -65,11 +65,7 @@ export function mountExplorer(app: OpenAPIHono<GatewayEnv>, options: ExplorerOpt
   });
   app.get(EXPLORER_PATH, async (c) => {
     if (!(await isBuilt())) return notBuilt(c);
-    const key =
-      options.developmentKey && isLoopbackHostName(requestHostName(c.req.raw))
-        ? options.developmentKey
-        : null;
-    return c.html(explorerPage(key), 200, PAGE_HEADERS);
+    return c.html(explorerPage(developmentKeyFor(c, options.developmentKey)), 200, PAGE_HEADERS);
   });
 }
 

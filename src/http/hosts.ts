@@ -1,8 +1,12 @@
+import { getConnInfo } from '@hono/node-server/conninfo';
+import type { Context } from 'hono';
+
 /**
- * Host names, for two rules of the embedded (development) mode:
+ * Host names and peers, for two rules of the embedded (development) mode:
  * - requests whose `Host` is not an allowed host are refused (ALLOWED_HOSTS), so a web
  *   page cannot reach the gateway through a DNS name it rebinds to 127.0.0.1;
- * - GraphiQL prefills the development key only for a loopback `Host`.
+ * - the pages that can carry the development key (GraphiQL, the explorer) carry it only
+ *   to a loopback `Host` from a loopback peer (`developmentKeyFor`).
  */
 
 /** The names every embedded gateway answers to: the loopback ones. */
@@ -40,4 +44,32 @@ export function isLoopbackHostName(name: string): boolean {
     name === '[::1]' ||
     /^127(\.\d{1,3}){3}$/.test(name)
   );
+}
+
+/** The client's address as the socket tells it, or null (a request made in-process). */
+export function peerAddress(c: Context): string | null {
+  try {
+    return getConnInfo(c).remote.address ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/** 127.0.0.0/8 and ::1, also as IPv4-mapped IPv6 addresses. */
+export function isLoopbackAddress(address: string | null): boolean {
+  if (!address) return false;
+  const v4 = address.startsWith('::ffff:') ? address.slice(7) : address;
+  return v4 === '::1' || /^127(\.\d{1,3}){3}$/.test(v4);
+}
+
+/**
+ * The development key a page may carry: only to a loopback `Host` and from a loopback
+ * peer (a request naming `Host: localhost` from elsewhere, such as an absolute-form
+ * request through a proxy, gets none). The gateway is given no key at all with
+ * NODE_ENV=production (src/main.ts).
+ */
+export function developmentKeyFor(c: Context, key: string | undefined): string | null {
+  if (!key) return null;
+  if (!isLoopbackHostName(requestHostName(c.req.raw))) return null;
+  return isLoopbackAddress(peerAddress(c)) ? key : null;
 }

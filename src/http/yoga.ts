@@ -13,14 +13,13 @@ import { scopesOf } from '../schema/authScopes.js';
 import { schema } from '../schema/index.js';
 import { authorizeOperation } from '../schema/operationScopes.js';
 import { describeIssues, illFormedText } from '../validation.js';
-import { isLoopbackHostName, requestHostName } from './hosts.js';
 import { type Metrics, type OperationLabels, operationLabels } from './observability.js';
 import { queryLimitPlugins } from './queryLimits.js';
 
 export interface YogaOptions {
   /**
-   * The development key (embedded mode only): GraphiQL's headers editor is prefilled with
-   * it when the page is asked for through a loopback Host name, and never otherwise.
+   * The development key (embedded mode only): the GraphiQL and explorer pages carry it
+   * under src/http/hosts.ts's rule, and never otherwise.
    */
   developmentKey?: string;
   /** GraphiQL on GET /graphql from a browser (default on). */
@@ -205,21 +204,8 @@ export function createGraphqlYoga(options: YogaOptions = {}) {
         },
       ),
     ],
-    // Loaded on the first GraphiQL page, not at start: its inlined assets hold about
-    // 75 MB of memory, which a production gateway (GraphiQL off) never needs.
-    renderGraphiQL: async (graphiqlOptions) =>
-      (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(graphiqlOptions),
-    graphiql:
-      options.graphiql === false
-        ? false
-        : (request) => ({
-            title: 'Memory gateway GraphiQL',
-            headers:
-              options.developmentKey && isLoopbackHostName(requestHostName(request))
-                ? JSON.stringify({ Authorization: `Bearer ${options.developmentKey}` }, null, 2)
-                : undefined,
-            defaultQuery: DEFAULT_QUERY,
-          }),
+    // GraphiQL's page is the edge's (src/http/graphiql.ts), with its own assets and policy.
+    graphiql: false,
   });
 }
 

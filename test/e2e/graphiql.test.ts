@@ -13,7 +13,8 @@ import { closeServer, listenOnLoopback } from '../helpers/listener.js';
  * real listener on loopback. Every request that is not
  * for the test server is aborted and recorded, and the browser cannot resolve any host
  * name, so a passing run proves the page works with no internet access: its JS, CSS and
- * Monaco workers are all served inline by the gateway itself.
+ * Monaco workers are all served by the gateway itself, under a policy that allows nothing
+ * else. A page on another origin cannot frame it.
  *
  * Deliberately no skip: without Chromium this file fails.
  */
@@ -41,6 +42,7 @@ const foreignRequests: string[] = [];
 /** Every request the browser context made, as seen by Playwright. */
 const allRequests: string[] = [];
 const pageErrors: string[] = [];
+const consoleMessages: string[] = [];
 
 function isLocal(url: string): boolean {
   const u = new URL(url);
@@ -87,6 +89,7 @@ describe('GraphiQL in a browser, offline', () => {
       const page = await context.newPage();
       page.setDefaultTimeout(PAGE_TIMEOUT);
       page.on('pageerror', (error) => pageErrors.push(error.message));
+      page.on('console', (message) => consoleMessages.push(message.text()));
       await page.route('**/*', (route) => {
         const url = route.request().url();
         if (isLocal(url)) return route.continue();
@@ -94,25 +97,23 @@ describe('GraphiQL in a browser, offline', () => {
         return route.abort('internetdisconnected');
       });
 
-      // A normal navigation (Accept: text/html); GraphiQL reads ?query= on load.
-      const response = await page.goto(`${origin}/graphql?query=${encodeURIComponent(QUERY)}`, {
+      // Opened plainly (a normal navigation, Accept: text/html), the page carries the key in
+      // the headers editor, and its default query runs with it.
+      const response = await page.goto(`${origin}/graphql`, {
         waitUntil: 'load',
         timeout: PAGE_TIMEOUT,
       });
       expect(response?.status()).toBe(200);
       expect(response?.headers()['content-type']).toMatch(/text\/html/);
+      expect(response?.headers()['content-security-policy']).toContain("frame-ancestors 'none'");
       await expect
         .poll(() => page.title(), { timeout: PAGE_TIMEOUT })
         .toBe('Memory gateway GraphiQL');
-
-      // The query editor has rendered, with the query from the URL.
       const queryEditor = '.graphiql-query-editor';
       await page.locator(`${queryEditor} .view-lines`).first().waitFor({ state: 'visible' });
       await expect
         .poll(() => editorText(page, queryEditor), { timeout: PAGE_TIMEOUT })
         .toContain('dataset(name: "user_42")');
-
-      // The headers editor is prefilled with the key.
       await page.getByRole('button', { name: 'Headers' }).click();
       // The tool pane holds both editors; the variables one is hidden.
       const headersEditor = '.graphiql-editor-tool .graphiql-editor:not(.hidden)';
@@ -136,16 +137,32 @@ describe('GraphiQL in a browser, offline', () => {
         errors?: unknown[];
       };
       expect(body.errors).toBeUndefined();
+      // The default query: the facts live now, three until 2035.
       expect(body.data?.dataset.facts.totalCount).toBe(3);
 
       // The response pane shows the data.
       const responsePane = '.graphiql-response';
       await expect
         .poll(() => editorText(page, responsePane), { timeout: PAGE_TIMEOUT })
-        .toContain('toyota corolla hybrid');
+        .toContain('"totalCount": 3');
       const shown = await editorText(page, responsePane);
-      expect(shown).toContain('"totalCount": 3');
       expect(shown).not.toContain('"errors"');
+
+      // A link that preloads an operation (GraphiQL reads ?query= on load), in the same
+      // browser: the operation is shown, and the key is not there, so nothing runs with the
+      // key that its user has not put there.
+      const linked = await page.goto(`${origin}/graphql?query=${encodeURIComponent(QUERY)}`, {
+        waitUntil: 'load',
+        timeout: PAGE_TIMEOUT,
+      });
+      expect(linked?.status()).toBe(200);
+      await page.locator(`${queryEditor} .view-lines`).first().waitFor({ state: 'visible' });
+      await expect
+        .poll(() => editorText(page, queryEditor), { timeout: PAGE_TIMEOUT })
+        .toContain('asOf: "2026-10-01T00:00:00Z"');
+      await page.getByRole('button', { name: 'Headers' }).click();
+      await page.locator(`${headersEditor} .view-lines`).first().waitFor({ state: 'visible' });
+      expect(await editorText(page, headersEditor)).not.toContain(key);
 
       if (process.env.GRAPHIQL_SCREENSHOT) {
         await page.screenshot({ path: process.env.GRAPHIQL_SCREENSHOT, fullPage: true });
@@ -157,8 +174,45 @@ describe('GraphiQL in a browser, offline', () => {
       expect(foreign).toEqual([]);
       expect(allRequests.length).toBeGreaterThan(0);
       expect(pageErrors).toEqual([]);
+      // Its policy let it do everything it does: no violation reported.
+      expect(consoleMessages.filter((m) => /Content Security Policy/i.test(m))).toEqual([]);
+      // Its assets are files of their own, under a versioned path.
+      expect(allRequests.some((r) => r.includes('/graphiql/assets/'))).toBe(true);
     } finally {
       await context.close();
     }
   }, 180_000);
+
+  it('cannot be framed by a page of another origin: the frame stays empty, nothing runs', async () => {
+    const attacker = await listenOnLoopback(
+      () =>
+        new Response(
+          `<!doctype html><html><body><iframe id="f" src="${origin}/graphql?query=${encodeURIComponent('mutation { eraseDataset(name: "user_42") { facts } }')}" width="900" height="700"></iframe></body></html>`,
+          { headers: { 'content-type': 'text/html' } },
+        ),
+    );
+    browser ??= await launchChromium(['--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1']);
+    const context = await browser.newContext();
+    const seen: string[] = [];
+    try {
+      context.on('request', (request) => seen.push(`${request.method()} ${request.url()}`));
+      const page = await context.newPage();
+      const messages: string[] = [];
+      page.on('console', (message) => messages.push(message.text()));
+      await page.goto(attacker.origin, { waitUntil: 'load', timeout: PAGE_TIMEOUT });
+      // Chromium fetched the framed document and refused to show it.
+      await expect
+        .poll(() => seen.some((r) => r.startsWith(`GET ${origin}/graphql?`)), {
+          timeout: PAGE_TIMEOUT,
+        })
+        .toBe(true);
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      expect(seen.filter((r) => r.includes('/graphiql/assets/'))).toEqual([]);
+      expect(seen.filter((r) => r.startsWith(`POST ${origin}`))).toEqual([]);
+      expect(messages.join('\n')).toMatch(/frame-ancestors 'none'|Refused to (display|frame)/);
+    } finally {
+      await context.close();
+      await closeServer(attacker.server);
+    }
+  }, 120_000);
 });

@@ -20,8 +20,11 @@ beforeAll(async () => {
   withKey = createGateway({ database: t.database, developmentKey: DEVELOPMENT_KEY });
 });
 
+/** The page for `host`, from a loopback peer (the socket's address, as a local browser's). */
 const page = (gateway: ReturnType<typeof createGateway>, host: string) =>
-  gateway.fetch(new Request(`http://${host}/explorer`, { headers: { accept: 'text/html' } }));
+  gateway.fetch(new Request(`http://${host}/explorer`, { headers: { accept: 'text/html' } }), {
+    incoming: { socket: { remoteAddress: '127.0.0.1' } },
+  });
 
 /** The JSON the page hands the script. */
 async function pageConfig(response: Response): Promise<{ developmentKey: string | null }> {
@@ -50,7 +53,7 @@ describe('/explorer', () => {
     expect(await pageConfig(response)).toEqual({ developmentKey: null });
   });
 
-  it('prefills the development key for a loopback Host only, like GraphiQL', async () => {
+  it('prefills the development key for a loopback Host (from a loopback peer) only, like GraphiQL', async () => {
     for (const host of ['127.0.0.1:4000', 'localhost:4000', '[::1]:4000']) {
       expect(await pageConfig(await page(withKey, host)), host).toEqual({
         developmentKey: DEVELOPMENT_KEY,

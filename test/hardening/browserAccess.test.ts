@@ -22,13 +22,19 @@ beforeAll(async () => {
   key = await t.key('acme', ['read', 'write']);
 });
 
+/**
+ * The gateway over the test database, fetched in-process; `peer` is the client address the
+ * socket would report (absent: a request made in-process, no socket at all).
+ */
 function gatewayWith(options: Partial<GatewayOptions>) {
   const gateway = createGateway({ database: t.database, ...options });
-  return (url: string, init: RequestInit & { key?: string | null } = {}) => {
+  return (url: string, init: RequestInit & { key?: string | null; peer?: string } = {}) => {
     const headers = new Headers(init.headers);
     if (init.key) headers.set('authorization', `Bearer ${init.key}`);
+    const env = init.peer ? { incoming: { socket: { remoteAddress: init.peer } } } : undefined;
     return gateway.fetch(
       new Request(url.startsWith('http') ? url : `http://gateway.test${url}`, { ...init, headers }),
+      env,
     );
   };
 }
@@ -201,17 +207,127 @@ describe('embedded mode: allowed hosts and the development key', () => {
     }
   });
 
-  it('GraphiQL prefills the development key only on a loopback Host', async () => {
+  it('GraphiQL and the explorer carry the development key only to a loopback Host from a loopback peer', async () => {
     const fetch = gatewayWith({ developmentKey });
-    for (const host of ['127.0.0.1:3004', 'localhost:3004', '[::1]:3004', '127.0.0.2']) {
-      const page = await fetch(`http://${host}/graphql`, { headers: { accept: 'text/html' } });
-      expect(await page.text(), host).toContain(developmentKey);
+    const html = { accept: 'text/html' };
+    for (const path of ['/graphql', '/explorer']) {
+      for (const host of ['127.0.0.1:3004', 'localhost:3004', '[::1]:3004', '127.0.0.2']) {
+        for (const peer of ['127.0.0.1', '::1', '::ffff:127.0.0.1']) {
+          const page = await fetch(`http://${host}${path}`, { headers: html, peer });
+          expect(await page.text(), `${path} ${host} from ${peer}`).toContain(developmentKey);
+        }
+      }
+      // A loopback Host named by a client elsewhere (an absolute-form request, a proxy), a
+      // request with no socket, or another Host: no key.
+      for (const peer of ['10.0.0.5', '192.168.1.20', '::ffff:10.0.0.5', undefined]) {
+        const page = await fetch(`http://localhost:3004${path}`, { headers: html, peer });
+        expect(page.status).toBe(200);
+        expect(await page.text(), `${path} from ${peer}`).not.toContain(developmentKey);
+      }
+      for (const host of ['gateway.test', 'devbox.local:3004', '10.0.0.5']) {
+        const page = await fetch(`http://${host}${path}`, { headers: html, peer: '127.0.0.1' });
+        expect(page.status).toBe(200);
+        expect(await page.text(), host).not.toContain(developmentKey);
+      }
     }
-    for (const host of ['gateway.test', 'devbox.local:3004', '10.0.0.5']) {
-      const page = await fetch(`http://${host}/graphql`, { headers: { accept: 'text/html' } });
+  });
+
+  it('GraphiQL opened with an operation (or headers) in its URL carries no key', async () => {
+    const fetch = gatewayWith({ developmentKey });
+    const mutation = encodeURIComponent(
+      'mutation { pinMemory(dataset: "x", memoryId: "y") { version } }',
+    );
+    for (const search of [
+      `query=${mutation}`,
+      `variables=${encodeURIComponent('{}')}`,
+      'headers=%7B%7D',
+      'operationName=Pin',
+      'extensions=%7B%7D',
+    ]) {
+      const page = await fetch(`http://127.0.0.1:3004/graphql?${search}`, {
+        headers: { accept: 'text/html' },
+        peer: '127.0.0.1',
+      });
       expect(page.status).toBe(200);
-      expect(await page.text(), host).not.toContain(developmentKey);
+      expect(await page.text(), search).not.toContain(developmentKey);
     }
+  });
+});
+
+describe('the pages: never framed, their assets cached and small', () => {
+  it('GraphiQL, the API docs and the explorer refuse framing, sniffing and other origins', async () => {
+    const fetch = gatewayWith({});
+    for (const path of ['/graphql', '/docs', '/explorer']) {
+      const page = await fetch(path, { headers: { accept: 'text/html' } });
+      expect(page.status, path).toBe(200);
+      const policy = page.headers.get('content-security-policy') ?? '';
+      for (const directive of [
+        "default-src 'none'",
+        "script-src 'self'",
+        "frame-ancestors 'none'",
+      ]) {
+        expect(policy, path).toContain(directive);
+      }
+      expect(page.headers.get('x-frame-options'), path).toBe('DENY');
+      expect(page.headers.get('x-content-type-options'), path).toBe('nosniff');
+      // No inline script for the policy to allow: every <script> has a src or holds data.
+      const html = await page.text();
+      for (const tag of html.match(/<script[^>]*>/g) ?? []) {
+        expect(tag, path).toMatch(/ src="|type="application\/json"/);
+      }
+    }
+  });
+
+  it('GraphiQL’s page is small and its assets are compressed, cacheable files with an ETag', async () => {
+    const fetch = gatewayWith({});
+    const page = await fetch('/graphql', { headers: { accept: 'text/html' } });
+    const html = await page.text();
+    expect(html.length).toBeLessThan(4096);
+    expect(page.headers.get('cache-control')).toBe('no-store');
+    const sources = [...html.matchAll(/(?:src|href)="(\/graphiql\/assets\/[^"]+)"/g)].map(
+      (m) => m[1]!,
+    );
+    expect(sources.length).toBeGreaterThanOrEqual(3);
+    const config = JSON.parse(/id="graphiql-config">(.*?)<\/script>/s.exec(html)![1]!);
+    const workers = ['editor.worker.js', 'json.worker.js', 'graphql.worker.js'].map(
+      (f) => `${config.assets}/${f}`,
+    );
+    let plain = 0;
+    let sent = 0;
+    for (const asset of [...sources, ...workers]) {
+      const full = await fetch(asset);
+      expect(full.status, asset).toBe(200);
+      plain += (await full.arrayBuffer()).byteLength;
+      const zipped = await fetch(asset, { headers: { 'accept-encoding': 'gzip, br' } });
+      expect(zipped.headers.get('content-encoding'), asset).toBe('gzip');
+      expect(zipped.headers.get('cache-control'), asset).toContain('immutable');
+      const etag = zipped.headers.get('etag');
+      expect(etag, asset).toMatch(/^"[\w-]+"$/);
+      sent += (await zipped.arrayBuffer()).byteLength;
+      const again = await fetch(asset, { headers: { 'if-none-match': etag! } });
+      expect(again.status, asset).toBe(304);
+      expect((await again.arrayBuffer()).byteLength).toBe(0);
+    }
+    // Yoga's page inlined about 9 MB; compressed, a first load sends a third or less.
+    expect(plain).toBeGreaterThan(5_000_000);
+    expect(sent).toBeLessThan(plain / 3);
+    expect((await fetch('/graphiql/assets/nope.js')).status).toBe(404);
+  });
+
+  it('page and asset loads count against the client address’s rate limit', async () => {
+    const fetch = gatewayWith({ rateLimitPerAddressPerMinute: 3 });
+    const statuses: number[] = [];
+    for (const path of [
+      '/graphql',
+      '/docs',
+      '/explorer/assets/explorer.css',
+      '/docs/assets/docs.js',
+    ]) {
+      const response = await fetch(path, { headers: { accept: 'text/html' }, peer: '10.9.8.7' });
+      statuses.push(response.status);
+    }
+    expect(statuses.slice(0, 3)).toEqual([200, 200, 200]);
+    expect(statuses[3]).toBe(429);
   });
 });
 

@@ -121,13 +121,17 @@ describe('/docs', () => {
     const html = await page.text();
     const sources = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!);
     expect(sources.length).toBeGreaterThanOrEqual(2);
+    let script = '';
     for (const source of sources) {
       expect(source.startsWith('/')).toBe(true);
       const asset = await t.request(source);
       expect(asset.status, source).toBe(200);
-      expect((await asset.text()).length).toBeGreaterThan(1000);
+      const text = await asset.text();
+      // Swagger UI's files, and the page's own start script.
+      if (source.endsWith('/docs.js')) script = text;
+      else expect(text.length).toBeGreaterThan(1000);
     }
     expect(html).not.toMatch(/https?:\/\//);
-    expect(html).toContain("url: '/openapi.json'");
+    expect(script).toContain("url: '/openapi.json'");
   });
 });
