@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { type Document, type Filter, MongoClient } from 'mongodb';
 import { stemmer } from 'stemmer';
 import { eng } from 'stopword';
+import { exitOnHelp } from '../src/cli/help.js';
 
 /**
  * The benchmark's baseline: the least a server can do to answer the gateway's REST
@@ -23,6 +24,8 @@ import { eng } from 'stopword';
  * Environment: MONGODB_URI, MONGODB_DB, BASELINE_WORKSPACE_ID, PORT (0 = a free one),
  * HOST (127.0.0.1). Prints `Baseline listening on http://...` once ready.
  */
+
+exitOnHelp(import.meta.url);
 
 const stats = { requests: 0, commands: 0 };
 

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { MongoClient } from 'mongodb';
+import { exitOnHelp } from '../src/cli/help.js';
 import { type RunningFerretDb, startFerretDb } from '../src/embedded/ferretdb.js';
 import { openDatabase } from '../src/store/database.js';
 import { createApiKey } from '../src/store/workspaces.js';
@@ -51,6 +52,8 @@ import {
  * and summarizes the profile's top frames over the measured rounds (the CPU figures are
  * then inflated by the profiler: use it to look, not to score).
  */
+
+exitOnHelp(import.meta.url);
 
 const { values } = parseArgs({
   options: {

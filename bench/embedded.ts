@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { exitOnHelp } from '../src/cli/help.js';
 import { DEMO_DATASET, loadDemoDataset } from '../src/demo/seed.js';
 import { startFerretDb } from '../src/embedded/ferretdb.js';
 import { createGateway } from '../src/http/app.js';
@@ -28,6 +29,8 @@ import { median, procCpuSeconds, round1 } from './measure.js';
  *
  * docs/PERFORMANCE.md ("The embedded store's curve") records a run and what it means.
  */
+
+exitOnHelp(import.meta.url);
 
 const { values } = parseArgs({
   options: {

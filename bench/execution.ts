@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type DocumentNode, execute } from 'graphql';
 import { type CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit';
+import { exitOnHelp } from '../src/cli/help.js';
 import { createRequestContext } from '../src/context.js';
 import { type RunningFerretDb, startFerretDb } from '../src/embedded/ferretdb.js';
 import {
@@ -30,6 +31,8 @@ import { SIZES, seedDataset } from './generate.js';
  * Node process's CPU per operation is compared (the database work is the same on every
  * side; FerretDB's CPU is another process's).
  */
+exitOnHelp(import.meta.url);
+
 const { values } = parseArgs({
   options: {
     rounds: { type: 'string', default: '6' },
@@ -64,7 +67,7 @@ try {
     {
       name: 'entity facts (hub entity)',
       document: MemorySodaEntityFactsDocument,
-      variables: { dataset, name: generated.probes.hubEntity },
+      variables: { dataset, name: generated.probes.hubEntity, first: 1000 },
     },
     { name: 'entities (all)', document: MemorySodaListEntitiesDocument, variables: { dataset } },
     { name: 'memories (all)', document: SupaCloudListMemoriesDocument, variables: {} },

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Page } from 'playwright-core';
 import { buildExplorer } from '../scripts/buildExplorer.ts';
+import { exitOnHelp } from '../src/cli/help.js';
 import { DEMO_DATASET, loadDemoDataset } from '../src/demo/seed.js';
 import { startFerretDb } from '../src/embedded/ferretdb.js';
 import { createGateway } from '../src/http/app.js';
@@ -28,6 +29,8 @@ import { median, round1 } from './measure.js';
  *
  * docs/PERFORMANCE.md ("The memory explorer") records a run.
  */
+
+exitOnHelp(import.meta.url);
 
 const { values } = parseArgs({
   options: {

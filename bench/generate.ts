@@ -3,6 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { exitOnHelp } from '../src/cli/help.js';
 import type { Collections } from '../src/store/database.js';
 import { type ImportOutcome, importJsonl } from '../src/transfer/importJsonl.js';
 
@@ -473,6 +474,7 @@ export async function seedDataset(
 
 const isMain = process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href;
 if (isMain) {
+  exitOnHelp(import.meta.url);
   const { values } = parseArgs({
     options: {
       size: { type: 'string', default: 'quick' },

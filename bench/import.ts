@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { BSON, type Collection, type Document } from 'mongodb';
+import { exitOnHelp } from '../src/cli/help.js';
 import { type RunningFerretDb, startFerretDb } from '../src/embedded/ferretdb.js';
 import { BATCH_SIZE } from '../src/store/bulk.js';
 import { type Collections, type Database, openDatabase } from '../src/store/database.js';
@@ -60,6 +61,8 @@ import {
  * --cpu-prof samples this process (V8 inspector) during the timed rounds of each side and
  * adds a summary of each side's profile (the profiler slows both sides: look, don't score).
  */
+
+exitOnHelp(import.meta.url);
 
 const { values } = parseArgs({
   options: {

@@ -107,8 +107,19 @@ const schema = z.object({
   KEEP_ALIVE_TIMEOUT_MS: wholeNumber(1000, 600_000).default(5_000),
   /** Largest request body accepted, in bytes. */
   BODY_LIMIT_BYTES: wholeNumber(1024, 100 * 1024 * 1024).default(1024 * 1024),
-  /** How long a database operation (or reaching the database) may take before a 503. */
+  /**
+   * How long a request may spend on the database in all (reads carry what is left as
+   * maxTimeMS), and how long reaching it may take, before a 503.
+   */
   DB_TIMEOUT_MS: wholeNumber(100, 120_000).default(5000),
+  /**
+   * Requests of one workspace that run at once in a gateway process; 0 turns it off.
+   * Default 2 on the embedded store (one heavy query takes most of two cores there), 16 on
+   * MongoDB (src/main.ts).
+   */
+  WORKSPACE_CONCURRENCY: wholeNumber(0, 10_000).optional(),
+  /** Requests of one workspace that may wait for a slot (the rest: 429). */
+  WORKSPACE_QUEUE: wholeNumber(0, 100_000).default(32),
   /**
    * How long a verified API key, and a dataset's existence, are remembered per process;
    * 0 turns it off. See src/store/readCache.ts for what a few seconds of memory costs.

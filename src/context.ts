@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { GatewayError } from './errors.js';
 import { type BatchObserver, createLoaders, type Loaders } from './loaders.js';
 import type { Collections } from './store/database.js';
+import { withDeadline } from './store/deadline.js';
 import type { ReadCache } from './store/readCache.js';
 import type { Tenant } from './store/tenant.js';
 import { type AuthenticatedKey, authenticateApiKey } from './store/workspaces.js';
@@ -14,7 +15,13 @@ export interface RequestContext {
   requestId: string;
   /** One instant for the whole request, so "now" means the same thing in every resolver. */
   now: Date;
+  /**
+   * The store, bounded by the request's database time (store/deadline.ts): every read
+   * carries the time the request has left, nothing is sent once it is up.
+   */
   store: Collections;
+  /** When the request's database time ends (a `performance.now()` instant). */
+  deadline: number;
   /** The gateway's short memory of verified keys and existing datasets (null: off). */
   readCache: ReadCache | null;
   /** The key's workspace and scopes; null when no valid key was sent. */
@@ -50,26 +57,34 @@ export async function createRequestContext(
     requestId?: string;
     /** The request's instant, read once from the gateway's clock. */
     now: Date;
+    /** How long the request may spend on the database in all (DB_TIMEOUT_MS; absent: unbounded). */
+    dbTimeoutMs?: number;
     onBatch?: BatchObserver;
     readCache?: ReadCache | null;
   },
 ): Promise<RequestContext> {
   const readCache = options.readCache ?? null;
+  const deadline =
+    options.dbTimeoutMs === undefined
+      ? Number.POSITIVE_INFINITY
+      : performance.now() + options.dbTimeoutMs;
+  const bounded = Number.isFinite(deadline) ? withDeadline(store, deadline) : store;
   const header = request.headers.get('authorization');
   const key = header ? BEARER.exec(header)?.[1] : undefined;
-  const auth = key ? await authenticateApiKey(store, key, readCache) : null;
+  const auth = key ? await authenticateApiKey(bounded, key, readCache) : null;
   const { now } = options;
   let loaders: Loaders | null = null;
   return {
     requestId: options.requestId ?? randomUUID(),
     now,
-    store,
+    store: bounded,
+    deadline,
     readCache,
     auth,
     authProblem: auth ? null : header ? 'invalid' : 'missing',
     get loaders() {
       if (!auth) throw unauthenticated(header ? 'invalid' : 'missing');
-      loaders ??= createLoaders(store, auth.workspaceId, now, {
+      loaders ??= createLoaders(bounded, auth.workspaceId, now, {
         readCache,
         onBatch: options.onBatch,
       });

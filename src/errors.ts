@@ -1,5 +1,6 @@
 import { PothosSchemaError, PothosValidationError } from '@pothos/core';
 import { GraphQLError } from 'graphql';
+import { isDatabaseTimeout } from './store/deadline.js';
 import { isDatabaseUnavailable, WriteOutcomeUnknownError } from './store/writeOutcome.js';
 
 /** Each error code and the HTTP status it answers with. */
@@ -20,6 +21,8 @@ export const ERROR_STATUS = {
   HEADERS_TOO_LARGE: 431,
   INTERNAL_SERVER_ERROR: 500,
   DATABASE_UNAVAILABLE: 503,
+  /** The request used up its time for the database (DB_TIMEOUT_MS): it was stopped there. */
+  DATABASE_TIMEOUT: 503,
   /**
    * The database stopped answering after a write began: it may have been done. Retrying
    * with the same id is safe (src/store/writeOutcome.ts).
@@ -121,6 +124,12 @@ export function maskError(error: unknown): GraphQLError {
       path: where.path,
       extensions: { code: 'WRITE_OUTCOME_UNKNOWN', http: { status: 503 } },
     });
+  }
+  if (isDatabaseTimeout(original)) {
+    return new GraphQLError(
+      'The request used up its time for the database (DB_TIMEOUT_MS) and was stopped; try again, or ask for less',
+      { path: where.path, extensions: { code: 'DATABASE_TIMEOUT', http: { status: 503 } } },
+    );
   }
   if (isDatabaseUnavailable(original)) {
     return new GraphQLError('The database is unavailable; try again shortly', {

@@ -45,6 +45,9 @@ async function main(): Promise<void> {
     rateLimitPerAddressPerMinute: config.RATE_LIMIT_PER_ADDRESS_PER_MINUTE,
     bodyLimitBytes: config.BODY_LIMIT_BYTES,
     readCacheTtlMs: config.CACHE_TTL_MS,
+    dbTimeoutMs: config.DB_TIMEOUT_MS,
+    workspaceConcurrency: config.WORKSPACE_CONCURRENCY ?? (store.embedded ? 2 : 16),
+    workspaceQueue: config.WORKSPACE_QUEUE,
     corsOrigins: config.CORS_ORIGINS,
     // The Host check guards the development key and the embedded store from DNS rebinding;
     // a MONGODB_URI deployment sits behind its own proxy and names.
@@ -124,7 +127,10 @@ async function main(): Promise<void> {
   if (store.embedded?.owned) {
     void store.embedded.exited.then((code) => {
       if (stopping) return;
-      logger.error({ code }, 'the embedded database exited unexpectedly; stopping');
+      logger.error(
+        { code },
+        'the embedded database kept dying or could not be started again (see the lines above); stopping',
+      );
       void shutdown(1, 'embedded database exited');
     });
   }

@@ -37,6 +37,14 @@ export async function openStore(
     await embedded?.stop();
     throw error;
   }
+  // A command says which store it works on: the data folder is easy to get wrong.
+  if (role === 'cli') {
+    log(
+      config.MONGODB_URI
+        ? `Store: MongoDB (MONGODB_URI), database "${config.MONGODB_DB}".`
+        : `Store: the embedded database in ${config.DATA_DIR} (DATA_DIR; set MONGODB_URI for MongoDB).`,
+    );
+  }
   for (const m of await migrateStore(database.collections, systemClock())) {
     if (m.changed > 0) log(`Migrated the store: ${m.describe} (${m.changed} documents).`);
   }

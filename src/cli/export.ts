@@ -2,9 +2,12 @@ import { parseArgs } from 'node:util';
 import { exportDocuments } from '../store/bulk.js';
 import { findWorkspaceByName } from '../store/workspaces.js';
 import { exportLine } from '../transfer/format.js';
+import { exitOnHelp } from './help.js';
 import { runCommand, UsageError } from './run.js';
 
 const USAGE = 'Usage: npm run export -- --workspace NAME [--dataset NAME] > FILE.jsonl';
+
+exitOnHelp(import.meta.url, USAGE);
 
 await runCommand(async ({ database }) => {
   const { values } = parseArgs({

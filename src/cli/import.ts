@@ -4,6 +4,7 @@ import { systemClock } from '../clock.js';
 import { reportEmbeddedSize } from '../embedded/sizeNotice.js';
 import type { BulkCounts } from '../store/bulk.js';
 import { ImportWriteError, importJsonl } from '../transfer/importJsonl.js';
+import { exitOnHelp } from './help.js';
 import { CommandFailedError, runCommand, UsageError } from './run.js';
 
 const USAGE = 'Usage: npm run import -- FILE.jsonl --workspace NAME [--dataset NAME]';
@@ -24,6 +25,8 @@ function failureReport(file: string, workspace: string, error: ImportWriteError)
     'Imports are idempotent: run the same import again to complete it.',
   ].join('\n');
 }
+
+exitOnHelp(import.meta.url, USAGE);
 
 await runCommand(async ({ database, embedded }) => {
   const { positionals, values } = parseArgs({

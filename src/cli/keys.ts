@@ -1,12 +1,15 @@
 import { parseArgs } from 'node:util';
 import { parseScopes } from '../domain/apiKey.js';
 import { createApiKey, listApiKeys, revokeApiKey } from '../store/workspaces.js';
+import { exitOnHelp } from './help.js';
 import { runCommand, UsageError } from './run.js';
 
 const USAGE = `Usage:
   npm run keys -- create --workspace NAME --scopes read,write[,admin] [--json]
   npm run keys -- list [--workspace NAME] [--json]
   npm run keys -- revoke KEY_ID_OR_KEY`;
+
+exitOnHelp(import.meta.url, USAGE);
 
 await runCommand(async ({ database }) => {
   const { positionals, values } = parseArgs({

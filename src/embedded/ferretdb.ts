@@ -310,19 +310,22 @@ export async function acquireEmbeddedDb(
       await rm(file, { force: true });
       throw error;
     }
-    await writeFile(
-      file,
-      JSON.stringify({
-        ownerPid: process.pid,
-        role,
-        pid: db.pid,
-        uri: db.uri,
-      } satisfies OwnerRecord),
-    );
+    const recordOwner = (running: RunningFerretDb) =>
+      writeFile(
+        file,
+        JSON.stringify({
+          ownerPid: process.pid,
+          role,
+          pid: running.pid,
+          uri: running.uri,
+        } satisfies OwnerRecord),
+      );
+    await recordOwner(db);
     const release = async () => {
       const current = await readRecord(file);
       if (current?.ownerPid === process.pid) await rm(file, { force: true });
     };
+    if (role === 'server') return superviseEmbeddedDb(dataDir, db, recordOwner, release, log);
     void db.exited.then(release);
     return {
       ...db,
@@ -333,4 +336,73 @@ export async function acquireEmbeddedDb(
     };
   }
   throw new EmbeddedDbError(`Timed out waiting for the embedded database in ${dataDir}.`);
+}
+
+/** How often the embedded database may die before the server stops bringing it back. */
+export const EMBEDDED_RESTARTS = { max: 3, windowMs: 60_000, delayMs: 500 };
+
+/**
+ * The server's embedded database, brought back when it dies: started again on the same
+ * address with the same files, so the server's database client reconnects by itself and
+ * requests in between get 503s. At most `EMBEDDED_RESTARTS.max` restarts within its
+ * window; one more death, or a restart that fails, ends supervision: `exited` resolves
+ * and the server stops with a message saying so (src/main.ts).
+ */
+function superviseEmbeddedDb(
+  dataDir: string,
+  first: RunningFerretDb,
+  record: (running: RunningFerretDb) => Promise<void>,
+  release: () => Promise<void>,
+  log: (line: string) => void,
+): RunningFerretDb {
+  let current = first;
+  let stopping = false;
+  const deaths: number[] = [];
+  let giveUp: (code: number | null) => void = () => {};
+  const exited = new Promise<number | null>((done) => {
+    giveUp = done;
+  });
+  const watch = (running: RunningFerretDb) => {
+    void running.exited.then(async (code) => {
+      if (stopping) return;
+      const now = performance.now();
+      deaths.push(now);
+      while (deaths.length > 0 && deaths[0]! < now - EMBEDDED_RESTARTS.windowMs) deaths.shift();
+      if (deaths.length > EMBEDDED_RESTARTS.max) {
+        log(
+          `The embedded database died ${deaths.length} times within ${EMBEDDED_RESTARTS.windowMs / 1000} s (last exit code ${code}); not starting it again.`,
+        );
+        await release();
+        giveUp(code);
+        return;
+      }
+      log(`The embedded database exited (code ${code}); starting it again on ${running.uri}...`);
+      await sleep(EMBEDDED_RESTARTS.delayMs);
+      try {
+        const address = new URL(running.uri).host;
+        current = await startFerretDb(join(dataDir, 'ferretdb'), log, address);
+        await record(current);
+        log('The embedded database is back.');
+        watch(current);
+      } catch (error) {
+        log(`The embedded database could not be started again: ${(error as Error).message}`);
+        await release();
+        giveUp(code);
+      }
+    });
+  };
+  watch(first);
+  return {
+    uri: first.uri,
+    get pid() {
+      return current.pid;
+    },
+    owned: true,
+    exited,
+    stop: async () => {
+      stopping = true;
+      await current.stop();
+      await release();
+    },
+  };
 }

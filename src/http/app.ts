@@ -22,6 +22,7 @@ import { graphiqlPage, mountGraphiql } from './graphiql.js';
 import { peerAddress, requestHostName } from './hosts.js';
 import type { Metrics } from './observability.js';
 import { setResponseHeader } from './responseHeaders.js';
+import { workspaceLimiter } from './workspaceLimit.js';
 import { createGraphqlYoga, DEFAULT_QUERY, type YogaOptions } from './yoga.js';
 
 export interface GatewayOptions extends YogaOptions {
@@ -41,6 +42,18 @@ export interface GatewayOptions extends YogaOptions {
   bodyLimitBytes?: number;
   /** How long verified keys and existing datasets are remembered (0 or absent: not at all). */
   readCacheTtlMs?: number;
+  /**
+   * How long one request may spend on the database in all (DB_TIMEOUT_MS): every read
+   * carries what is left as `maxTimeMS` (src/store/deadline.ts). Absent: unbounded.
+   */
+  dbTimeoutMs?: number;
+  /**
+   * Requests of one workspace running at once in this process, and how many more may wait
+   * (src/http/workspaceLimit.ts); default 2 and 32 (the embedded store's); 0 concurrency:
+   * no limit.
+   */
+  workspaceConcurrency?: number;
+  workspaceQueue?: number;
   /** Origins whose pages may call GraphQL and REST (`*`: any); absent or empty: none. */
   corsOrigins?: CorsOrigins;
   /**
@@ -207,6 +220,9 @@ function guardMemoryRoutes(app: EdgeApp, options: GatewayOptions) {
   const perMinute = (points: number | undefined) =>
     points && points > 0 ? new RateLimiterMemory({ points, duration: 60 }) : null;
   const keyLimiter = perMinute(options.rateLimitPerMinute);
+  const concurrency = options.workspaceConcurrency ?? 2;
+  const workspaces =
+    concurrency > 0 ? workspaceLimiter({ concurrency, queue: options.workspaceQueue ?? 32 }) : null;
   const addressLimiter = perMinute(options.rateLimitPerAddressPerMinute);
 
   /** One point from `limiter` for `who`, or a 429 with Retry-After in the surface's shape. */
@@ -269,6 +285,7 @@ function guardMemoryRoutes(app: EdgeApp, options: GatewayOptions) {
         await createRequestContext(c.req.raw, store, {
           requestId: c.get('requestId'),
           now: clock(),
+          ...(options.dbTimeoutMs === undefined ? {} : { dbTimeoutMs: options.dbTimeoutMs }),
           readCache,
           ...(metrics
             ? { onBatch: (loader, size) => metrics.loaderBatches.observe({ loader }, size) }
@@ -295,6 +312,21 @@ function guardMemoryRoutes(app: EdgeApp, options: GatewayOptions) {
       app.use(path, (c, next) => {
         const auth = c.get('requestContext').auth;
         return auth ? rateLimited(c, next, keyLimiter, auth.keyId) : next();
+      });
+    }
+    if (workspaces) {
+      app.use(path, async (c, next) => {
+        const ctx = c.get('requestContext');
+        if (!ctx.auth) return next();
+        const refused = await workspaces.run(ctx.auth.workspaceId, ctx.deadline, next);
+        if (!refused) return;
+        c.header('Retry-After', '1');
+        metrics?.errors.inc({ code: 'RATE_LIMITED' });
+        return edgeError(
+          c,
+          'RATE_LIMITED',
+          `This workspace has as many requests running as one gateway runs at once (${refused}); retry after the time in Retry-After`,
+        );
       });
     }
   }

@@ -40,6 +40,7 @@ const SUPACLOUD_CODES: Record<ErrorCode, string> = {
   RATE_LIMITED: 'rate_limited',
   INTERNAL_SERVER_ERROR: 'internal_error',
   DATABASE_UNAVAILABLE: 'database_error',
+  DATABASE_TIMEOUT: 'database_error',
   WRITE_OUTCOME_UNKNOWN: 'database_error',
   NOT_BUILT: 'internal_error',
 };

@@ -27,6 +27,8 @@ import {
   recallFirstSchema,
   recallQuerySchema,
 } from '../schema/args.js';
+import { WHOLE_LIST_CAP } from '../schema/cost.js';
+import { CAPPED_LIST_HEADERS, capHeaders } from './capped.js';
 import { edgeResponses, jsonBody, surfaceApp } from './errorBodies.js';
 import {
   asOfParam,
@@ -39,6 +41,9 @@ import {
   uuidParam,
 } from './params.js';
 import { runOperation } from './runOperation.js';
+
+/** How many live facts an entity's facts route answers with at most. */
+const ENTITY_FACTS_CAP = 1000;
 
 /** Memory Soda's API root: the semantic routes and recall lie below it. */
 export const MEMORY_SODA_ROOT = '/v1/memory';
@@ -96,7 +101,7 @@ const listFacts = createRoute({
     query: z.object({
       q: firstOccurrence(qParam.optional()).openapi({
         description:
-          'Full-text filter over subject + predicate + object: every word must occur. Max 1000 chars.',
+          'Full-text filter over subject + predicate + object: every term must occur (words stemmed, English stop words left out, as recall reads them). Max 1000 chars.',
       }),
       limit: firstOccurrence(limitParam.optional()).openapi({
         type: 'integer',
@@ -177,7 +182,8 @@ const listEntities = createRoute({
   request: { params: datasetPath },
   responses: {
     200: {
-      description: 'Every entity of the dataset',
+      description: `Every entity of the dataset, up to ${WHOLE_LIST_CAP.toLocaleString('en-US')}`,
+      headers: CAPPED_LIST_HEADERS,
       content: {
         'application/json': {
           schema: z.object({
@@ -212,7 +218,8 @@ const entityFacts = createRoute({
   },
   responses: {
     200: {
-      description: 'The live facts',
+      description: `The live facts, up to ${ENTITY_FACTS_CAP.toLocaleString('en-US')}`,
+      headers: CAPPED_LIST_HEADERS,
       content: { 'application/json': { schema: z.object({ facts: z.array(FactSchema) }) } },
     },
     ...errorResponses,
@@ -352,15 +359,11 @@ export function memorySodaRoutes() {
     const data = await runOperation(c.get('requestContext'), MemorySodaListEntitiesDocument, {
       dataset,
     });
+    const entities = data.dataset?.allEntities ?? [];
     return c.json(
-      {
-        entities: (data.dataset?.allEntities ?? []).map((e) => ({
-          entityId: e.entityId,
-          name: e.name,
-          type: e.type,
-        })),
-      },
+      { entities: entities.map((e) => ({ entityId: e.entityId, name: e.name, type: e.type })) },
       200,
+      capHeaders(entities.length, WHOLE_LIST_CAP),
     );
   });
 
@@ -369,8 +372,14 @@ export function memorySodaRoutes() {
     const data = await runOperation(c.get('requestContext'), MemorySodaEntityFactsDocument, {
       dataset,
       name,
+      first: ENTITY_FACTS_CAP,
     });
-    return c.json({ facts: (data.dataset?.entity?.facts ?? []).map(toMemorySodaFact) }, 200);
+    const facts = data.dataset?.entity?.facts ?? [];
+    return c.json(
+      { facts: facts.map(toMemorySodaFact) },
+      200,
+      capHeaders(facts.length, ENTITY_FACTS_CAP),
+    );
   });
 
   return app;

@@ -7,6 +7,8 @@
 
 import { createRoute, z } from '@hono/zod-openapi';
 import { SupaCloudListMemoriesDocument } from '../generated/operations.js';
+import { WHOLE_LIST_CAP } from '../schema/cost.js';
+import { CAPPED_LIST_HEADERS, capHeaders } from './capped.js';
 import { edgeResponses, surfaceApp } from './errorBodies.js';
 import { booleanParam, firstOccurrence, rfc3339Param } from './params.js';
 import { runOperation } from './runOperation.js';
@@ -95,7 +97,8 @@ const listMemories = createRoute({
   },
   responses: {
     200: {
-      description: 'List of workspace memories',
+      description: `List of workspace memories, up to ${WHOLE_LIST_CAP.toLocaleString('en-US')}`,
+      headers: CAPPED_LIST_HEADERS,
       content: { 'application/json': { schema: z.array(Memory) } },
     },
     400: { description: 'Structured client error', content: errorContent },
@@ -116,7 +119,7 @@ export function supaCloudRoutes() {
       asOf: query.as_of?.toISOString() ?? null,
     });
     // The operation's aliases already give SupaCloud's names, in its order.
-    return c.json(data.allMemories, 200);
+    return c.json(data.allMemories, 200, capHeaders(data.allMemories.length, WHOLE_LIST_CAP));
   });
 
   return app;

@@ -166,7 +166,7 @@ builder.objectField(DatasetRef, 'facts', (t) =>
       '`validAt` / `knownAt`: one axis each (the other defaults to now): corrected history and audit.',
       '`episodeId`: every fact the episode produced, whatever its state, unless a time argument is given.',
       '`states`: keep facts whose state at `asOf` (default now) is one of these; without a time argument it searches the full history.',
-      '`q`: every word must occur in subject + predicate + object (case-insensitive whole words).',
+      '`q`: full text over subject + predicate + object: every term of q must occur, analysed as recall analyses text (case-insensitive, English stop words left out, stemmed: "cars" finds "car").',
       '`recordedAfter` / `recordedBy` / `invalidatedAfter` / `invalidatedBy`: windows on transaction time, ANDed with everything else; without asOf / validAt / knownAt they search the full history, like `states`. `facts(recordedAfter: A, recordedBy: B)` is what the store learned in (A, B]; `facts(invalidatedAfter: A, invalidatedBy: B)` what it stopped believing then (superseded and deleted, told apart by invalidReason); `facts(recordedBy: K)` every fact the store knew at K, whatever its state. An "after" must be earlier than its "by" (else BAD_USER_INPUT).',
     ].join('\n'),
     complexity: pageComplexity,

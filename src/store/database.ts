@@ -131,10 +131,6 @@ export const INDEXES: { [K in keyof Collections]: IndexSpec[] } = {
       name: 'tenant_subject_predicate_valid',
     },
     {
-      key: { workspaceId: 1, dataset: 1, terms: 1, validAt: -1, factId: -1 },
-      name: 'tenant_terms_valid',
-    },
-    {
       key: { workspaceId: 1, dataset: 1, recallTerms: 1, validAt: -1, factId: -1 },
       name: 'tenant_recall_terms_valid',
     },
@@ -191,19 +187,25 @@ export async function ensureIndexes(c: Collections): Promise<void> {
 
 /**
  * Driver options that make an unreachable or unresponsive database fail fast instead of
- * hanging a request: reaching a server, waiting for a pooled connection, and a socket
- * waiting for an answer are each bounded by `ms` (the errors become 503s). The driver
- * keeps monitoring in the background, so requests succeed again by themselves when the
- * database returns. (Driver 7's `timeoutMS` is deprecated and has no effect.)
+ * hanging a request: reaching a server and waiting for a pooled connection are bounded by
+ * `ms` (the errors become 503s). A request's reads carry its remaining time as
+ * `maxTimeMS` (store/deadline.ts), so the database stops them itself; the socket's own
+ * timeout is a second later, a backstop for a database that does not answer at all (and
+ * the bound on a write, which carries no maxTimeMS). The driver keeps monitoring in the
+ * background, so requests succeed again by themselves when the database returns.
+ * (Driver 7's `timeoutMS` is deprecated and has no effect.)
  */
 export function databaseTimeouts(ms: number): MongoClientOptions {
   return {
     serverSelectionTimeoutMS: ms,
     connectTimeoutMS: ms,
-    socketTimeoutMS: ms,
+    socketTimeoutMS: ms + SOCKET_TIMEOUT_MARGIN_MS,
     waitQueueTimeoutMS: ms,
   };
 }
+
+/** How long after a command's maxTimeMS the socket gives up on its answer. */
+const SOCKET_TIMEOUT_MARGIN_MS = 1000;
 
 export interface Database {
   client: MongoClient;

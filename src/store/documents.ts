@@ -2,7 +2,6 @@ import type { Scope } from '../domain/apiKey.js';
 import { documentId, normalizeUuid } from '../domain/ids.js';
 import { type EntityType, entityKey, predicateKey } from '../domain/names.js';
 import { factRecallTerms, recallTerms } from '../domain/recallTerms.js';
-import { factSearchTerms } from '../domain/searchTerms.js';
 import type { Tenant } from './tenant.js';
 
 /**
@@ -96,13 +95,14 @@ export interface FactDoc {
    * before it was kept: false.
    */
   replaceExisting?: boolean;
-  /** Derived: the words of subject + predicate + object, for `q` (domain/searchTerms.ts). */
-  terms: string[];
   /** Derived: lower-cased subject, object and predicate, for entity and history lookups. */
   subjectKey: string;
   objectKey: string;
   predicateKey: string;
-  /** Derived: the analyzed terms of subject + predicate + object, for recall (domain/recallTerms.ts). */
+  /**
+   * Derived: the analyzed terms of subject + predicate + object, for recall and `q`
+   * (domain/recallTerms.ts).
+   */
   recallTerms: string[];
   /**
    * How many times a soft delete (or a supersession, by erasing the episode that caused
@@ -114,14 +114,11 @@ export interface FactDoc {
 
 /**
  * A fact as the reads that answer clients return it: without what only filters and
- * writes use (the derived `terms` and `predicateKey`, the storage `_id`, the restoration
+ * writes use (the derived `recallTerms` and `predicateKey`, the storage `_id`, the restoration
  * generation), which stay in the database rather than being decoded for every fact of
  * every page.
  */
-export type FactView = Omit<
-  FactDoc,
-  '_id' | 'terms' | 'predicateKey' | 'recallTerms' | 'restorations'
->;
+export type FactView = Omit<FactDoc, '_id' | 'predicateKey' | 'recallTerms' | 'restorations'>;
 
 export interface MemoryDoc {
   _id: string;
@@ -317,10 +314,10 @@ export function episodeDocument(tenant: Tenant, episode: Omit<EpisodeDoc, Stored
   };
 }
 
-/** The fields of a fact a write supplies; `terms` and the keys are derived from them. */
+/** The fields of a fact a write supplies; `recallTerms` and the keys are derived from them. */
 export type FactFields = Omit<
   FactDoc,
-  Stored | 'terms' | 'subjectKey' | 'objectKey' | 'predicateKey' | 'recallTerms' | 'restorations'
+  Stored | 'subjectKey' | 'objectKey' | 'predicateKey' | 'recallTerms' | 'restorations'
 >;
 
 export function factDocument(tenant: Tenant, fact: FactFields): FactDoc {
@@ -342,7 +339,6 @@ export function factDocument(tenant: Tenant, fact: FactFields): FactDoc {
     invalidReason: fact.invalidReason,
     supersededBy: uuidOrNull(fact.supersededBy),
     replaceExisting: fact.replaceExisting ?? false,
-    terms: factSearchTerms(fact),
     subjectKey: entityKey(fact.subject),
     objectKey: entityKey(fact.object),
     predicateKey: predicateKey(fact.predicate),

@@ -1,6 +1,6 @@
 import type { Filter } from 'mongodb';
 import type { FactState, TemporalSelection } from '../domain/factState.js';
-import { searchTerms } from '../domain/searchTerms.js';
+import { recallTerms } from '../domain/recallTerms.js';
 import type { FactDoc } from './documents.js';
 
 /**
@@ -91,10 +91,14 @@ export function windowsFilter(w: TransactionWindows): Filter<FactDoc>[] {
   return clauses;
 }
 
-/** `q`: every word must be among the fact's terms; no words, no filter. */
+/**
+ * `q`, full text: every analyzed term of `q` (recall's analysis, domain/recallTerms.ts:
+ * words minus English stop words, stemmed, so `cars` finds "car" and `interest` finds "is
+ * interested in") must be among the fact's; a `q` with no terms filters nothing.
+ */
 export function queryFilter(q: string): Filter<FactDoc>[] {
-  const words = searchTerms(q);
-  return words.length === 0 ? [] : [{ terms: { $all: words } }];
+  const terms = recallTerms(q);
+  return terms.length === 0 ? [] : [{ recallTerms: { $all: terms } }];
 }
 
 /** Keyset position: strictly after (validAt, factId) in validAt-desc, factId-desc order. */

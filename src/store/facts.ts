@@ -69,7 +69,6 @@ export function factFilter(tenant: Tenant, query: FactQuery): Filter<FactDoc> {
 /** Leaves out what FactView leaves out. */
 export const FACT_VIEW = {
   _id: 0,
-  terms: 0,
   predicateKey: 0,
   recallTerms: 0,
   restorations: 0,

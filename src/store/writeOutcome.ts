@@ -7,6 +7,7 @@ import {
 } from 'mongodb';
 import type { Collections } from './database.js';
 import { isDuplicateKey } from './database.js';
+import { DatabaseTimeoutError, isDatabaseTimeout } from './deadline.js';
 
 /**
  * What a write that met a lost database did: nothing, or perhaps something. A write answers
@@ -21,7 +22,8 @@ import { isDuplicateKey } from './database.js';
  */
 
 /**
- * The driver's ways of saying the database cannot be reached (in time). The pool's
+ * The driver's ways of saying the database cannot be reached (in time), and the request's
+ * own database time running out (store/deadline.ts). The pool's
  * wait-queue timeout and closed-pool errors are not exported classes, so they are
  * recognised by name.
  */
@@ -29,6 +31,7 @@ const UNAVAILABLE_NAMES = new Set(['MongoWaitQueueTimeoutError', 'MongoPoolClose
 
 export function isDatabaseUnavailable(error: unknown): boolean {
   return (
+    isDatabaseTimeout(error) ||
     (error instanceof Error && UNAVAILABLE_NAMES.has(error.name)) ||
     error instanceof MongoServerSelectionError ||
     error instanceof MongoNetworkError ||
@@ -44,6 +47,7 @@ export function isDatabaseUnavailable(error: unknown): boolean {
  */
 function isBeforeSending(error: unknown): boolean {
   return (
+    error instanceof DatabaseTimeoutError ||
     (error instanceof Error && UNAVAILABLE_NAMES.has(error.name)) ||
     error instanceof MongoServerSelectionError ||
     error instanceof MongoServerClosedError ||

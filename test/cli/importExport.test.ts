@@ -63,7 +63,13 @@ function cli(script: 'import' | 'export', dbName: string, ...args: string[]): Pr
       },
       (error, stdout, stderr) => {
         if (error && typeof error.code !== 'number') reject(error);
-        else resolve({ code: error ? (error.code as number) : 0, stdout, stderr });
+        // Every command says first which store it opened (checked in keys.test.ts).
+        else
+          resolve({
+            code: error ? (error.code as number) : 0,
+            stdout,
+            stderr: stderr.replace(/^Store: .*\n/, ''),
+          });
       },
     );
   });

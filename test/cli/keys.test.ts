@@ -50,7 +50,13 @@ function keys(...args: string[]): Promise<CliResult> {
       },
       (error, stdout, stderr) => {
         if (error && typeof error.code !== 'number') reject(error);
-        else resolve({ code: error ? (error.code as number) : 0, stdout, stderr });
+        // Every command says first which store it opened (checked in keys.test.ts).
+        else
+          resolve({
+            code: error ? (error.code as number) : 0,
+            stdout,
+            stderr: stderr.replace(/^Store: .*\n/, ''),
+          });
       },
     );
   });
@@ -169,5 +175,69 @@ describe('npm run keys', () => {
     expect(await database.collections.workspaces.countDocuments({})).toBe(before.workspaces);
     expect(await database.collections.apiKeys.countDocuments({})).toBe(before.apiKeys);
     expect(await database.collections.workspaces.findOne({ name: 'other' })).toBeNull();
+  });
+});
+
+describe('what every command says', () => {
+  it('names the store it opened, first, on stderr (stdout stays the answer)', async () => {
+    const result = await new Promise<{ stdout: string; stderr: string }>((resolve) => {
+      execFile(
+        process.execPath,
+        [...TSX, 'src/cli/keys.ts', 'list', '--json'],
+        {
+          cwd: ROOT,
+          encoding: 'utf8',
+          env: {
+            ...process.env,
+            MONGODB_URI: testServerUri(),
+            MONGODB_DB: DB_NAME,
+            DATA_DIR: dataDir,
+          },
+        },
+        (_error, stdout, stderr) => resolve({ stdout, stderr }),
+      );
+    });
+    expect(result.stderr.split('\n')[0]).toBe(
+      `Store: MongoDB (MONGODB_URI), database "${DB_NAME}".`,
+    );
+    expect(() => JSON.parse(result.stdout)).not.toThrow();
+  });
+
+  it.each([
+    'src/cli/keys.ts',
+    'src/cli/import.ts',
+    'src/cli/export.ts',
+    'bench/bench.ts',
+    'bench/baseline.ts',
+    'bench/embedded.ts',
+    'bench/execution.ts',
+    'bench/explorer.ts',
+    'bench/fairness.ts',
+    'bench/generate.ts',
+    'bench/import.ts',
+    'bench/load.ts',
+    'bench/queryCost.ts',
+  ])('%s --help prints its usage and exits 0, opening nothing', async (script) => {
+    for (const flag of ['--help', '-h']) {
+      const result = await new Promise<{ code: number; stdout: string; stderr: string }>(
+        (resolve) => {
+          execFile(
+            process.execPath,
+            [...TSX, script, flag],
+            {
+              cwd: ROOT,
+              encoding: 'utf8',
+              timeout: 30_000,
+              env: { ...process.env, DATA_DIR: dataDir },
+            },
+            (error, stdout, stderr) =>
+              resolve({ code: error ? (error.code as number) : 0, stdout, stderr }),
+          );
+        },
+      );
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout).toMatch(/npm run|Usage|baseline/);
+      expect(result.stderr).not.toMatch(/^Store:/m);
+    }
   });
 });

@@ -1,13 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { factSearchTerms, MAX_QUERY_LENGTH, searchTerms } from '../../src/domain/searchTerms.js';
+import { factRecallTerms, recallTerms } from '../../src/domain/recallTerms.js';
+import { MAX_QUERY_LENGTH, words } from '../../src/domain/searchTerms.js';
 
 const COMPOSED = 'caf\u00e9'; // "café" with U+00E9
 const DECOMPOSED = 'cafe\u0301'; // "café" as e + U+0301 COMBINING ACUTE ACCENT
 
 const terms = (subject: string, predicate: string, object: string) =>
-  factSearchTerms({ subject, predicate, object });
+  factRecallTerms({ subject, predicate, object });
 
-describe('searchTerms', () => {
+/** The distinct words of a text, in first-seen order. */
+const searchTerms = (text: string) => [...new Set(words(text))];
+
+describe('words', () => {
   it('lower-cases words', () => {
     expect(searchTerms('Alice LIKES Tea')).toEqual(['alice', 'likes', 'tea']);
     expect(searchTerms('CAFÉ')).toEqual([COMPOSED]);
@@ -75,25 +79,13 @@ describe('searchTerms', () => {
   });
 });
 
-describe('factSearchTerms', () => {
-  it('takes the words of subject, predicate and object together', () => {
-    expect(terms('Alice', 'works at', 'Café Rouge')).toEqual([
-      'alice',
-      'works',
-      'at',
-      COMPOSED,
-      'rouge',
-    ]);
-    expect(terms('Tea', 'is', 'tea')).toEqual(['tea', 'is']);
-  });
-});
-
 /**
  * What `q` matches, as the store's filter asks it (store/factFilters.ts, queryFilter):
- * every word of `q` among the fact's stored terms.
+ * every analyzed term of `q` among the fact's stored recall terms (full text: stemmed,
+ * English stop words left out).
  */
 const matchesQuery = (factTerms: readonly string[], q: string) =>
-  searchTerms(q).every((word) => factTerms.includes(word));
+  recallTerms(q).every((term) => factTerms.includes(term));
 
 describe('q matches a fact', () => {
   const fact = terms('Alice', 'works at', `${DECOMPOSED} Rouge, Paris 75001`);
@@ -104,13 +96,19 @@ describe('q matches a fact', () => {
     expect(matchesQuery(fact, 'CAFÉ')).toBe(true);
   });
 
-  it('needs every word, in any order, as a whole word', () => {
+  it('needs every term, in any order, as full text: stems match, stop words do not count', () => {
     expect(matchesQuery(fact, 'rouge alice')).toBe(true);
     expect(matchesQuery(fact, 'alice works at café rouge paris 75001')).toBe(true);
     expect(matchesQuery(fact, 'alice bob')).toBe(false);
     expect(matchesQuery(fact, 'ali')).toBe(false);
-    expect(matchesQuery(fact, 'work')).toBe(false);
+    expect(matchesQuery(fact, 'work')).toBe(true);
+    expect(matchesQuery(fact, 'working')).toBe(true);
     expect(matchesQuery(fact, '7500')).toBe(false);
+    const interest = terms('user', 'is interested in', 'toyota corolla hybrid');
+    expect(matchesQuery(interest, 'interest')).toBe(true);
+    expect(matchesQuery(interest, 'interests in hybrids')).toBe(true);
+    expect(matchesQuery(terms('user', 'owns', 'a car'), 'cars')).toBe(true);
+    expect(matchesQuery(terms('user', 'owns', 'a car'), 'cart')).toBe(false);
   });
 
   it('is accent-sensitive but NFC-insensitive', () => {
@@ -136,10 +134,10 @@ describe('q matches a fact', () => {
     expect(matchesQuery(tokyo, '東')).toBe(false);
   });
 
-  it('an empty or punctuation-only q matches everything', () => {
+  it('a q with no terms (empty, punctuation, stop words only) matches everything', () => {
     expect(matchesQuery(fact, '')).toBe(true);
     expect(matchesQuery(fact, '  ?!…,.  ')).toBe(true);
-    expect(matchesQuery([], '')).toBe(true);
+    expect(matchesQuery(fact, 'the of and')).toBe(true);
     expect(matchesQuery([], '—')).toBe(true);
     expect(matchesQuery([], 'x')).toBe(false);
   });

@@ -29,13 +29,24 @@ afterAll(() => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-function env(): NodeJS.ProcessEnv {
+function env(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const { MONGODB_URI: _uri, ...rest } = process.env;
-  return { ...rest, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', MONGODB_DB: 'start_test' };
+  return {
+    ...rest,
+    DATA_DIR: dataDir,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    MONGODB_DB: 'start_test',
+    ...extra,
+  };
 }
 
-function startServer(): { child: ChildProcess; output: () => string; ready: Promise<string> } {
-  const child = spawn(process.execPath, ['dist/main.js'], { cwd: ROOT, env: env() });
+function startServer(extra: NodeJS.ProcessEnv = {}): {
+  child: ChildProcess;
+  output: () => string;
+  ready: Promise<string>;
+} {
+  const child = spawn(process.execPath, ['dist/main.js'], { cwd: ROOT, env: env(extra) });
   children.push(child);
   let out = '';
   const ready = new Promise<string>((resolve, reject) => {
@@ -122,6 +133,8 @@ describe('npm start on the embedded database', () => {
       '--json',
     ]);
     expect(created.code, created.stderr).toBe(0);
+    // Run with no MONGODB_URI, it says which store it opened.
+    expect(created.stderr).toContain(`Store: the embedded database in ${dataDir}`);
     const cliKey = JSON.parse(created.stdout).key as string;
     const viaCli = await fetch(`${base}/graphql`, {
       method: 'POST',
@@ -161,6 +174,65 @@ describe('npm start on the embedded database', () => {
     // The CLI stopped the database it started and removed its record.
     expect(() => readFileSync(join(dataDir, 'embedded-db.json'))).toThrow();
   });
+
+  it('brings a killed embedded database back while the server stays up; killed past its limit, the server stops and says why', async () => {
+    const server = startServer();
+    const base = await server.ready;
+    const key = readFileSync(join(dataDir, 'development-key.txt'), 'utf8').trim();
+    const count = async () => {
+      const response = await fetch(`${base}/graphql`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ query: '{ viewer { workspace } }' }),
+      });
+      return response.status;
+    };
+    const exited = new Promise<number | null>((r) => server.child.once('exit', (code) => r(code)));
+    for (let round = 1; round <= 3; round++) {
+      const record = JSON.parse(readFileSync(join(dataDir, 'embedded-db.json'), 'utf8'));
+      process.kill(record.pid, 'SIGKILL');
+      // The server stays up, starts it again, and answers again by itself.
+      for (
+        let i = 0;
+        i < 300 && server.output().split('The embedded database is back.').length <= round;
+        i++
+      )
+        await new Promise((r) => setTimeout(r, 100));
+      expect(server.output().split('The embedded database is back.').length, server.output()).toBe(
+        round + 1,
+      );
+      let status = 0;
+      for (let i = 0; i < 100 && status !== 200; i++) {
+        status = await count().catch(() => 0);
+        if (status !== 200) await new Promise((r) => setTimeout(r, 200));
+      }
+      expect(status, `round ${round}`).toBe(200);
+      expect(server.child.exitCode).toBeNull();
+    }
+    // A fourth death within the minute: not started again; the server stops, saying why.
+    const record = JSON.parse(readFileSync(join(dataDir, 'embedded-db.json'), 'utf8'));
+    process.kill(record.pid, 'SIGKILL');
+    expect(await exited).toBe(1);
+    expect(server.output()).toMatch(/died 4 times within 60 s .*not starting it again/);
+    expect(server.output()).toMatch(/kept dying or could not be started again/);
+  }, 180_000);
+
+  it('with NODE_ENV=production, no page carries the development key', async () => {
+    const server = startServer({ NODE_ENV: 'production', GRAPHIQL: 'true' });
+    const base = await server.ready;
+    const key = readFileSync(join(dataDir, 'development-key.txt'), 'utf8').trim();
+    try {
+      for (const path of ['/graphql', '/explorer']) {
+        const page = await fetch(`${base}${path}`, { headers: { accept: 'text/html' } });
+        expect(page.status, path).toBe(200);
+        expect(await page.text(), path).not.toContain(key);
+      }
+    } finally {
+      const exited = new Promise((r) => server.child.once('exit', r));
+      server.child.kill('SIGTERM');
+      await exited;
+    }
+  }, 120_000);
 
   it('an import reports the store size and warns once a dataset is past where lists slow down', async () => {
     const file = join(dataDir, 'big.jsonl');

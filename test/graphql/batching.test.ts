@@ -274,13 +274,13 @@ describe('DataLoader batching', () => {
     const read = [...page.facts, ...ofEntities.get('entity 1')!, ...ofEpisodes.values()].flat();
     expect(read.length).toBeGreaterThan(5);
     for (const fact of read) {
-      for (const left of ['_id', 'terms', 'predicateKey', 'restorations']) {
+      for (const left of ['_id', 'recallTerms', 'predicateKey', 'restorations']) {
         expect(Object.keys(fact)).not.toContain(left);
       }
       expect(fact.subjectKey).toBeTruthy();
     }
     // Stored all the same (the filters need them).
-    expect((await c.facts.findOne({ workspaceId: tenant.workspaceId }))?.terms).toBeDefined();
+    expect((await c.facts.findOne({ workspaceId: tenant.workspaceId }))?.recallTerms).toBeDefined();
   });
 
   it('bad input never reaches the database', async () => {

@@ -66,6 +66,83 @@ describe("the document's curl examples, as written, against the demo", () => {
     });
   });
 
+  it('q is full text: other forms of a word, and the words between, still find the fact', async () => {
+    const cars = await get(`${BASE}/datasets/user_42/facts?q=cars`);
+    expect(cars.body.facts.map((f: { factId: string }) => f.factId)).toEqual([
+      DEMO.facts.familyCar,
+    ]);
+    const interest = await get(`${BASE}/datasets/user_42/facts?q=interest`);
+    expect(interest.body.facts.map((f: { factId: string }) => f.factId)).toEqual([
+      DEMO.facts.toyotaInterest,
+    ]);
+    const hybrids = await get(
+      `${BASE}/datasets/user_42/facts?q=${encodeURIComponent('interested in hybrids')}`,
+    );
+    expect(hybrids.body.total).toBe(1);
+    // GraphQL's q is the same filter.
+    const { body } = await t
+      .request('/graphql', {
+        method: 'POST',
+        key,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          query: '{ dataset(name: "user_42") { facts(q: "cars") { edges { node { factId } } } } }',
+        }),
+      })
+      .then(async (r) => ({ body: await r.json() }));
+    expect(body.data.dataset.facts.edges).toEqual([{ node: { factId: DEMO.facts.familyCar } }]);
+    // Words the fact does not hold find nothing; stop words alone filter nothing.
+    expect((await get(`${BASE}/datasets/user_42/facts?q=cart`)).body.total).toBe(0);
+    expect((await get(`${BASE}/datasets/user_42/facts?q=the`)).body.total).toBe(3);
+  });
+
+  it('the unpaginated lists say their cap in headers', async () => {
+    const entities = await get(`${BASE}/datasets/user_42/entities`);
+    expect(entities.headers.get('x-result-limit')).toBe('10000');
+    expect(entities.headers.get('x-result-limit-reached')).toBeNull();
+    const facts = await get(`${BASE}/datasets/user_42/entities/user/facts`);
+    expect(facts.headers.get('x-result-limit')).toBe('1000');
+    expect(facts.headers.get('x-result-limit-reached')).toBeNull();
+    const memories = await t.request('/api/memories', { key });
+    expect(memories.headers.get('x-result-limit')).toBe('10000');
+  });
+
+  it('an entity with more live facts than the cap: its first 1,000, and the header says there may be more', {
+    timeout: 120_000,
+  }, async () => {
+    for (let e = 0; e < 5; e++) {
+      const { status } = await t.request('/graphql', {
+        method: 'POST',
+        key,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          query:
+            'mutation($i: RecordEpisodeInput!) { recordEpisode(dataset: "crowded", input: $i) { outcome } }',
+          variables: {
+            i: {
+              episode: {
+                occurredAt: '2026-11-01T00:00:00Z',
+                source: 'bench',
+                content: `batch ${e}`,
+              },
+              entities: [{ name: 'hub', type: 'PERSON' }],
+              facts: Array.from({ length: 250 }, (_, i) => ({
+                subject: 'hub',
+                predicate: 'knows',
+                object: `person ${e * 250 + i}`,
+                confidence: 0.5,
+              })),
+            },
+          },
+        }),
+      });
+      expect(status).toBe(200);
+    }
+    const facts = await get(`${BASE}/datasets/crowded/entities/hub/facts`);
+    expect(facts.body.facts).toHaveLength(1000);
+    expect(facts.headers.get('x-result-limit-reached')).toBe('true');
+  });
+
   it('full history: includeInvalidated=true', async () => {
     const { body } = await get(`${BASE}/datasets/user_42/facts?includeInvalidated=true`);
     expect(body.total).toBe(7);

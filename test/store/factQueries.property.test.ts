@@ -8,6 +8,8 @@
  * millisecond numbers (not the domain functions the store is built on).
  */
 import fc from 'fast-check';
+import { stemmer } from 'stemmer';
+import { eng } from 'stopword';
 import { beforeAll, expect, it } from 'vitest';
 import {
   FACT_STATES,
@@ -469,9 +471,16 @@ const words = (text: string): string[] =>
     .split(/[^\p{L}\p{M}\p{N}]+/u)
     .filter((w) => w !== '');
 
+/** Full text: the words minus English stop words, each stemmed (Porter, as recall). */
+const STOP = new Set(eng);
+const analyzed = (text: string) =>
+  words(text)
+    .filter((w) => !STOP.has(w))
+    .map((w) => stemmer(w));
+
 function refMatchesQ(f: RefFact, q: string): boolean {
-  const have = new Set(words(`${f.subject} ${f.predicate} ${f.object}`));
-  return words(q).every((w) => have.has(w));
+  const have = new Set(analyzed(`${f.subject} ${f.predicate} ${f.object}`));
+  return analyzed(q).every((w) => have.has(w));
 }
 
 const sameName = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();

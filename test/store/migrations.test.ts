@@ -86,6 +86,7 @@ describe('migrating a store written by the previous version', () => {
     try {
       expect(await everything(c)).toEqual(current);
       expect(logged).toEqual([
+        `Store: MongoDB (MONGODB_URI), database "${c.facts.dbName}".`,
         `Migrated the store: recall terms on facts and memories (${current.facts.length + current.memories.length} documents).`,
       ]);
     } finally {

@@ -145,7 +145,7 @@ describe('one builder per stored document kind', () => {
         subjectKey: 'zoë müller',
         objectKey: 'blue škoda octavia',
         predicateKey: 'drives',
-        terms: ['zoë', 'müller', 'drives', 'blue', 'škoda', 'octavia'],
+        recallTerms: ['zoë', 'müller', 'drive', 'blue', 'škoda', 'octavia'],
         episodeId: 'a1b2c3d4-0000-4000-8000-00000000000a',
       },
     );

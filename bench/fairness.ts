@@ -1,0 +1,180 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { exitOnHelp } from '../src/cli/help.js';
+import { DEMO_DATASET, loadDemoDataset } from '../src/demo/seed.js';
+import { type RunningFerretDb, startFerretDb } from '../src/embedded/ferretdb.js';
+import { createGateway } from '../src/http/app.js';
+import { databaseTimeouts, openDatabase } from '../src/store/database.js';
+import { createApiKey } from '../src/store/workspaces.js';
+import { seedDataset } from './generate.js';
+import { median, procCpuSeconds, round1 } from './measure.js';
+
+/**
+ * One tenant's heavy queries against another's light ones, on an embedded FerretDB of its
+ * own: `heavy` runs `--clients` concurrent loops of a full-history list of 100 facts over a
+ * dataset of `--facts` facts for `--seconds`; `light` meanwhile lists the demo dataset
+ * (8 facts) one request after another. Reported: the light list's latency alone and under
+ * the load, the heavy answers by status and how long they took, and FerretDB's CPU in the
+ * seconds after the heavy requests gave up (work the database went on doing for nobody).
+ *
+ *   npm run bench:fairness [-- --facts 8000 --clients 10 --seconds 10 --db-timeout 5000]
+ *     [--concurrency N]   (the gateway's WORKSPACE_CONCURRENCY; 0: no limit)
+ *
+ * test/hardening/fairness.test.ts runs it small and checks what it reports;
+ * docs/RELIABILITY.md ("Fairness and cancellation") records a run before and after.
+ */
+
+export interface FairnessReport {
+  lightAloneMs: number;
+  lightUnderLoad: { medianMs: number; maxMs: number; statuses: Record<string, number> };
+  heavy: { statuses: Record<string, number>; medianMs: number; maxMs: number; retryAfter: boolean };
+  /** FerretDB's CPU seconds per second of wall time, right after the heavy requests ended. */
+  databaseCpuAfter: number | null;
+  /** ...and while they ran. */
+  databaseCpuDuring: number | null;
+}
+
+const tally = (statuses: number[]) =>
+  statuses.reduce<Record<string, number>>((acc, s) => {
+    acc[s] = (acc[s] ?? 0) + 1;
+    return acc;
+  }, {});
+
+export async function runFairness(options: {
+  facts: number;
+  clients: number;
+  seconds: number;
+  dbTimeoutMs: number;
+  /** The gateway's per-workspace concurrency (default: its own default). */
+  workspaceConcurrency?: number;
+  log?: (line: string) => void;
+}): Promise<FairnessReport> {
+  const log = options.log ?? (() => {});
+  const dir = mkdtempSync(join(tmpdir(), 'memory-gateway-fairness-'));
+  let ferret: RunningFerretDb | null = null;
+  try {
+    ferret = await startFerretDb(join(dir, 'db'));
+    const database = await openDatabase(
+      ferret.uri,
+      'fairness',
+      databaseTimeouts(options.dbTimeoutMs),
+    );
+    try {
+      const c = database.collections;
+      log(`seeding ${options.facts} facts...`);
+      await seedDataset(c, 'heavy', {
+        dataset: 'big',
+        facts: options.facts,
+        entities: Math.round(options.facts * 0.05),
+        episodes: Math.round(options.facts * 0.05),
+        memories: 20,
+        seed: 7,
+      });
+      await loadDemoDataset(c, 'light', new Date());
+      const heavyKey = (await createApiKey(c, 'heavy', ['read'])).key;
+      const lightKey = (await createApiKey(c, 'light', ['read'])).key;
+      const gateway = createGateway({
+        database,
+        dbTimeoutMs: options.dbTimeoutMs,
+        ...(options.workspaceConcurrency === undefined
+          ? {}
+          : { workspaceConcurrency: options.workspaceConcurrency }),
+      });
+      const get = async (path: string, key: string) => {
+        const started = performance.now();
+        const response = await gateway.fetch(
+          new Request(`http://127.0.0.1${path}`, { headers: { authorization: `Bearer ${key}` } }),
+        );
+        await response.arrayBuffer();
+        return {
+          status: response.status,
+          ms: performance.now() - started,
+          retryAfter: response.headers.get('retry-after'),
+        };
+      };
+      const light = () => get(`/v1/memory/semantic/datasets/${DEMO_DATASET}/facts`, lightKey);
+      const heavyPath = '/v1/memory/semantic/datasets/big/facts?limit=100&includeInvalidated=true';
+
+      const alone: number[] = [];
+      for (let i = 0; i < 10; i++) alone.push((await light()).ms);
+
+      log(`heavy load: ${options.clients} clients for ${options.seconds} s`);
+      const until = performance.now() + options.seconds * 1000;
+      const heavy: Awaited<ReturnType<typeof get>>[] = [];
+      const lightAnswers: Awaited<ReturnType<typeof get>>[] = [];
+      const cpuStart = procCpuSeconds(ferret.pid);
+      const loadStart = performance.now();
+      await Promise.all([
+        ...Array.from({ length: options.clients }, async () => {
+          while (performance.now() < until) heavy.push(await get(heavyPath, heavyKey));
+        }),
+        (async () => {
+          while (performance.now() < until) {
+            lightAnswers.push(await light());
+            await new Promise((resolve) => setTimeout(resolve, 100));
+          }
+        })(),
+      ]);
+      const loadEnd = performance.now();
+      const cpuEnd = procCpuSeconds(ferret.pid);
+      // What the database does once nobody waits for it any more.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const afterStart = procCpuSeconds(ferret.pid);
+      const afterStarted = performance.now();
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      const afterEnd = procCpuSeconds(ferret.pid);
+      const afterSeconds = (performance.now() - afterStarted) / 1000;
+      const perSecond = (a: number | null, b: number | null, seconds: number) =>
+        a === null || b === null ? null : Math.round(((b - a) / seconds) * 100) / 100;
+      return {
+        lightAloneMs: round1(median(alone)),
+        lightUnderLoad: {
+          medianMs: round1(median(lightAnswers.map((a) => a.ms))),
+          maxMs: round1(Math.max(...lightAnswers.map((a) => a.ms))),
+          statuses: tally(lightAnswers.map((a) => a.status)),
+        },
+        heavy: {
+          statuses: tally(heavy.map((a) => a.status)),
+          medianMs: round1(median(heavy.map((a) => a.ms))),
+          maxMs: round1(Math.max(...heavy.map((a) => a.ms))),
+          retryAfter: heavy.filter((a) => a.status === 429).every((a) => a.retryAfter !== null),
+        },
+        databaseCpuDuring: perSecond(cpuStart, cpuEnd, (loadEnd - loadStart) / 1000),
+        databaseCpuAfter: perSecond(afterStart, afterEnd, afterSeconds),
+      };
+    } finally {
+      await database.close();
+    }
+  } finally {
+    await ferret?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[1]?.endsWith('fairness.ts')) {
+  exitOnHelp(import.meta.url);
+  const { values } = parseArgs({
+    options: {
+      facts: { type: 'string', default: '8000' },
+      clients: { type: 'string', default: '10' },
+      seconds: { type: 'string', default: '10' },
+      'db-timeout': { type: 'string', default: '5000' },
+      concurrency: { type: 'string' },
+    },
+  });
+  {
+    const report = await runFairness({
+      facts: Number(values.facts),
+      clients: Number(values.clients),
+      seconds: Number(values.seconds),
+      dbTimeoutMs: Number(values['db-timeout']),
+      ...(values.concurrency === undefined
+        ? {}
+        : { workspaceConcurrency: Number(values.concurrency) }),
+      log: (line) => process.stderr.write(`${line}\n`),
+    });
+    process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+  }
+}

@@ -1,0 +1,76 @@
+import pLimit, { type LimitFunction } from 'p-limit';
+
+/**
+ * Database work per workspace, bounded in each gateway process: at most `concurrency`
+ * requests of one workspace run at once; up to `queue` more wait for a slot, each no
+ * longer than its own database time (DB_TIMEOUT_MS); past either, the request is refused
+ * (429 with Retry-After) before it runs anything. So one tenant's burst of heavy queries
+ * takes at most its share of the database, and another tenant's requests keep their
+ * normal time. With several replicas each process allows its own share (like the rate
+ * limits).
+ */
+
+export type LimitRefusal = 'queue full' | 'waited too long';
+
+export function workspaceLimiter(options: { concurrency: number; queue: number }) {
+  const limits = new Map<string, LimitFunction>();
+  return {
+    /**
+     * Runs `work` in one of the workspace's slots, waiting for one until `deadline` (a
+     * `performance.now()` instant) at the most; or says why it will not.
+     */
+    async run(
+      workspaceId: string,
+      deadline: number,
+      work: () => Promise<void>,
+    ): Promise<LimitRefusal | null> {
+      let limit = limits.get(workspaceId);
+      if (!limit) {
+        limit = pLimit(options.concurrency);
+        limits.set(workspaceId, limit);
+      }
+      if (limit.activeCount >= options.concurrency && limit.pendingCount >= options.queue) {
+        return 'queue full';
+      }
+      let abandoned = false;
+      let begin: () => void = () => {};
+      const started = new Promise<void>((resolve) => {
+        begin = resolve;
+      });
+      const done = limit(async () => {
+        // A waiter that gave up leaves its slot at once.
+        if (abandoned) return;
+        begin();
+        await work();
+      });
+      // After p-limit has counted this one out (it does so once the work's promise settles).
+      const forget = () =>
+        setImmediate(() => {
+          if (limit.activeCount === 0 && limit.pendingCount === 0) limits.delete(workspaceId);
+        });
+      let timer: NodeJS.Timeout | undefined;
+      const wait = Number.isFinite(deadline) ? Math.max(0, deadline - performance.now()) : null;
+      const gaveUp =
+        wait === null
+          ? new Promise<never>(() => {})
+          : new Promise<'gave up'>((resolve) => {
+              timer = setTimeout(() => resolve('gave up'), wait);
+            });
+      const first = await Promise.race([started.then(() => 'started' as const), gaveUp]);
+      clearTimeout(timer);
+      if (first === 'gave up') {
+        abandoned = true;
+        void done.finally(forget);
+        return 'waited too long';
+      }
+      try {
+        await done;
+      } finally {
+        forget();
+      }
+      return null;
+    },
+    /** How many workspaces have requests running or waiting (for tests). */
+    size: () => limits.size,
+  };
+}

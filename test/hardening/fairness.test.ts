@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import { runFairness } from '../../bench/fairness.js';
+
+/**
+ * One tenant's heavy queries cannot starve another, and work nobody waits for stops: a
+ * workspace with a dataset of 5,000 facts runs ten concurrent full-history lists for six
+ * seconds against an embedded FerretDB of its own, with DB_TIMEOUT_MS at 1.5 s, while
+ * another workspace lists its eight facts (bench/fairness.ts measures it; this checks what
+ * it reports and prints the figures).
+ */
+const DB_TIMEOUT_MS = 1500;
+
+describe('a heavy workspace beside a light one', () => {
+  it('the light one keeps answering, the heavy one is bounded, and the database stops when the requests give up', {
+    timeout: 300_000,
+  }, async () => {
+    const report = await runFairness({
+      facts: 5000,
+      clients: 10,
+      seconds: 6,
+      dbTimeoutMs: DB_TIMEOUT_MS,
+    });
+    console.log(`fairness: ${JSON.stringify(report)}`);
+    // The light workspace: every answer a 200, none waiting out the heavy one's time.
+    expect(Object.keys(report.lightUnderLoad.statuses)).toEqual(['200']);
+    expect(report.lightUnderLoad.maxMs).toBeLessThan(DB_TIMEOUT_MS);
+    // The heavy one: answered, stopped at its database time (503), or refused for its
+    // share (429, with Retry-After); never a request that outlives its bound.
+    for (const status of Object.keys(report.heavy.statuses)) {
+      expect(['200', '429', '503']).toContain(status);
+    }
+    expect(report.heavy.retryAfter).toBe(true);
+    expect(report.heavy.maxMs).toBeLessThan(DB_TIMEOUT_MS + 2500);
+    // It did meet its bound: the test is not vacuous.
+    expect(
+      (report.heavy.statuses['503'] ?? 0) + (report.heavy.statuses['429'] ?? 0),
+    ).toBeGreaterThan(0);
+    // Once the heavy requests are over, the database is idle: nothing goes on for nobody.
+    expect(report.databaseCpuAfter).not.toBeNull();
+    expect(report.databaseCpuAfter!).toBeLessThan(0.3);
+  });
+});
