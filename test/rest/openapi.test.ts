@@ -103,7 +103,7 @@ describe('/openapi.json', () => {
         { content: Record<string, { schema: { $ref: string } }>; headers?: object }
       >;
       const shape = path.startsWith('/api/') ? 'ApiErrorBody' : 'MemorySodaError';
-      for (const status of ['408', '413', '414', '429', '431', '503']) {
+      for (const status of ['408', '413', '414', '415', '429', '431', '503']) {
         expect(responses[status], `${method} ${path} ${status}`).toBeDefined();
         expect(responses[status]!.content['application/json']!.schema.$ref).toBe(
           `#/components/schemas/${shape}`,
