@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { GatewayError } from './errors.js';
+import { type ErrorScope, GatewayError } from './errors.js';
 import { type BatchObserver, createLoaders, type Loaders } from './loaders.js';
 import type { Collections } from './store/database.js';
 import { withDeadline } from './store/deadline.js';
@@ -94,12 +94,17 @@ export async function createRequestContext(
   };
 }
 
-export function unauthenticated(problem: 'missing' | 'invalid' | null): GatewayError {
+export function unauthenticated(
+  problem: 'missing' | 'invalid' | null,
+  scope: ErrorScope = 'field',
+): GatewayError {
   return new GatewayError(
     'UNAUTHENTICATED',
     problem === 'invalid'
       ? 'The API key is not valid (unknown, revoked or malformed)'
       : 'Missing API key: send Authorization: Bearer <key>',
+    undefined,
+    scope,
   );
 }
 

@@ -35,19 +35,37 @@ export const ERROR_STATUS = {
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
 /**
+ * How an error answers over HTTP on GraphQL: `field` (the default) keeps HTTP 200, as
+ * GraphQL over HTTP expects of an error in one field; `request` refuses the whole request
+ * and answers with the code's status; `spec` too, but lets Yoga keep 200 for a client
+ * that accepts only `application/json` (GraphQL over HTTP's rule for request errors).
+ */
+export type ErrorScope = 'field' | 'request' | 'spec';
+
+/**
  * The one error type the gateway raises on purpose. It carries a stable `code` and the
- * HTTP status; GraphQL shows the code in `extensions.code` (field errors keep HTTP 200, as
- * GraphQL over HTTP expects), and the REST adapters answer with `status` in each
- * surface's error body. Anything else that escapes a resolver is masked by
- * `maskError` below into a generic message.
+ * HTTP status the table above gives it; GraphQL shows the code in `extensions.code`, and
+ * the REST adapters answer with `status` in each surface's error body. Anything else that
+ * escapes a resolver is masked by `maskError` below.
  */
 export class GatewayError extends GraphQLError {
   readonly code: ErrorCode;
   readonly status: number;
 
-  constructor(code: ErrorCode, message: string, details?: Record<string, unknown>) {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    details?: Record<string, unknown>,
+    scope: ErrorScope = 'field',
+    where: { path?: GraphQLError['path'] } = {},
+  ) {
     const status = ERROR_STATUS[code];
-    super(message, { extensions: { code, ...details } });
+    const http =
+      scope === 'field' ? {} : { http: { status, ...(scope === 'spec' ? { spec: true } : {}) } };
+    super(message, {
+      ...(where.path ? { path: where.path } : {}),
+      extensions: { code, ...details, ...http },
+    });
     this.code = code;
     this.status = status;
     this.name = 'GatewayError';
@@ -119,26 +137,19 @@ export function maskError(error: unknown): GraphQLError {
       extensions: { code: 'BAD_USER_INPUT' },
     });
   }
+  const failed = (code: ErrorCode, message: string) =>
+    new GatewayError(code, message, undefined, 'request', { path: where.path });
   if (original instanceof WriteOutcomeUnknownError) {
-    return new GraphQLError(WRITE_OUTCOME_UNKNOWN_MESSAGE, {
-      path: where.path,
-      extensions: { code: 'WRITE_OUTCOME_UNKNOWN', http: { status: 503 } },
-    });
+    return failed('WRITE_OUTCOME_UNKNOWN', WRITE_OUTCOME_UNKNOWN_MESSAGE);
   }
   if (isDatabaseTimeout(original)) {
-    return new GraphQLError(
+    return failed(
+      'DATABASE_TIMEOUT',
       'The request used up its time for the database (DB_TIMEOUT_MS) and was stopped; try again, or ask for less',
-      { path: where.path, extensions: { code: 'DATABASE_TIMEOUT', http: { status: 503 } } },
     );
   }
   if (isDatabaseUnavailable(original)) {
-    return new GraphQLError('The database is unavailable; try again shortly', {
-      path: where.path,
-      extensions: { code: 'DATABASE_UNAVAILABLE', http: { status: 503 } },
-    });
+    return failed('DATABASE_UNAVAILABLE', 'The database is unavailable; try again shortly');
   }
-  return new GraphQLError(GENERIC_ERROR_MESSAGE, {
-    path: where.path,
-    extensions: { code: 'INTERNAL_SERVER_ERROR', http: { status: 500 } },
-  });
+  return failed('INTERNAL_SERVER_ERROR', GENERIC_ERROR_MESSAGE);
 }

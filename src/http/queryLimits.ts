@@ -92,12 +92,8 @@ export function queryTooComplex(measure: QueryMeasure, limit: number, value?: nu
   return new GatewayError(
     'QUERY_TOO_COMPLEX',
     `The operation's ${measure}${found} is over the limit of ${limit}; ask for fewer or smaller lists (see the README's "Query limits")`,
-    {
-      measure,
-      ...(value === undefined ? {} : { [measure]: value }),
-      limit,
-      http: { status: 400, spec: true },
-    },
+    { measure, ...(value === undefined ? {} : { [measure]: value }), limit },
+    'spec',
   );
 }
 

@@ -59,9 +59,7 @@ function keyRequired({
 }): void {
   const ctx = args.contextValue;
   if (!ctx.auth && !isIntrospectionOnly(selectedOperation(args.document, args.operationName))) {
-    const error = unauthenticated(ctx.authProblem);
-    error.extensions.http = { status: 401 };
-    throw error;
+    throw unauthenticated(ctx.authProblem, 'request');
   }
 }
 

@@ -3,7 +3,7 @@ import { forgetDataset } from '../store/datasets.js';
 import { type ErasureCounts, eraseDataset } from '../store/erasure.js';
 import { datasetArg } from './args.js';
 import { builder } from './builder.js';
-import { storeWrite } from './storeErrors.js';
+import { storeWriteMappingErrors } from './storeErrors.js';
 
 export const ErasureCountsRef = builder.objectRef<ErasureCounts>('ErasureCounts').implement({
   description: 'What an erasure removed (zeros when there was nothing left to remove).',
@@ -28,7 +28,7 @@ builder.mutationField('eraseDataset', (t) =>
     args: { name: t.arg.string(datasetArg) },
     resolve: async (_root, args, ctx) => {
       const auth = keyOf(ctx);
-      const counts = await storeWrite(ctx.store, (store) =>
+      const counts = await storeWriteMappingErrors(ctx.store, (store) =>
         eraseDataset(store, tenantOf(ctx, args.name), auth, ctx.now),
       );
       forgetDataset(ctx.readCache, auth.workspaceId, args.name);

@@ -27,7 +27,7 @@ import {
   resolvePage,
   timeThenId,
 } from './pagination.js';
-import { storeWrite } from './storeErrors.js';
+import { storeWriteMappingErrors } from './storeErrors.js';
 
 export const FactStateEnum = builder.enumType('FactState', {
   description:
@@ -278,7 +278,7 @@ builder.mutationField('deleteFact', (t) =>
       id: t.arg.id({ ...uuidArg, description: 'The factId.' }),
     },
     resolve: async (_root, args, ctx) => {
-      const fact = await storeWrite(ctx.store, (store) =>
+      const fact = await storeWriteMappingErrors(ctx.store, (store) =>
         invalidateFact(store, tenantOf(ctx, args.dataset), args.id, {
           reason: 'deleted',
           at: ctx.now,
@@ -300,7 +300,7 @@ builder.mutationField('restoreFact', (t) =>
       id: t.arg.id({ ...uuidArg, description: 'The factId.' }),
     },
     resolve: (_root, args, ctx) => {
-      return storeWrite(ctx.store, (store) =>
+      return storeWriteMappingErrors(ctx.store, (store) =>
         restoreFact(store, tenantOf(ctx, args.dataset), args.id, 'deleted', ctx.now),
       );
     },

@@ -12,7 +12,7 @@ import {
 import { datasetArg, uuidArg, uuidSchema } from './args.js';
 import { builder } from './builder.js';
 import { MemoryRef } from './memory.js';
-import { storeWrite } from './storeErrors.js';
+import { storeWriteMappingErrors } from './storeErrors.js';
 
 /**
  * Memory curation on SupaCloud's model (write scope). Every change to a memory bumps its
@@ -139,7 +139,7 @@ builder.mutationField('createMemory', (t) =>
     },
     resolve: async (_root, args, ctx) => {
       const tenant = tenantOf(ctx, args.dataset);
-      const { memory } = await storeWrite(ctx.store, (store) =>
+      const { memory } = await storeWriteMappingErrors(ctx.store, (store) =>
         createMemory(store, tenant, toNewMemory(args.input), ctx.now),
       );
       return memory;
@@ -161,7 +161,7 @@ function versionedMutation(name: string, description: string, change: (now: Date
       },
       resolve: (_root, args, ctx) => {
         const { now } = ctx;
-        return storeWrite(ctx.store, (store) =>
+        return storeWriteMappingErrors(ctx.store, (store) =>
           changeMemory(
             store,
             tenantOf(ctx, args.dataset),
@@ -213,7 +213,7 @@ builder.mutationField('updateMemory', (t) =>
           .map(([k, v]) => [k, typeof v === 'string' ? v.trim() : v]),
       ) as Partial<MemoryDoc>;
       const { now } = ctx;
-      return storeWrite(ctx.store, (store) =>
+      return storeWriteMappingErrors(ctx.store, (store) =>
         changeMemory(
           store,
           tenantOf(ctx, args.dataset),
@@ -261,7 +261,7 @@ builder.mutationField('supersedeMemory', (t) =>
     resolve: async (_root, args, ctx) => {
       const tenant = tenantOf(ctx, args.dataset);
       const { now } = ctx;
-      const previous = await storeWrite(ctx.store, (store) =>
+      const previous = await storeWriteMappingErrors(ctx.store, (store) =>
         supersedeMemory(
           store,
           tenant,

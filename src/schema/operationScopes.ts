@@ -358,7 +358,8 @@ export function operationForbidden(
   return new GatewayError(
     'FORBIDDEN',
     `This operation needs ${needs.join(' and ')}${options.fields ? '; nothing was run' : ''}`,
-    { missing: missing.map((m) => ({ ...m })), http: { status: 403 } },
+    { missing: missing.map((m) => ({ ...m })) },
+    'request',
   );
 }
 

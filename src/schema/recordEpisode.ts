@@ -17,7 +17,7 @@ import { EntityTypeEnum } from './entity.js';
 import { EpisodeRef } from './episode.js';
 import { ErasureCountsRef } from './erasure.js';
 import { FactRef } from './fact.js';
-import { storeWrite } from './storeErrors.js';
+import { storeWriteMappingErrors } from './storeErrors.js';
 
 /**
  * The extraction pipeline's write path: `recordEpisode` (write scope) and `eraseEpisode`
@@ -231,7 +231,7 @@ builder.mutationField('recordEpisode', (t) =>
     },
     resolve: (_root, { dataset, input }, ctx) => {
       const tenant = tenantOf(ctx, dataset);
-      return storeWrite(ctx.store, (store) =>
+      return storeWriteMappingErrors(ctx.store, (store) =>
         recordEpisode(
           store,
           tenant,
@@ -256,7 +256,7 @@ builder.mutationField('eraseEpisode', (t) =>
     },
     resolve: (_root, args, ctx) => {
       const auth = keyOf(ctx);
-      return storeWrite(ctx.store, (store) =>
+      return storeWriteMappingErrors(ctx.store, (store) =>
         eraseEpisode(store, tenantOf(ctx, args.dataset), args.id, auth, ctx.now),
       );
     },

@@ -24,6 +24,7 @@ import {
   windowsFilter,
 } from './factFilters.js';
 import { afterCursor, keysetPage } from './pages.js';
+import { StoreRefusal } from './refusals.js';
 import type { Tenant } from './tenant.js';
 
 /** What a fact list asks for; every part is optional except the temporal selection. */
@@ -205,8 +206,9 @@ export function inGeneration(restorations: number): Filter<FactDoc> {
  * (schema/storeErrors.ts turns it into NOT_FOUND): the fact is absent from the tenant, or
  * not in the state the write needs. `message` is what the client is told.
  */
-export class FactNotFoundError extends Error {
+export class FactNotFoundError extends StoreRefusal {
   override name = 'FactNotFoundError';
+  readonly code = 'NOT_FOUND';
   constructor(
     readonly reason: 'not_found' | 'already_invalidated' | 'not_invalidated' | 'wrong_reason',
     message: string,

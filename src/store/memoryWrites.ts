@@ -10,6 +10,7 @@ import {
   memoryDocument,
 } from './documents.js';
 import { findMemory } from './memories.js';
+import { StoreRefusal } from './refusals.js';
 import type { Tenant } from './tenant.js';
 
 /**
@@ -26,12 +27,14 @@ import type { Tenant } from './tenant.js';
  * once (FerretDB would lose one of them).
  */
 
-export class MemoryNotFoundError extends Error {
+export class MemoryNotFoundError extends StoreRefusal {
   override name = 'MemoryNotFoundError';
+  readonly code = 'NOT_FOUND';
 }
 
-export class MemoryConflictError extends Error {
+export class MemoryConflictError extends StoreRefusal {
   override name = 'MemoryConflictError';
+  readonly code = 'CONFLICT';
 }
 
 export interface NewMemory {

@@ -18,6 +18,7 @@ import {
   factDocument,
 } from './documents.js';
 import { factsByIds } from './facts.js';
+import { StoreRefusal } from './refusals.js';
 import { replacementBounds, type SupersedingFact, supersedeFacts } from './supersession.js';
 import type { Tenant } from './tenant.js';
 
@@ -96,14 +97,31 @@ export interface RecordedEpisode {
   outcome: RecordOutcome;
 }
 
-export class EpisodeConflictError extends Error {
+export class EpisodeConflictError extends StoreRefusal {
   override name = 'EpisodeConflictError';
+  readonly code = 'CONFLICT';
 }
 
-export class UnknownFactsError extends Error {
+/** Facts listed in `supersedes` that the dataset does not hold, each named by its path. */
+export class UnknownFactsError extends StoreRefusal {
   override name = 'UnknownFactsError';
+  readonly code = 'BAD_USER_INPUT';
+  override readonly details: Record<string, unknown>;
   constructor(readonly unknown: { fact: number; position: number; factId: string }[]) {
-    super('supersedes names facts that do not exist in this dataset');
+    super(
+      unknown
+        .map(
+          (u) =>
+            `input.facts.${u.fact}.supersedes.${u.position}: no fact ${u.factId} in this dataset`,
+        )
+        .join('; '),
+    );
+    this.details = {
+      issues: unknown.map((u) => ({
+        path: ['input', 'facts', u.fact, 'supersedes', u.position],
+        message: `no fact ${u.factId} in this dataset`,
+      })),
+    };
   }
 }
 
