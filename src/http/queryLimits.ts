@@ -11,9 +11,9 @@ import type { Metrics } from './observability.js';
  *
  * - `maxCost`: the cost model declared on the schema (src/schema/cost.ts), computed with
  *   the request's variables and the arguments' defaults. 20,000 lets through what front
- *   ends ask for every day (a page of 100 facts with their entities, episode and
- *   successor costs 610; 50 episodes with 100 facts each and their entities 15,060) and
- *   refuses lists nested in lists of lists (the corpus in test/graphql/queryCost.test.ts).
+ *   ends ask for every day and refuses lists nested in lists of lists: the README's
+ *   "Query limits" gives the figures, which test/graphql/queryCost.test.ts measures on
+ *   the front-end corpus (test/graphql/frontEndCorpus.graphql).
  * - `maxDepth`: nesting, fragments included.
  * - `maxAliases`, `maxDirectives`, `maxTokens` (graphql-armor): cheap checks on the
  *   document itself, at parse and validation time.

@@ -19,6 +19,16 @@ import { type GraphQLField, getNamedType, isLeafType, isListType, isNonNullType 
 export const OBJECT_COST = 1;
 export const QUERY_COST = 10;
 
+/**
+ * An object read through a loader, batched across its parents (a fact's entity, a
+ * dataset's fact by id): the object alone. Declared on each such field all the same, so
+ * the schema walk can tell a field that does I/O and forgot its cost from one that did not.
+ */
+export const LOADED_OBJECT_COST = OBJECT_COST;
+
+/** An object read, or written, by a query of its own (a mutation and its answer). */
+export const OWN_QUERY_OBJECT_COST = OBJECT_COST + QUERY_COST;
+
 /** Hard caps of the lists without a `first` argument (each stated in the field's description). */
 export const WHOLE_LIST_CAP = 10_000;
 

@@ -3,6 +3,7 @@ import { countDatasets, listDatasets } from '../store/datasets.js';
 import type { DatasetDoc } from '../store/documents.js';
 import { datasetArg } from './args.js';
 import { builder } from './builder.js';
+import { LOADED_OBJECT_COST } from './cost.js';
 import {
   afterArg,
   type CursorKey,
@@ -70,6 +71,7 @@ builder.queryFields((t) => ({
       'One dataset by name (any string, exact). Null when the workspace has no such dataset; a dataset of another workspace looks exactly the same.',
     authScopes: { read: true },
     args: { name: t.arg.string(datasetArg) },
+    complexity: LOADED_OBJECT_COST,
     resolve: (_root, args, ctx) => ctx.loaders.datasetByName.load(args.name),
   }),
 }));

@@ -4,7 +4,7 @@ import type { EntityDoc } from '../store/documents.js';
 import { countEntities, listEntities } from '../store/entities.js';
 import { entityNameSchema } from './args.js';
 import { builder } from './builder.js';
-import { listCost, WHOLE_LIST_CAP } from './cost.js';
+import { LOADED_OBJECT_COST, listCost, WHOLE_LIST_CAP } from './cost.js';
 import { DatasetRef } from './dataset.js';
 import { FactRef } from './fact.js';
 import { nodeKey, parseNodeKey } from './nodeIds.js';
@@ -130,6 +130,7 @@ builder.objectFields(DatasetRef, (t) => ({
     nullable: true,
     description: 'One entity by name: lower-cased, otherwise exact (a lookup, not a search).',
     args: { name: t.arg.string({ required: true, validate: entityNameSchema }) },
+    complexity: LOADED_OBJECT_COST,
     resolve: (ds, args, ctx) =>
       ctx.loaders.entityByName.load({ dataset: ds.name, name: args.name }),
   }),

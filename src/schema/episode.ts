@@ -4,6 +4,7 @@ import { countEpisodes, listEpisodes } from '../store/episodes.js';
 import { uuidArg } from './args.js';
 import { READABLE_WITHOUT_READ } from './authScopes.js';
 import { builder } from './builder.js';
+import { LOADED_OBJECT_COST } from './cost.js';
 import { DatasetRef } from './dataset.js';
 import { FactRef } from './fact.js';
 import { nodeKey, parseNodeKey } from './nodeIds.js';
@@ -88,6 +89,7 @@ builder.objectFields(DatasetRef, (t) => ({
     type: EpisodeRef,
     nullable: true,
     args: { id: t.arg.id({ ...uuidArg, description: 'The episodeId.' }) },
+    complexity: LOADED_OBJECT_COST,
     resolve: (ds, args, ctx) =>
       ctx.loaders.episodeById.load({ dataset: ds.name, episodeId: args.id }),
   }),

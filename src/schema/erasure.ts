@@ -3,6 +3,7 @@ import { forgetDataset } from '../store/datasets.js';
 import { type ErasureCounts, eraseDataset } from '../store/erasure.js';
 import { datasetArg } from './args.js';
 import { builder } from './builder.js';
+import { OWN_QUERY_OBJECT_COST } from './cost.js';
 import { storeWriteMappingErrors } from './storeErrors.js';
 
 export const ErasureCountsRef = builder.objectRef<ErasureCounts>('ErasureCounts').implement({
@@ -26,6 +27,7 @@ builder.mutationField('eraseDataset', (t) =>
       'Physically removes every document of the dataset in every collection (a privacy request). Idempotent; audited (who, when, what, counts; never the content). Needs the admin scope.',
     authScopes: { admin: true },
     args: { name: t.arg.string(datasetArg) },
+    complexity: OWN_QUERY_OBJECT_COST,
     resolve: async (_root, args, ctx) => {
       const auth = keyOf(ctx);
       const counts = await storeWriteMappingErrors(ctx.store, (store) =>

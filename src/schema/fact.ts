@@ -12,7 +12,7 @@ import {
 import { datasetArg, orderedWindowsSchema, querySchema, uuidArg, uuidSchema } from './args.js';
 import { READABLE_WITHOUT_READ } from './authScopes.js';
 import { builder } from './builder.js';
-import { boundOf, listCost } from './cost.js';
+import { boundOf, LOADED_OBJECT_COST, listCost, OWN_QUERY_OBJECT_COST } from './cost.js';
 import { DatasetRef } from './dataset.js';
 import { EntityRef } from './entity.js';
 import { EpisodeRef } from './episode.js';
@@ -100,6 +100,7 @@ builder.node(FactRef, {
       type: EntityRef,
       nullable: true,
       description: 'The entity named by the subject, if there is one.',
+      complexity: LOADED_OBJECT_COST,
       resolve: (f, _args, ctx) =>
         ctx.loaders.entityByName.load({ dataset: f.dataset, name: f.subject }),
     }),
@@ -107,6 +108,7 @@ builder.node(FactRef, {
       type: EntityRef,
       nullable: true,
       description: 'The entity named by the object, if the object is an entity and it exists.',
+      complexity: LOADED_OBJECT_COST,
       resolve: (f, _args, ctx) =>
         f.objectIsEntity
           ? ctx.loaders.entityByName.load({ dataset: f.dataset, name: f.object })
@@ -116,6 +118,7 @@ builder.node(FactRef, {
       type: EpisodeRef,
       nullable: true,
       description: 'The episode the fact was extracted from.',
+      complexity: LOADED_OBJECT_COST,
       resolve: (f, _args, ctx) =>
         f.episodeId
           ? ctx.loaders.episodeById.load({ dataset: f.dataset, episodeId: f.episodeId })
@@ -125,6 +128,7 @@ builder.node(FactRef, {
       type: FactRef,
       nullable: true,
       description: 'The fact that superseded this one.',
+      complexity: LOADED_OBJECT_COST,
       resolve: (f, _args, ctx) =>
         f.supersededBy
           ? ctx.loaders.factById.load({ dataset: f.dataset, factId: f.supersededBy })
@@ -252,6 +256,7 @@ builder.objectField(DatasetRef, 'fact', (t) =>
     nullable: true,
     description: 'One fact by its factId, whatever its state.',
     args: { id: t.arg.id(uuidArg) },
+    complexity: LOADED_OBJECT_COST,
     resolve: (ds, args, ctx) => ctx.loaders.factById.load({ dataset: ds.name, factId: args.id }),
   }),
 );
@@ -277,6 +282,7 @@ builder.mutationField('deleteFact', (t) =>
       dataset: t.arg.string(datasetArg),
       id: t.arg.id({ ...uuidArg, description: 'The factId.' }),
     },
+    complexity: OWN_QUERY_OBJECT_COST,
     resolve: async (_root, args, ctx) => {
       const fact = await storeWriteMappingErrors(ctx.store, (store) =>
         invalidateFact(store, tenantOf(ctx, args.dataset), args.id, {
@@ -299,6 +305,7 @@ builder.mutationField('restoreFact', (t) =>
       dataset: t.arg.string(datasetArg),
       id: t.arg.id({ ...uuidArg, description: 'The factId.' }),
     },
+    complexity: OWN_QUERY_OBJECT_COST,
     resolve: (_root, args, ctx) => {
       return storeWriteMappingErrors(ctx.store, (store) =>
         restoreFact(store, tenantOf(ctx, args.dataset), args.id, 'deleted', ctx.now),

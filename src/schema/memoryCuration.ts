@@ -11,6 +11,7 @@ import {
 } from '../store/memoryWrites.js';
 import { datasetArg, uuidArg, uuidSchema } from './args.js';
 import { builder } from './builder.js';
+import { OWN_QUERY_OBJECT_COST } from './cost.js';
 import { MemoryRef } from './memory.js';
 import { storeWriteMappingErrors } from './storeErrors.js';
 
@@ -137,6 +138,7 @@ builder.mutationField('createMemory', (t) =>
       dataset: t.arg.string(datasetArg),
       input: t.arg({ type: MemoryInputRef, required: true }).validate(memoryInputSchema),
     },
+    complexity: OWN_QUERY_OBJECT_COST,
     resolve: async (_root, args, ctx) => {
       const tenant = tenantOf(ctx, args.dataset);
       const { memory } = await storeWriteMappingErrors(ctx.store, (store) =>
@@ -159,6 +161,7 @@ function versionedMutation(name: string, description: string, change: (now: Date
         memoryId: t.arg.id(uuidArg),
         expectedVersion: t.arg.int(expectedVersionArg),
       },
+      complexity: OWN_QUERY_OBJECT_COST,
       resolve: (_root, args, ctx) => {
         const { now } = ctx;
         return storeWriteMappingErrors(ctx.store, (store) =>
@@ -206,6 +209,7 @@ builder.mutationField('updateMemory', (t) =>
       expectedVersion: t.arg.int(expectedVersionArg),
       patch: t.arg({ type: MemoryPatchRef, required: true }).validate(memoryPatchSchema),
     },
+    complexity: OWN_QUERY_OBJECT_COST,
     resolve: (_root, args, ctx) => {
       const set = Object.fromEntries(
         Object.entries(args.patch)
@@ -258,6 +262,7 @@ builder.mutationField('supersedeMemory', (t) =>
       expectedVersion: t.arg.int(expectedVersionArg),
       input: t.arg({ type: MemoryInputRef, required: true }).validate(memoryInputSchema),
     },
+    complexity: OWN_QUERY_OBJECT_COST,
     resolve: async (_root, args, ctx) => {
       const tenant = tenantOf(ctx, args.dataset);
       const { now } = ctx;

@@ -12,7 +12,7 @@ import {
 } from '../store/recordEpisode.js';
 import { datasetArg, uuidArg, uuidSchema } from './args.js';
 import { builder } from './builder.js';
-import { listCost } from './cost.js';
+import { listCost, OWN_QUERY_OBJECT_COST } from './cost.js';
 import { EntityTypeEnum } from './entity.js';
 import { EpisodeRef } from './episode.js';
 import { ErasureCountsRef } from './erasure.js';
@@ -229,6 +229,7 @@ builder.mutationField('recordEpisode', (t) =>
       dataset: t.arg.string(datasetArg),
       input: t.arg({ type: RecordEpisodeInputRef, required: true }).validate(recordEpisodeSchema),
     },
+    complexity: OWN_QUERY_OBJECT_COST,
     resolve: (_root, { dataset, input }, ctx) => {
       const tenant = tenantOf(ctx, dataset);
       return storeWriteMappingErrors(ctx.store, (store) =>
@@ -254,6 +255,7 @@ builder.mutationField('eraseEpisode', (t) =>
       dataset: t.arg.string(datasetArg),
       id: t.arg.id({ ...uuidArg, description: 'The episodeId.' }),
     },
+    complexity: OWN_QUERY_OBJECT_COST,
     resolve: (_root, args, ctx) => {
       const auth = keyOf(ctx);
       return storeWriteMappingErrors(ctx.store, (store) =>

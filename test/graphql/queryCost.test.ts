@@ -5,8 +5,12 @@ import {
   type DefinitionNode,
   type DocumentNode,
   type GraphQLField,
+  type GraphQLInputType,
+  type GraphQLObjectType,
   type GraphQLSchema,
   getNamedType,
+  isEnumType,
+  isInputObjectType,
   isListType,
   isNonNullType,
   isObjectType,
@@ -18,7 +22,7 @@ import type { CommandStartedEvent } from 'mongodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { measureOperation, QUERY_LIMITS } from '../../src/http/queryLimits.js';
 import { DEFAULT_QUERY } from '../../src/http/yoga.js';
-import { defaultFieldCost, WHOLE_LIST_CAP } from '../../src/schema/cost.js';
+import { defaultFieldCost, QUERY_COST, WHOLE_LIST_CAP } from '../../src/schema/cost.js';
 import { schema } from '../../src/schema/index.js';
 import { DEMO } from '../helpers/demo.js';
 import { openTestGateway, type TestGateway } from '../helpers/gateway.js';
@@ -83,7 +87,169 @@ function costRuleProblems(s: GraphQLSchema): { problems: string[]; checked: numb
   return { problems, checked };
 }
 
+/**
+ * Anything at all: every property and call gives another, as a number it is 0, and it is
+ * not a promise. Handed to a resolver as its parent and arguments, it lets the resolver go
+ * as far as it would with real ones.
+ */
+function anything(): unknown {
+  const target = () => {};
+  const proxy: unknown = new Proxy(target, {
+    get: (_t, property) => {
+      if (property === 'then') return undefined;
+      if (property === Symbol.toPrimitive) return () => 0;
+      if (property === Symbol.iterator) return function* () {};
+      return proxy;
+    },
+    apply: () => proxy,
+  });
+  return proxy;
+}
+
+/** Arguments a field takes as a client would send them: defaults, else plain valid values. */
+function sampleArgs(field: GraphQLField<unknown, unknown>): Record<string, unknown> {
+  const sample = (type: GraphQLInputType): unknown => {
+    if (isNonNullType(type)) return sample(type.ofType);
+    if (isListType(type)) return [];
+    if (isEnumType(type)) return type.getValues()[0]!.value;
+    if (isInputObjectType(type)) {
+      return Object.fromEntries(
+        Object.values(type.getFields())
+          .filter((f) => isNonNullType(f.type))
+          .map((f) => [f.name, f.defaultValue ?? sample(f.type)]),
+      );
+    }
+    switch (type.name) {
+      case 'ID':
+        return '00000000-0000-4000-8000-000000000001';
+      case 'Int':
+        return 1;
+      case 'Float':
+        return 0.5;
+      case 'Boolean':
+        return false;
+      case 'DateTime':
+        return new Date('2026-01-01T00:00:00Z');
+      default:
+        return 'x';
+    }
+  };
+  // Optional arguments left out, as most clients leave them.
+  return Object.fromEntries(
+    field.args
+      .filter((a) => a.defaultValue !== undefined || isNonNullType(a.type))
+      .map((a) => [a.name, a.defaultValue ?? sample(a.type)]),
+  );
+}
+
+/**
+ * The fields whose resolvers read the store or a loader: every resolver of the schema is
+ * called with a context that records whether `store` or `loaders` is read (parent and
+ * arguments stand-ins from `anything`); what a resolver throws after that does not matter.
+ */
+async function ioFields(s: GraphQLSchema): Promise<Map<string, 'store' | 'loader'>> {
+  const io = new Map<string, 'store' | 'loader'>();
+  for (const type of Object.values(s.getTypeMap())) {
+    if (!isObjectType(type) || type.name.startsWith('__')) continue;
+    for (const field of Object.values(type.getFields())) {
+      if (!field.resolve) continue;
+      const coordinate = `${type.name}.${field.name}`;
+      const ctx = new Proxy(
+        { now: new Date(), auth: { workspaceId: 'w', workspace: 'w', keyId: 'k', scopes: [] } },
+        {
+          get: (target, property) => {
+            if (property === 'store') {
+              io.set(coordinate, 'store');
+              return anything();
+            }
+            if (property === 'loaders') {
+              if (!io.has(coordinate)) io.set(coordinate, 'loader');
+              return anything();
+            }
+            return property in target ? Reflect.get(target, property) : anything();
+          },
+        },
+      );
+      try {
+        const result: unknown = await field.resolve(
+          anything(),
+          sampleArgs(field),
+          ctx,
+          anything() as never,
+        );
+        // Reads deferred into what it answers (recall's `facts()`) are still its own.
+        if (result && typeof result === 'object') {
+          for (const value of Object.values(result)) {
+            if (typeof value === 'function') await Promise.resolve(value()).catch(() => {});
+          }
+        }
+      } catch {
+        // The stand-ins are not real data; only what the resolver read first counts.
+      }
+    }
+  }
+  return io;
+}
+
+/** What is wrong with the cost of the fields that do I/O: one line per field. */
+async function ioCostProblems(s: GraphQLSchema): Promise<{ problems: string[]; io: number }> {
+  const problems: string[] = [];
+  const io = await ioFields(s);
+  for (const [coordinate, kind] of io) {
+    const [typeName, fieldName] = coordinate.split('.') as [string, string];
+    const field = (s.getType(typeName) as GraphQLObjectType).getFields()[fieldName]!;
+    const option = field.extensions?.complexity as ComplexityOption | undefined;
+    if (option === undefined || option === defaultFieldCost) {
+      problems.push(
+        `${coordinate}: reads the ${kind === 'store' ? 'store' : 'loaders'} and declares no cost`,
+      );
+      continue;
+    }
+    const value = typeof option === 'function' ? option({}) : option;
+    const own = typeof value === 'number' ? value : (value.field ?? 0);
+    if (kind === 'store' && own < QUERY_COST) {
+      problems.push(`${coordinate}: runs its own query and costs ${own}, under ${QUERY_COST}`);
+    }
+  }
+  return { problems, io: io.size };
+}
+
 describe('the cost model, declared on the schema', () => {
+  it('every field whose resolver reads the store or a loader declares its cost; one with its own query pays for it', async () => {
+    const { problems, io } = await ioCostProblems(schema);
+    expect(problems).toEqual([]);
+    // Pages, counts, lookups, loaded entities and episodes: a walk that finds none has
+    // checked nothing.
+    expect(io).toBeGreaterThanOrEqual(15);
+  });
+
+  it('the walk refuses a field with its own query and no cost (Entity.factCount, as a newcomer would write it)', async () => {
+    const b = new SchemaBuilder<{
+      DefaultFieldNullability: false;
+      Context: { store: { count(): Promise<number> }; loaders: unknown };
+    }>({
+      plugins: [ComplexityPlugin],
+      defaultFieldNullability: false,
+      complexity: { fieldComplexity: defaultFieldCost },
+    } as never);
+    const Entity = b.objectRef<{ name: string }>('Entity').implement({
+      fields: (t) => ({
+        name: t.exposeString('name'),
+        factCount: t.int({ resolve: (_entity, _args, ctx) => ctx.store.count() }),
+        cheapCount: t.int({ complexity: 1, resolve: (_entity, _args, ctx) => ctx.store.count() }),
+      }),
+    });
+    b.queryType({
+      fields: (t) => ({
+        entity: t.field({ type: Entity, complexity: 1, resolve: () => ({ name: 'x' }) }),
+      }),
+    });
+    expect((await ioCostProblems(b.toSchema())).problems.sort()).toEqual([
+      'Entity.cheapCount: runs its own query and costs 1, under 10',
+      'Entity.factCount: reads the store and declares no cost',
+    ]);
+  });
+
   it('gives every list of objects a bound: first (literal, variable or default, clamped) or a cap', () => {
     const { problems, checked } = costRuleProblems(schema);
     expect(problems).toEqual([]);
