@@ -16,7 +16,7 @@ import { type GraphQLField, getNamedType, isLeafType, isListType, isNonNullType 
  * (literal, variable or default; clamped to its maximum, which the argument's own rule
  * then refuses), and for lists without `first` the hard cap its description states.
  */
-export const OBJECT_COST = 1;
+const OBJECT_COST = 1;
 export const QUERY_COST = 10;
 
 /**
