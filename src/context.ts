@@ -109,16 +109,13 @@ export function unauthenticated(
 }
 
 /**
- * The request's key: its workspace scopes every store call. Scopes are not checked here
- * but declared on the schema (src/schema/authScopes.ts); a request without a key never
- * reaches a resolver, so the throw is a guard, not a rule.
+ * The context of a request with a valid key: what a root field declared with
+ * `t.withAuth(...)` gets (Pothos's AuthContexts, src/schema/builder.ts), so its resolver
+ * reads `ctx.auth` with no check of its own.
  */
-export function keyOf(ctx: RequestContext): AuthenticatedKey {
-  if (!ctx.auth) throw unauthenticated(ctx.authProblem);
-  return ctx.auth;
-}
+export type AuthenticatedContext = RequestContext & { auth: AuthenticatedKey };
 
-/** The tenant a store call acts for: the key's workspace and the dataset asked for. */
-export function tenantOf(ctx: RequestContext, dataset: string): Tenant {
-  return { workspaceId: keyOf(ctx).workspaceId, dataset };
+/** The tenant a root field's store call acts for: the key's workspace and the dataset asked for. */
+export function tenantOf(ctx: AuthenticatedContext, dataset: string): Tenant {
+  return { workspaceId: ctx.auth.workspaceId, dataset };
 }

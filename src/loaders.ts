@@ -4,10 +4,18 @@ import { normalizeUuid } from './domain/ids.js';
 import { entityKey } from './domain/names.js';
 import type { Collections } from './store/database.js';
 import { findDataset } from './store/datasets.js';
-import type { DatasetDoc, EntityDoc, EpisodeDoc, FactDoc, FactView } from './store/documents.js';
+import type {
+  DatasetDoc,
+  EntityDoc,
+  EpisodeDoc,
+  FactDoc,
+  FactView,
+  MemoryDoc,
+} from './store/documents.js';
 import { entitiesByNames } from './store/entities.js';
 import { episodesByIds } from './store/episodes.js';
 import { factsByIds, factsOfEntities, factsOfEpisodes } from './store/facts.js';
+import { memoriesByIds } from './store/memories.js';
 import type { ReadCache } from './store/readCache.js';
 import type { Tenant } from './store/tenant.js';
 
@@ -194,5 +202,20 @@ export function createLoaders(
     },
   });
 
-  return { datasetByName, factById, entityByName, episodeById, factsOfEntity, factsOfEpisode };
+  const memoryById = byId<DatasetKey & { memoryId: string }, MemoryDoc>(
+    'memoryById',
+    memoriesByIds,
+    (k) => k.memoryId,
+    normalizeUuid,
+  );
+
+  return {
+    datasetByName,
+    factById,
+    entityByName,
+    episodeById,
+    memoryById,
+    factsOfEntity,
+    factsOfEpisode,
+  };
 }

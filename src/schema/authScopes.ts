@@ -8,7 +8,11 @@ import type { RequestContext } from '../context.js';
  *   them (root field, `node(id:)`, a nested field, a mutation's payload) meets one rule;
  *   types that only carry a result's shape (connections, payloads, counts, Viewer) need a
  *   valid key (`authenticated`);
- * - every Query and Mutation field declares the scope it needs (`read`, `write`, `admin`);
+ * - every Query and Mutation field declares the scope it needs (`read`, `write`, `admin`)
+ *   with `t.withAuth({ read: true })`: its resolver then gets Pothos's AuthContexts
+ *   context (`AuthenticatedContext`), `ctx.auth` typed and present, and has no auth line
+ *   of its own; a nested field acts for the workspace its parent was read for
+ *   (store/tenant.ts `tenantOfDataset`, `tenantOfDocument`);
  * - a field that skips its type's rule (`skipTypeScopes`) declares its own: that is how a
  *   write-only pipeline key reads back the ids and versions its mutations return.
  *

@@ -3,7 +3,7 @@ import ComplexityPlugin from '@pothos/plugin-complexity';
 import RelayPlugin from '@pothos/plugin-relay';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
 import ValidationPlugin from '@pothos/plugin-validation';
-import type { RequestContext } from '../context.js';
+import type { AuthenticatedContext, RequestContext } from '../context.js';
 import { badInput } from '../errors.js';
 import { describeIssues, issuePath } from '../validation.js';
 import { scopesOf } from './authScopes.js';
@@ -28,6 +28,13 @@ import { dateTimeScalar } from './scalars.js';
  */
 export const builder = new SchemaBuilder<{
   Context: RequestContext;
+  /** What `t.withAuth({ <scope>: true })` gives a root field: a context with its key. */
+  AuthContexts: {
+    authenticated: AuthenticatedContext;
+    read: AuthenticatedContext;
+    write: AuthenticatedContext;
+    admin: AuthenticatedContext;
+  };
   AuthScopes: {
     /** Any valid key of the workspace, whatever its scopes. */
     authenticated: boolean;

@@ -1,4 +1,3 @@
-import { keyOf } from '../context.js';
 import { countDatasets, listDatasets } from '../store/datasets.js';
 import type { DatasetDoc } from '../store/documents.js';
 import { datasetArg } from './args.js';
@@ -43,33 +42,31 @@ const DATASET_CURSOR: CursorKey<DatasetDoc, string> = {
 };
 
 builder.queryFields((t) => ({
-  datasets: t.field({
+  datasets: t.withAuth({ read: true }).field({
     type: DatasetConnection,
     description: "The workspace's datasets, by name.",
-    authScopes: { read: true },
     complexity: pageComplexity,
     args: {
       first: t.arg.int(pageFirstArg),
       after: t.arg.string(afterArg),
     },
     resolve: (_root, args, ctx, info) => {
-      const auth = keyOf(ctx);
+      const { workspaceId } = ctx.auth;
       return resolvePage({
         cursor: DATASET_CURSOR,
         args,
         info,
-        count: () => countDatasets(ctx.store, auth.workspaceId),
-        list: (page) => listDatasets(ctx.store, auth.workspaceId, page),
+        count: () => countDatasets(ctx.store, workspaceId),
+        list: (page) => listDatasets(ctx.store, workspaceId, page),
         nodes: (page) => page.datasets,
       });
     },
   }),
-  dataset: t.field({
+  dataset: t.withAuth({ read: true }).field({
     type: DatasetRef,
     nullable: true,
     description:
       'One dataset by name (any string, exact). Null when the workspace has no such dataset; a dataset of another workspace looks exactly the same.',
-    authScopes: { read: true },
     args: { name: t.arg.string(datasetArg) },
     complexity: LOADED_OBJECT_COST,
     resolve: (_root, args, ctx) => ctx.loaders.datasetByName.load(args.name),

@@ -2,6 +2,7 @@ import { tenantOf } from '../context.js';
 import { ENTITY_TYPES } from '../domain/names.js';
 import type { EntityDoc } from '../store/documents.js';
 import { countEntities, listEntities } from '../store/entities.js';
+import { tenantOfDataset } from '../store/tenant.js';
 import { entityNameSchema } from './args.js';
 import { builder } from './builder.js';
 import { LOADED_OBJECT_COST, listCost, WHOLE_LIST_CAP } from './cost.js';
@@ -102,7 +103,7 @@ builder.objectFields(DatasetRef, (t) => ({
       after: t.arg.string(afterArg),
     },
     resolve: (ds, args, ctx, info) => {
-      const tenant = tenantOf(ctx, ds.name);
+      const tenant = tenantOfDataset(ds);
       const type = args.type ?? null;
       return resolvePage({
         cursor: ENTITY_CURSOR,
@@ -119,7 +120,7 @@ builder.objectFields(DatasetRef, (t) => ({
     description: `Every entity of the dataset, most recently mentioned first, unpaginated (what Memory Soda's GET entities returns), at most ${WHOLE_LIST_CAP}. Prefer \`entities\` for large datasets.`,
     complexity: listCost(WHOLE_LIST_CAP, true),
     resolve: async (ds, _args, ctx) => {
-      const { entities } = await listEntities(ctx.store, tenantOf(ctx, ds.name), {
+      const { entities } = await listEntities(ctx.store, tenantOfDataset(ds), {
         first: WHOLE_LIST_CAP,
       });
       return entities;

@@ -1,6 +1,7 @@
 import { tenantOf } from '../context.js';
 import type { EpisodeDoc } from '../store/documents.js';
 import { countEpisodes, listEpisodes } from '../store/episodes.js';
+import { tenantOfDataset } from '../store/tenant.js';
 import { uuidArg } from './args.js';
 import { READABLE_WITHOUT_READ } from './authScopes.js';
 import { builder } from './builder.js';
@@ -74,7 +75,7 @@ builder.objectFields(DatasetRef, (t) => ({
       after: t.arg.string(afterArg),
     },
     resolve: (ds, args, ctx, info) => {
-      const tenant = tenantOf(ctx, ds.name);
+      const tenant = tenantOfDataset(ds);
       return resolvePage({
         cursor: EPISODE_CURSOR,
         args,

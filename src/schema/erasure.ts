@@ -1,4 +1,4 @@
-import { keyOf, tenantOf } from '../context.js';
+import { tenantOf } from '../context.js';
 import { forgetDataset } from '../store/datasets.js';
 import { type ErasureCounts, eraseDataset } from '../store/erasure.js';
 import { datasetArg } from './args.js';
@@ -21,15 +21,14 @@ export const ErasureCountsRef = builder.objectRef<ErasureCounts>('ErasureCounts'
 });
 
 builder.mutationField('eraseDataset', (t) =>
-  t.field({
+  t.withAuth({ admin: true }).field({
     type: ErasureCountsRef,
     description:
       'Physically removes every document of the dataset in every collection (a privacy request). Idempotent; audited (who, when, what, counts; never the content). Needs the admin scope.',
-    authScopes: { admin: true },
     args: { name: t.arg.string(datasetArg) },
     complexity: OWN_QUERY_OBJECT_COST,
     resolve: async (_root, args, ctx) => {
-      const auth = keyOf(ctx);
+      const { auth } = ctx;
       const counts = await storeWriteMappingErrors(ctx.store, (store) =>
         eraseDataset(store, tenantOf(ctx, args.name), auth, ctx.now),
       );

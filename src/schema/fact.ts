@@ -9,6 +9,7 @@ import {
   listFacts,
   restoreFact,
 } from '../store/facts.js';
+import { tenantOfDataset, tenantOfDocument } from '../store/tenant.js';
 import { datasetArg, orderedWindowsSchema, querySchema, uuidArg, uuidSchema } from './args.js';
 import { READABLE_WITHOUT_READ } from './authScopes.js';
 import { builder } from './builder.js';
@@ -144,7 +145,7 @@ builder.node(FactRef, {
       resolve: async (f, args, ctx) => {
         const page = await listFacts(
           ctx.store,
-          tenantOf(ctx, f.dataset),
+          tenantOfDocument(f),
           {
             selection: { kind: 'all' },
             subjectPredicate: { subject: f.subject, predicate: f.predicate },
@@ -209,7 +210,7 @@ builder.objectField(DatasetRef, 'facts', (t) =>
       }),
     },
     resolve: (ds, args, ctx, info) => {
-      const tenant = tenantOf(ctx, ds.name);
+      const tenant = tenantOfDataset(ds);
       const hasTime = Boolean(args.asOf || args.validAt || args.knownAt);
       const windows = {
         recordedAfter: args.recordedAfter,
@@ -273,11 +274,10 @@ const DeleteFactPayload = builder
   });
 
 builder.mutationField('deleteFact', (t) =>
-  t.field({
+  t.withAuth({ write: true }).field({
     type: DeleteFactPayload,
     description:
       'Soft delete: stamps invalidAt (reason DELETED). Succeeds once; an unknown id, a fact of another dataset, or one already invalidated is NOT_FOUND. Needs the write scope.',
-    authScopes: { write: true },
     args: {
       dataset: t.arg.string(datasetArg),
       id: t.arg.id({ ...uuidArg, description: 'The factId.' }),
@@ -296,11 +296,10 @@ builder.mutationField('deleteFact', (t) =>
 );
 
 builder.mutationField('restoreFact', (t) =>
-  t.field({
+  t.withAuth({ admin: true }).field({
     type: FactRef,
     description:
       'Undoes a soft delete: the fact is live again (and can be deleted again). Only a deleted fact can be restored; anything else is NOT_FOUND. Needs the admin scope.',
-    authScopes: { admin: true },
     args: {
       dataset: t.arg.string(datasetArg),
       id: t.arg.id({ ...uuidArg, description: 'The factId.' }),

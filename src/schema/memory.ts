@@ -1,8 +1,7 @@
 import type { GraphQLResolveInfo } from 'graphql';
 import type { RequestContext } from '../context.js';
-import { keyOf, tenantOf } from '../context.js';
 import type { MemoryDoc } from '../store/documents.js';
-import { countMemories, findMemory, listMemories, type MemoryQuery } from '../store/memories.js';
+import { countMemories, listMemories, type MemoryQuery } from '../store/memories.js';
 import { READABLE_WITHOUT_READ } from './authScopes.js';
 import { builder } from './builder.js';
 import { listCost, WHOLE_LIST_CAP } from './cost.js';
@@ -28,7 +27,7 @@ builder.node(MemoryRef, {
   loadOne: async (key, ctx) => {
     const parsed = parseNodeKey(key);
     if (!parsed) return null;
-    return findMemory(ctx.store, tenantOf(ctx, parsed.dataset), parsed.id);
+    return ctx.loaders.memoryById.load({ dataset: parsed.dataset, memoryId: parsed.id });
   },
   fields: (t) => ({
     memoryId: t.exposeID('memoryId', { description: "SupaCloud's id.", ...READABLE_WITHOUT_READ }),
@@ -78,9 +77,11 @@ const memoryPageArgs = builder.args((t) => ({
   after: t.string(afterArg),
 }));
 
+/** A page of the memories of `workspaceId` (of one dataset, or of all of them). */
 function resolveMemories(
   ctx: RequestContext,
   info: GraphQLResolveInfo,
+  workspaceId: string,
   dataset: string | null,
   args: {
     includeArchived?: boolean | null;
@@ -90,9 +91,8 @@ function resolveMemories(
     after?: string | null;
   },
 ) {
-  const auth = keyOf(ctx);
   const query: MemoryQuery = {
-    workspaceId: auth.workspaceId,
+    workspaceId,
     dataset,
     includeArchived: args.includeArchived ?? false,
     includeSuperseded: args.includeSuperseded ?? false,
@@ -115,33 +115,32 @@ builder.objectField(DatasetRef, 'memories', (t) =>
     description: PAGE_DESCRIPTION,
     complexity: pageComplexity,
     args: memoryPageArgs,
-    resolve: (ds, args, ctx, info) => resolveMemories(ctx, info, ds.name, args),
+    resolve: (ds, args, ctx, info) => resolveMemories(ctx, info, ds.workspaceId, ds.name, args),
   }),
 );
 
 builder.queryField('memories', (t) =>
-  t.field({
+  t.withAuth({ read: true }).field({
     type: MemoryConnection,
     description: `Memories of every dataset of the workspace (what SupaCloud's GET /api/memories lists). ${PAGE_DESCRIPTION}`,
-    authScopes: { read: true },
     complexity: pageComplexity,
     args: memoryPageArgs,
-    resolve: (_root, args, ctx, info) => resolveMemories(ctx, info, null, args),
+    resolve: (_root, args, ctx, info) =>
+      resolveMemories(ctx, info, ctx.auth.workspaceId, null, args),
   }),
 );
 
 builder.queryField('allMemories', (t) =>
-  t.field({
+  t.withAuth({ read: true }).field({
     type: [MemoryRef],
     description: `Every memory of the workspace, unpaginated (what SupaCloud's GET /api/memories returns), at most ${WHOLE_LIST_CAP}. ${MEMORIES_DESCRIPTION}`,
-    authScopes: { read: true },
     complexity: listCost(WHOLE_LIST_CAP, true),
     args: {
       includeArchived: t.arg.boolean({ defaultValue: false }),
       asOf: t.arg({ type: 'DateTime' }),
     },
     resolve: async (_root, args, ctx) => {
-      const auth = keyOf(ctx);
+      const { auth } = ctx;
       const { memories } = await listMemories(
         ctx.store,
         {

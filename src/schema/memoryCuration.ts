@@ -129,11 +129,10 @@ function toNewMemory(input: MemoryInputShape): NewMemory {
 const expectedVersionArg = { validate: z.number().int().min(1, 'must be at least 1') } as const;
 
 builder.mutationField('createMemory', (t) =>
-  t.field({
+  t.withAuth({ write: true }).field({
     type: MemoryRef,
     description:
       'Creates a memory (version 1, valid from validFrom or now). Needs the write scope.',
-    authScopes: { write: true },
     args: {
       dataset: t.arg.string(datasetArg),
       input: t.arg({ type: MemoryInputRef, required: true }).validate(memoryInputSchema),
@@ -152,10 +151,9 @@ builder.mutationField('createMemory', (t) =>
 /** A mutation that changes one memory as its next version. */
 function versionedMutation(name: string, description: string, change: (now: Date) => MemoryChange) {
   builder.mutationField(name, (t) =>
-    t.field({
+    t.withAuth({ write: true }).field({
       type: MemoryRef,
       description: `${description} Bumps version; with expectedVersion, a memory at another version is a CONFLICT and nothing changes. Needs the write scope.`,
-      authScopes: { write: true },
       args: {
         dataset: t.arg.string(datasetArg),
         memoryId: t.arg.id(uuidArg),
@@ -198,11 +196,10 @@ versionedMutation('unpinMemory', 'Unpins a memory.', () =>
 );
 
 builder.mutationField('updateMemory', (t) =>
-  t.field({
+  t.withAuth({ write: true }).field({
     type: MemoryRef,
     description:
       "Changes a memory's fields as its next version. With expectedVersion, a memory at another version is a CONFLICT and nothing changes. Needs the write scope.",
-    authScopes: { write: true },
     args: {
       dataset: t.arg.string(datasetArg),
       memoryId: t.arg.id(uuidArg),
@@ -251,11 +248,10 @@ const SupersedeMemoryPayload = builder
   });
 
 builder.mutationField('supersedeMemory', (t) =>
-  t.field({
+  t.withAuth({ write: true }).field({
     type: SupersedeMemoryPayload,
     description:
       'Replaces a memory: stamps validUntil and supersededBy on it (it stays readable with asOf) and creates its successor, valid from now. A memory is superseded at most once (a second attempt is a CONFLICT). Needs the write scope.',
-    authScopes: { write: true },
     args: {
       dataset: t.arg.string(datasetArg),
       memoryId: t.arg.id(uuidArg),

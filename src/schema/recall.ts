@@ -11,6 +11,7 @@ import { factText } from '../domain/recallTerms.js';
 import type { FactView, MemoryDoc } from '../store/documents.js';
 import { factCandidates, markMemoriesUsed, memoryCandidates } from '../store/recall.js';
 import type { Tenant } from '../store/tenant.js';
+import { tenantOfDataset } from '../store/tenant.js';
 import {
   DEFAULT_RECALL_SIZE,
   MAX_RECALL_SIZE,
@@ -156,7 +157,7 @@ builder.objectFields(DatasetRef, (t) => ({
     },
     complexity: { field: QUERY_COST },
     resolve: (ds, args, ctx) =>
-      recallOf(ctx, tenantOf(ctx, ds.name), {
+      recallOf(ctx, tenantOfDataset(ds), {
         query: args.query,
         first: args.first ?? DEFAULT_RECALL_SIZE,
         asOf: args.asOf ?? null,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { keyOf, tenantOf } from '../context.js';
+import { tenantOf } from '../context.js';
 import { normalizeUuid } from '../domain/ids.js';
 import { ENTITY_TYPES, entityKey, predicateKey } from '../domain/names.js';
 import { eraseEpisode } from '../store/erasure.js';
@@ -220,11 +220,10 @@ const RecordEpisodePayload = builder.objectRef<RecordedEpisode>('RecordEpisodePa
 });
 
 builder.mutationField('recordEpisode', (t) =>
-  t.field({
+  t.withAuth({ write: true }).field({
     type: RecordEpisodePayload,
     description:
       'Records an episode with the entities it mentions and the facts extracted from it, superseding the facts they replace. Idempotent by episode.episodeId (given, or derived from the episode): a retry returns the same result and changes nothing, and one after WRITE_OUTCOME_UNKNOWN completes what the first attempt left (outcome says which). Needs the write scope.',
-    authScopes: { write: true },
     args: {
       dataset: t.arg.string(datasetArg),
       input: t.arg({ type: RecordEpisodeInputRef, required: true }).validate(recordEpisodeSchema),
@@ -246,18 +245,17 @@ builder.mutationField('recordEpisode', (t) =>
 );
 
 builder.mutationField('eraseEpisode', (t) =>
-  t.field({
+  t.withAuth({ admin: true }).field({
     type: ErasureCountsRef,
     description:
       'Physically removes an episode and what only it produced (its facts, entities nothing else mentions), restoring facts it superseded to live. Idempotent; audited. Needs the admin scope.',
-    authScopes: { admin: true },
     args: {
       dataset: t.arg.string(datasetArg),
       id: t.arg.id({ ...uuidArg, description: 'The episodeId.' }),
     },
     complexity: OWN_QUERY_OBJECT_COST,
     resolve: (_root, args, ctx) => {
-      const auth = keyOf(ctx);
+      const { auth } = ctx;
       return storeWriteMappingErrors(ctx.store, (store) =>
         eraseEpisode(store, tenantOf(ctx, args.dataset), args.id, auth, ctx.now),
       );

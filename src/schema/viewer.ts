@@ -1,4 +1,3 @@
-import { keyOf } from '../context.js';
 import { SCOPES } from '../domain/apiKey.js';
 import type { AuthenticatedKey } from '../store/workspaces.js';
 import { builder } from './builder.js';
@@ -23,10 +22,9 @@ const ViewerRef = builder.objectRef<AuthenticatedKey>('Viewer').implement({
 });
 
 builder.queryField('viewer', (t) =>
-  t.field({
+  t.withAuth({ authenticated: true }).field({
     type: ViewerRef,
     description: 'Any valid key may ask what it is (a write-only pipeline key included).',
-    authScopes: { authenticated: true },
-    resolve: (_root, _args, ctx) => keyOf(ctx),
+    resolve: (_root, _args, ctx) => ctx.auth,
   }),
 );

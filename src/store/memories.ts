@@ -1,5 +1,5 @@
 import type { Filter } from 'mongodb';
-import type { Collections } from './database.js';
+import { type Collections, UNPAGED_BATCH_SIZE } from './database.js';
 import { type MemoryDoc, memoryDocumentId } from './documents.js';
 import { afterCursor, keysetPage } from './pages.js';
 import type { Tenant } from './tenant.js';
@@ -65,6 +65,23 @@ export async function listMemories(
 
 export function countMemories(c: Collections, query: MemoryQuery): Promise<number> {
   return c.memories.countDocuments(memoryFilter(query), { comment: 'store:countMemories' });
+}
+
+/** Memories by id (any state), in one `$in` read: the memory loader's batch. */
+export async function memoriesByIds(
+  c: Collections,
+  tenant: Tenant,
+  memoryIds: readonly string[],
+): Promise<Map<string, MemoryDoc>> {
+  const ids = [...new Set(memoryIds.map((id) => memoryDocumentId(tenant, id)))];
+  const docs = await c.memories
+    .find(
+      { _id: { $in: ids }, workspaceId: tenant.workspaceId, dataset: tenant.dataset },
+      { comment: 'store:memoriesByIds' },
+    )
+    .batchSize(UNPAGED_BATCH_SIZE)
+    .toArray();
+  return new Map(docs.map((d) => [d.memoryId, d]));
 }
 
 /** One memory by id, whatever its state (live, archived, superseded). */
