@@ -1,4 +1,3 @@
-import { tenantOf } from '../context.js';
 import { ENTITY_TYPES } from '../domain/names.js';
 import type { EntityDoc } from '../store/documents.js';
 import { countEntities, listEntities } from '../store/entities.js';

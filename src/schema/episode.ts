@@ -1,4 +1,3 @@
-import { tenantOf } from '../context.js';
 import type { EpisodeDoc } from '../store/documents.js';
 import { countEpisodes, listEpisodes } from '../store/episodes.js';
 import { tenantOfDataset } from '../store/tenant.js';
