@@ -57,7 +57,7 @@ const facts = db.collection('facts');
 const entities = db.collection('entities');
 const memories = db.collection('memories');
 
-// ---- The rules, re-stated (see src/store/factFilters.ts and src/domain/*) ----
+// ---- The rules, re-stated (see src/store/orders.ts, src/store/factFilters.ts and src/domain/*) ----
 
 const FACT_ORDER = { validAt: -1, factId: -1 } as const;
 const ENTITY_ORDER = { updatedAt: -1, entityId: -1 } as const;

@@ -74,9 +74,9 @@ async function runLayout(layout: Layout): Promise<Row[]> {
   let database: Database | null = null;
   try {
     database = await openDatabase(ferret.uri, 'embedded_bench');
-    const c = database.collections;
-    await loadDemoDataset(c, WORKSPACE, new Date());
-    const key = (await createApiKey(c, WORKSPACE, ['read', 'write'])).key;
+    const db = database.collections;
+    await loadDemoDataset(db, WORKSPACE, new Date());
+    const key = (await createApiKey(db, WORKSPACE, ['read', 'write'])).key;
     const gateway = createGateway({ database });
     const rows: Row[] = [];
     let stored = 0;

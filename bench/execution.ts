@@ -48,14 +48,14 @@ try {
   if (!process.env.MONGODB_URI) ferret = await startFerretDb(join(dir, 'db'));
   const uri = process.env.MONGODB_URI ?? ferret!.uri;
   const database = await openDatabase(uri, `bench_exec_${Date.now()}`);
-  const c = database.collections;
+  const db = database.collections;
   const dataset = 'bench';
-  const { generated } = await seedDataset(c, 'bench', { ...SIZES.quick, dataset });
-  const key = (await createApiKey(c, 'bench', ['read'])).key;
+  const { generated } = await seedDataset(db, 'bench', { ...SIZES.quick, dataset });
+  const key = (await createApiKey(db, 'bench', ['read'])).key;
   const context = () =>
     createRequestContext(
       new Request('http://bench.local/', { headers: { authorization: `Bearer ${key}` } }),
-      c,
+      db,
       { now: new Date() },
     );
   const operations = [

@@ -62,9 +62,9 @@ export async function runFairness(options: {
       databaseTimeouts(options.dbTimeoutMs),
     );
     try {
-      const c = database.collections;
+      const db = database.collections;
       log(`seeding ${options.facts} facts...`);
-      await seedDataset(c, 'heavy', {
+      await seedDataset(db, 'heavy', {
         dataset: 'big',
         facts: options.facts,
         entities: Math.round(options.facts * 0.05),
@@ -72,9 +72,9 @@ export async function runFairness(options: {
         memories: 20,
         seed: 7,
       });
-      await loadDemoDataset(c, 'light', new Date());
-      const heavyKey = (await createApiKey(c, 'heavy', ['read'])).key;
-      const lightKey = (await createApiKey(c, 'light', ['read'])).key;
+      await loadDemoDataset(db, 'light', new Date());
+      const heavyKey = (await createApiKey(db, 'heavy', ['read'])).key;
+      const lightKey = (await createApiKey(db, 'light', ['read'])).key;
       const gateway = createGateway({
         database,
         dbTimeoutMs: options.dbTimeoutMs,

@@ -454,12 +454,12 @@ export function generateDataset(options: GenerateOptions): GeneratedDataset {
 
 /** Generates the dataset and writes it into `workspace` through the import path. */
 export async function seedDataset(
-  c: Collections,
+  db: Collections,
   workspace: string,
   options: GenerateOptions,
 ): Promise<{ generated: GeneratedDataset; outcome: ImportOutcome & { ok: true } }> {
   const generated = generateDataset(options);
-  const outcome = await importJsonl(c, {
+  const outcome = await importJsonl(db, {
     now: new Date(),
     workspace,
     content: generated.lines.join('\n'),

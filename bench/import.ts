@@ -8,7 +8,7 @@ import { parseArgs } from 'node:util';
 import { BSON, type Collection, type Document } from 'mongodb';
 import { exitOnHelp } from '../src/cli/help.js';
 import { type RunningFerretDb, startFerretDb } from '../src/embedded/ferretdb.js';
-import { BATCH_SIZE } from '../src/store/bulk.js';
+import { BATCH_SIZE } from '../src/store/bulkWrite.js';
 import { type Collections, type Database, openDatabase } from '../src/store/database.js';
 import { datasetDocumentId } from '../src/store/datasets.js';
 import {
@@ -191,9 +191,9 @@ function documentsOf(content: string, now: Date): Documents {
   return docs;
 }
 
-async function insertRaw(c: Collections, docs: Documents): Promise<void> {
+async function insertRaw(db: Collections, docs: Documents): Promise<void> {
   for (const name of COLLECTIONS) {
-    const collection = c[name] as unknown as Collection<Document>;
+    const collection = db[name] as unknown as Collection<Document>;
     const all: Document[] = docs[name];
     for (let i = 0; i < all.length; i += BATCH_SIZE) {
       await collection.insertMany(all.slice(i, i + BATCH_SIZE), { ordered: false });
@@ -203,7 +203,7 @@ async function insertRaw(c: Collections, docs: Documents): Promise<void> {
 
 /** A digest of every document of the collections, independent of field and row order. */
 async function digestOf(
-  c: Collections,
+  db: Collections,
 ): Promise<{ sha256: string; counts: Record<string, number> }> {
   const canonical = (v: unknown): unknown => {
     if (Array.isArray(v)) return v.map(canonical);
@@ -219,7 +219,7 @@ async function digestOf(
   const hash = createHash('sha256');
   const counts: Record<string, number> = {};
   for (const name of COLLECTIONS) {
-    const collection = c[name] as unknown as Collection<Document>;
+    const collection = db[name] as unknown as Collection<Document>;
     const rows: string[] = [];
     for await (const doc of collection.find({})) {
       rows.push(JSON.stringify(canonical(BSON.EJSON.serialize(doc, { relaxed: false }))));

@@ -46,10 +46,10 @@ try {
   if (!process.env.MONGODB_URI) ferret = await startFerretDb(join(dir, 'db'));
   const uri = process.env.MONGODB_URI ?? ferret!.uri;
   const database = await openDatabase(uri, `bench_cost_${Date.now()}`, { monitorCommands: true });
-  const c = database.collections;
+  const db = database.collections;
   const dataset = 'bench';
-  const { generated } = await seedDataset(c, 'bench', { ...SIZES.full, dataset });
-  const key = (await createApiKey(c, 'bench', ['read'])).key;
+  const { generated } = await seedDataset(db, 'bench', { ...SIZES.full, dataset });
+  const key = (await createApiKey(db, 'bench', ['read'])).key;
   const gateway = createGateway({ database });
   let commands = 0;
   database.client.on('commandStarted', () => {

@@ -110,7 +110,7 @@ function selectionKey(selection: TemporalSelection): string {
 }
 
 export function createLoaders(
-  c: Collections,
+  db: Collections,
   workspaceId: string,
   now: Date,
   options: { readCache?: ReadCache | null; onBatch?: BatchObserver | undefined } = {},
@@ -122,7 +122,7 @@ export function createLoaders(
   /** One document per key, by one `$in` query per dataset. */
   const byId = <K extends DatasetKey, V>(
     name: string,
-    find: (c: Collections, tenant: Tenant, ids: string[]) => Promise<Map<string, V>>,
+    find: (db: Collections, tenant: Tenant, ids: string[]) => Promise<Map<string, V>>,
     idOf: (key: K) => string,
     normalize: (id: string) => string,
   ) =>
@@ -130,7 +130,7 @@ export function createLoaders(
       name,
       group: (k) => k.dataset,
       load: async (keys, head) => {
-        const found = await find(c, tenant(head.dataset), keys.map(idOf));
+        const found = await find(db, tenant(head.dataset), keys.map(idOf));
         return (k) => found.get(normalize(idOf(k))) ?? null;
       },
     });
@@ -140,7 +140,7 @@ export function createLoaders(
     name: 'datasetByName',
     group: (name) => name,
     load: async (_keys, name) => {
-      const found = await findDataset(c, workspaceId, name, readCache);
+      const found = await findDataset(db, workspaceId, name, readCache);
       return () => found;
     },
   });
@@ -177,7 +177,7 @@ export function createLoaders(
     group: (k) => JSON.stringify([k.dataset, selectionKey(entityFactsSelection(k, now)), k.first]),
     load: async (keys, head) => {
       const found = await factsOfEntities(
-        c,
+        db,
         tenant(head.dataset),
         keys.map((k) => k.name),
         entityFactsSelection(head, now),
@@ -193,7 +193,7 @@ export function createLoaders(
     group: (k) => JSON.stringify([k.dataset, k.first]),
     load: async (keys, head) => {
       const found = await factsOfEpisodes(
-        c,
+        db,
         tenant(head.dataset),
         keys.map((k) => k.episodeId),
         head.first,

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { exportDocuments } from '../store/bulk.js';
+import { exportDocuments } from '../store/exportDocuments.js';
 import { findWorkspaceByName } from '../store/workspaces.js';
 import { exportLine } from '../transfer/format.js';
 import { exitOnHelp } from './help.js';

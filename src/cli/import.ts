@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { systemClock } from '../clock.js';
 import { reportEmbeddedSize } from '../embedded/sizeNotice.js';
-import type { BulkCounts } from '../store/bulk.js';
+import type { BulkCounts } from '../store/bulkWrite.js';
 import { ImportWriteError, importJsonl } from '../transfer/importJsonl.js';
 import { exitOnHelp } from './help.js';
 import { CommandFailedError, runCommand, UsageError } from './run.js';
@@ -41,13 +41,13 @@ await runCommand(async ({ database, embedded }) => {
   } catch (error) {
     throw new UsageError(`Cannot read ${file}: ${(error as Error).message}`);
   }
-  const c = database.collections;
+  const db = database.collections;
   // One instant for the whole import: every record written carries it.
   const now = systemClock();
   const tty = process.stderr.isTTY;
   let outcome: Awaited<ReturnType<typeof importJsonl>>;
   try {
-    outcome = await importJsonl(c, {
+    outcome = await importJsonl(db, {
       workspace: values.workspace,
       content,
       defaultDataset: values.dataset ?? null,
@@ -82,5 +82,5 @@ await runCommand(async ({ database, embedded }) => {
   process.stdout.write(
     `Imported into workspace "${values.workspace}": ${counts.entities} new entities, ${counts.episodes} new episodes, ${counts.facts} new facts, ${counts.memories} new memories (${outcome.records} records read).\n`,
   );
-  if (embedded) await reportEmbeddedSize(c, (line) => process.stdout.write(`${line}\n`));
+  if (embedded) await reportEmbeddedSize(db, (line) => process.stdout.write(`${line}\n`));
 });

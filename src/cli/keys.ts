@@ -21,13 +21,13 @@ await runCommand(async ({ database }) => {
     },
   });
   const [command, ...rest] = positionals;
-  const c = database.collections;
+  const db = database.collections;
   switch (command) {
     case 'create': {
       if (!values.workspace) throw new UsageError(`--workspace is required.\n${USAGE}`);
       const scopes = parseScopes(values.scopes ?? '');
       if (typeof scopes === 'string') throw new UsageError(`--scopes: ${scopes}.\n${USAGE}`);
-      const created = await createApiKey(c, values.workspace, scopes);
+      const created = await createApiKey(db, values.workspace, scopes);
       if (values.json) {
         const { workspaceId, workspace, key } = created;
         process.stdout.write(`${JSON.stringify({ workspaceId, workspace, key, scopes })}\n`);
@@ -41,7 +41,7 @@ await runCommand(async ({ database }) => {
       return;
     }
     case 'list': {
-      const keys = await listApiKeys(c, values.workspace);
+      const keys = await listApiKeys(db, values.workspace);
       if (values.json) {
         process.stdout.write(`${JSON.stringify(keys)}\n`);
         return;
@@ -58,7 +58,7 @@ await runCommand(async ({ database }) => {
     case 'revoke': {
       const [id] = rest;
       if (!id) throw new UsageError(`revoke needs a key id.\n${USAGE}`);
-      if (!(await revokeApiKey(c, id))) throw new UsageError(`No active key with id ${id}.`);
+      if (!(await revokeApiKey(db, id))) throw new UsageError(`No active key with id ${id}.`);
       process.stdout.write(`Revoked ${id}.\n`);
       return;
     }

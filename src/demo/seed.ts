@@ -19,28 +19,32 @@ const KEY_FILE = 'development-key.txt';
  * Returns the development key, or null when the store holds other data and no key file.
  */
 export async function ensureDevelopmentData(
-  c: Collections,
+  db: Collections,
   dataDir: string,
   now: Date,
 ): Promise<string | null> {
   const keyFile = join(dataDir, KEY_FILE);
-  if ((await countWorkspaces(c)) > 0) {
+  if ((await countWorkspaces(db)) > 0) {
     try {
       return (await readFile(keyFile, 'utf8')).trim() || null;
     } catch {
       return null;
     }
   }
-  const created = await createApiKey(c, DEMO_WORKSPACE, ['read', 'write', 'admin'], now);
-  await loadDemoDataset(c, DEMO_WORKSPACE, now);
+  const created = await createApiKey(db, DEMO_WORKSPACE, ['read', 'write', 'admin'], now);
+  await loadDemoDataset(db, DEMO_WORKSPACE, now);
   await writeFile(keyFile, `${created.key}\n`, { mode: 0o600 });
   await chmod(keyFile, 0o600);
   return created.key;
 }
 
 /** Loads the demo dataset into a workspace (idempotent, like any import). */
-export async function loadDemoDataset(c: Collections, workspace: string, now: Date): Promise<void> {
-  const outcome = await importJsonl(c, {
+export async function loadDemoDataset(
+  db: Collections,
+  workspace: string,
+  now: Date,
+): Promise<void> {
+  const outcome = await importJsonl(db, {
     workspace,
     content: await readFile(DEMO_FILE, 'utf8'),
     defaultDataset: DEMO_DATASET,

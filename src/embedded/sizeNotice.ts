@@ -45,8 +45,8 @@ export function sizeNotice(sizes: readonly DatasetSize[]): {
 }
 
 /** Counts the embedded store's facts per dataset and says what sizeNotice says. */
-export async function reportEmbeddedSize(c: Collections, say: (line: string) => void) {
-  const { summary, warning } = sizeNotice(await datasetSizes(c));
+export async function reportEmbeddedSize(db: Collections, say: (line: string) => void) {
+  const { summary, warning } = sizeNotice(await datasetSizes(db));
   say(summary);
   if (warning) say(warning);
 }

@@ -99,7 +99,7 @@ export function createGateway(options: GatewayOptions) {
   observeRequests(app, options, lifecycle);
   checkHosts(app, options);
   serveProbes(app, options, lifecycle);
-  guardMemoryRoutes(app, options);
+  guardApiRoutes(app, options);
   const restNotFound = mountRestRoutes(app);
   mountApiDocs(app);
   mountExplorer(app, options);
@@ -211,7 +211,7 @@ function serveProbes(app: EdgeApp, { database, metrics }: GatewayOptions, lifecy
  * per-address rate limit (before any key lookup), the body's size, then the request
  * context (the key verified, the clock read) and the per-key rate limit.
  */
-function guardMemoryRoutes(app: EdgeApp, options: GatewayOptions) {
+function guardApiRoutes(app: EdgeApp, options: GatewayOptions) {
   const { metrics } = options;
   const store = options.database.collections;
   const clock = options.clock ?? systemClock;
@@ -296,7 +296,7 @@ function guardMemoryRoutes(app: EdgeApp, options: GatewayOptions) {
     });
     // A JSON body GraphQL cannot read (src/http/bodies.ts) is the client's mistake; its
     // other media types are Yoga's to judge, and the REST routes that take a body declare
-    // their own check (src/rest/errorBodies.ts `jsonBody`). Without a key, 401 comes first.
+    // their own check (src/rest/surfaceApp.ts `jsonBody`). Without a key, 401 comes first.
     if (path === '/graphql') {
       app.use(path, async (c, next) => {
         const contentType = c.req.header('content-type');

@@ -21,15 +21,17 @@ import {
   MemorySodaRecallDocument,
 } from '../generated/operations.js';
 import {
+  DEFAULT_PAGE_SIZE,
   DEFAULT_RECALL_SIZE,
-  datasetNameSchema,
+  MAX_PAGE_SIZE,
   MAX_RECALL_SIZE,
+  nameSchema,
   recallFirstSchema,
   recallQuerySchema,
 } from '../schema/args.js';
 import { WHOLE_LIST_CAP } from '../schema/cost.js';
 import { CAPPED_LIST_HEADERS, capHeaders } from './capped.js';
-import { edgeResponses, jsonBody, surfaceApp } from './errorBodies.js';
+import { edgeResponses } from './edgeResponses.js';
 import {
   asOfParam,
   datasetParam,
@@ -41,6 +43,7 @@ import {
   uuidParam,
 } from './params.js';
 import { runOperation } from './runOperation.js';
+import { jsonBody, surfaceApp } from './surfaceApp.js';
 
 /** How many live facts an entity's facts route answers with at most. */
 const ENTITY_FACTS_CAP = 1000;
@@ -106,8 +109,8 @@ const listFacts = createRoute({
       limit: firstOccurrence(limitParam.optional()).openapi({
         type: 'integer',
         minimum: 1,
-        maximum: 100,
-        default: 50,
+        maximum: MAX_PAGE_SIZE,
+        default: DEFAULT_PAGE_SIZE,
       }),
       includeInvalidated: firstOccurrence(lenientBooleanParam.optional()).openapi({
         type: 'string',
@@ -241,7 +244,7 @@ const recall = createRoute({
       content: {
         'application/json': {
           schema: z.object({
-            dataset: datasetNameSchema.meta({
+            dataset: nameSchema.meta({
               description: 'The dataset name.',
               example: 'user_42',
             }),
@@ -302,7 +305,7 @@ export function memorySodaRoutes() {
     const data = await runOperation(c.get('requestContext'), MemorySodaListFactsDocument, {
       dataset,
       q: query.q ?? null,
-      first: query.limit ?? 50,
+      first: query.limit ?? DEFAULT_PAGE_SIZE,
       includeInvalidated: query.includeInvalidated ?? false,
       asOf: query.asOf?.toISOString() ?? null,
       episodeId: query.episodeId ?? null,

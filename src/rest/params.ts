@@ -1,7 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { parseInstantAsUtc, parseRfc3339 } from '../domain/time.js';
-import { datasetNameSchema, entityNameSchema, querySchema, uuidSchema } from '../schema/args.js';
-import { firstSchema, MAX_PAGE_SIZE } from '../schema/pagination.js';
+import { firstSchema, MAX_PAGE_SIZE, nameSchema, querySchema, uuidSchema } from '../schema/args.js';
 
 /**
  * The REST parameters, as zod schemas: they validate each request and generate the
@@ -38,13 +37,13 @@ export const lenientBooleanParam = z
 // which the OpenAPI generator reads as well.
 export const uuidParam = uuidSchema;
 
-export const datasetParam = datasetNameSchema.meta({
+export const datasetParam = nameSchema.meta({
   description:
     'The dataset name, percent-encoded as ONE path segment (it may contain /, ?, #, %, spaces, non-ASCII).',
   example: 'user_42',
 });
 
-export const entityNameParam = entityNameSchema.meta({ example: 'honda civic' });
+export const entityNameParam = nameSchema.meta({ example: 'honda civic' });
 
 /** Memory Soda's `limit`: decimal digits, then GraphQL's `first` rule (it becomes `first`). */
 export const limitParam = z

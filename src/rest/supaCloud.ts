@@ -9,9 +9,10 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { SupaCloudListMemoriesDocument } from '../generated/operations.js';
 import { WHOLE_LIST_CAP } from '../schema/cost.js';
 import { CAPPED_LIST_HEADERS, capHeaders } from './capped.js';
-import { edgeResponses, surfaceApp } from './errorBodies.js';
+import { edgeResponses } from './edgeResponses.js';
 import { booleanParam, firstOccurrence, rfc3339Param } from './params.js';
 import { runOperation } from './runOperation.js';
+import { surfaceApp } from './surfaceApp.js';
 
 export const SUPACLOUD_BASE = '/api';
 /** The OpenAPI tag that groups this surface's routes in /openapi.json and /docs. */

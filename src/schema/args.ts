@@ -3,25 +3,57 @@ import { UUID_PATTERN } from '../domain/ids.js';
 import { MAX_QUERY_LENGTH } from '../domain/searchTerms.js';
 
 /** Argument rules shared by several fields, checked by the validation plugin. */
-export const datasetNameSchema = z
+
+/** A dataset's or an entity's name, wherever one is given: 1 to 500 characters. */
+export const MAX_NAME_LENGTH = 500;
+export const nameSchema = z
   .string()
   .min(1, 'must not be empty')
-  .max(500, 'must be at most 500 characters');
+  .max(MAX_NAME_LENGTH, `must be at most ${MAX_NAME_LENGTH} characters`);
 
 export const uuidSchema = z.string().regex(UUID_PATTERN, 'must be a UUID');
 
 /** The options of the arguments many fields take: `t.arg.string(datasetArg)`, `t.arg.id(uuidArg)`. */
-export const datasetArg = { required: true, validate: datasetNameSchema } as const;
+export const datasetArg = { required: true, validate: nameSchema } as const;
 export const uuidArg = { required: true, validate: uuidSchema } as const;
 
 export const querySchema = z
   .string()
   .max(MAX_QUERY_LENGTH, `must be at most ${MAX_QUERY_LENGTH} characters`);
 
-export const entityNameSchema = z
-  .string()
-  .min(1, 'must not be empty')
-  .max(500, 'must be at most 500 characters');
+/**
+ * A connection's page: `first` (default DEFAULT_PAGE_SIZE, at most MAX_PAGE_SIZE) and
+ * `after`, a cursor of the same connection (src/schema/cursors.ts).
+ */
+export const DEFAULT_PAGE_SIZE = 50;
+export const MAX_PAGE_SIZE = 100;
+
+export const firstSchema = z
+  .number()
+  .int('must be a whole number')
+  .min(1, `must be between 1 and ${MAX_PAGE_SIZE}`)
+  .max(MAX_PAGE_SIZE, `must be between 1 and ${MAX_PAGE_SIZE}`);
+export const afterSchema = z.string().max(1000, 'is not a cursor of this connection');
+
+export const pageFirstArg = { defaultValue: DEFAULT_PAGE_SIZE, validate: firstSchema } as const;
+export const afterArg = { validate: afterSchema } as const;
+
+/**
+ * Lists under an object without pages of their own (an entity's facts, an episode's
+ * facts): `first` up to MAX_NESTED_LIST_SIZE, the most recent (validAt) first.
+ */
+export const DEFAULT_NESTED_LIST_SIZE = 100;
+export const MAX_NESTED_LIST_SIZE = 1000;
+
+export const nestedFirstSchema = z
+  .number()
+  .int('must be a whole number')
+  .min(1, `must be between 1 and ${MAX_NESTED_LIST_SIZE}`)
+  .max(MAX_NESTED_LIST_SIZE, `must be between 1 and ${MAX_NESTED_LIST_SIZE}`);
+export const nestedFirstArg = {
+  defaultValue: DEFAULT_NESTED_LIST_SIZE,
+  validate: nestedFirstSchema,
+} as const;
 
 /** Ranked recall's `query` and `first` (Dataset.recall, POST /v1/memory/recall's body). */
 export const MAX_RECALL_QUERY_LENGTH = 2000;

@@ -42,6 +42,8 @@ export const builder = new SchemaBuilder<{
     write: boolean;
     admin: boolean;
   };
+  /** What every connection resolver returns beside its edges: the count, run on demand. */
+  Connection: { totalCount: () => Promise<number> };
   DefaultFieldNullability: false;
   DefaultEdgesNullability: false;
   DefaultNodeNullability: false;

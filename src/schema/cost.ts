@@ -1,4 +1,10 @@
 import { type GraphQLField, getNamedType, isLeafType, isListType, isNonNullType } from 'graphql';
+import {
+  DEFAULT_NESTED_LIST_SIZE,
+  DEFAULT_PAGE_SIZE,
+  MAX_NESTED_LIST_SIZE,
+  MAX_PAGE_SIZE,
+} from './args.js';
 
 /**
  * The query cost model, declared next to each field (@pothos/plugin-complexity) and
@@ -44,24 +50,20 @@ export function boundOf(first: unknown, fallback: number, max: number): number {
 }
 
 /**
- * A connection page: its page and count queries; the nodes (1 each) are paid by the
+ * A connection field: its page and count queries; the nodes (1 each) are paid by the
  * edges' `node` field, `first` times.
  */
-export function pageCost(maxPage: number, defaultPage: number) {
-  return (args: { first?: number | null }) => ({
-    field: QUERY_COST,
-    multiplier: boundOf(args.first, defaultPage, maxPage),
-  });
-}
+export const pageComplexity = (args: { first?: number | null }) => ({
+  field: QUERY_COST,
+  multiplier: boundOf(args.first, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE),
+});
 
 /**
  * A list under each of many parents, bounded by `first` and read by a loader batched
  * across the parents: `first` objects, no query of its own.
  */
-export function nestedListCost(maxList: number, defaultList: number) {
-  return (args: { first?: number | null }) =>
-    listCost(boundOf(args.first, defaultList, maxList), false);
-}
+export const nestedListComplexity = (args: { first?: number | null }) =>
+  listCost(boundOf(args.first, DEFAULT_NESTED_LIST_SIZE, MAX_NESTED_LIST_SIZE), false);
 
 /** Fields whose cost is not declared: leaves free, objects 1. Lists must declare theirs. */
 export function defaultFieldCost(

@@ -1,16 +1,10 @@
 import { countDatasets, listDatasets } from '../store/datasets.js';
 import type { DatasetDoc } from '../store/documents.js';
-import { datasetArg } from './args.js';
+import { afterArg, datasetArg, pageFirstArg } from './args.js';
 import { builder } from './builder.js';
-import { LOADED_OBJECT_COST } from './cost.js';
-import {
-  afterArg,
-  type CursorKey,
-  countedConnection,
-  pageComplexity,
-  pageFirstArg,
-  resolvePage,
-} from './pagination.js';
+import { connectionType, resolvePage } from './connections.js';
+import { LOADED_OBJECT_COST, pageComplexity } from './cost.js';
+import type { CursorKey } from './cursors.js';
 
 export const DatasetRef = builder.objectRef<DatasetDoc>('Dataset');
 
@@ -32,7 +26,7 @@ builder.node(DatasetRef, {
   }),
 });
 
-const DatasetConnection = countedConnection(DatasetRef, 'Dataset');
+const DatasetConnection = connectionType(DatasetRef, 'Dataset');
 
 const DATASET_CURSOR: CursorKey<DatasetDoc, string> = {
   kind: 'dataset',

@@ -2,24 +2,27 @@ import { ENTITY_TYPES } from '../domain/names.js';
 import type { EntityDoc } from '../store/documents.js';
 import { countEntities, listEntities } from '../store/entities.js';
 import { tenantOfDataset } from '../store/tenant.js';
-import { entityNameSchema } from './args.js';
+import {
+  afterArg,
+  DEFAULT_NESTED_LIST_SIZE,
+  MAX_NESTED_LIST_SIZE,
+  nameSchema,
+  nestedFirstArg,
+  pageFirstArg,
+} from './args.js';
 import { builder } from './builder.js';
-import { LOADED_OBJECT_COST, listCost, WHOLE_LIST_CAP } from './cost.js';
+import { connectionType, resolvePage } from './connections.js';
+import {
+  LOADED_OBJECT_COST,
+  listCost,
+  nestedListComplexity,
+  pageComplexity,
+  WHOLE_LIST_CAP,
+} from './cost.js';
+import { timeThenId } from './cursors.js';
 import { DatasetRef } from './dataset.js';
 import { FactRef } from './fact.js';
 import { nodeKey, parseNodeKey } from './nodeIds.js';
-import {
-  afterArg,
-  countedConnection,
-  DEFAULT_NESTED_LIST_SIZE,
-  MAX_NESTED_LIST_SIZE,
-  nestedFirstArg,
-  nestedListComplexity,
-  pageComplexity,
-  pageFirstArg,
-  resolvePage,
-  timeThenId,
-} from './pagination.js';
 
 export const EntityTypeEnum = builder.enumType('EntityType', {
   values: ENTITY_TYPES,
@@ -87,7 +90,7 @@ builder.node(EntityRef, {
   }),
 });
 
-const EntityConnection = countedConnection(EntityRef, 'Entity');
+const EntityConnection = connectionType(EntityRef, 'Entity');
 
 const ENTITY_CURSOR = timeThenId('entity', 'updatedAt', 'entityId');
 
@@ -129,7 +132,7 @@ builder.objectFields(DatasetRef, (t) => ({
     type: EntityRef,
     nullable: true,
     description: 'One entity by name: lower-cased, otherwise exact (a lookup, not a search).',
-    args: { name: t.arg.string({ required: true, validate: entityNameSchema }) },
+    args: { name: t.arg.string({ required: true, validate: nameSchema }) },
     complexity: LOADED_OBJECT_COST,
     resolve: (ds, args, ctx) =>
       ctx.loaders.entityByName.load({ dataset: ds.name, name: args.name }),

@@ -1,25 +1,22 @@
 import type { EpisodeDoc } from '../store/documents.js';
 import { countEpisodes, listEpisodes } from '../store/episodes.js';
 import { tenantOfDataset } from '../store/tenant.js';
-import { uuidArg } from './args.js';
-import { READABLE_WITHOUT_READ } from './authScopes.js';
-import { builder } from './builder.js';
-import { LOADED_OBJECT_COST } from './cost.js';
-import { DatasetRef } from './dataset.js';
-import { FactRef } from './fact.js';
-import { nodeKey, parseNodeKey } from './nodeIds.js';
 import {
   afterArg,
-  countedConnection,
   DEFAULT_NESTED_LIST_SIZE,
   MAX_NESTED_LIST_SIZE,
   nestedFirstArg,
-  nestedListComplexity,
-  pageComplexity,
   pageFirstArg,
-  resolvePage,
-  timeThenId,
-} from './pagination.js';
+  uuidArg,
+} from './args.js';
+import { READABLE_WITHOUT_READ } from './authScopes.js';
+import { builder } from './builder.js';
+import { connectionType, resolvePage } from './connections.js';
+import { LOADED_OBJECT_COST, nestedListComplexity, pageComplexity } from './cost.js';
+import { timeThenId } from './cursors.js';
+import { DatasetRef } from './dataset.js';
+import { FactRef } from './fact.js';
+import { nodeKey, parseNodeKey } from './nodeIds.js';
 
 export const EpisodeRef = builder.objectRef<EpisodeDoc>('Episode');
 
@@ -60,7 +57,7 @@ builder.node(EpisodeRef, {
   }),
 });
 
-const EpisodeConnection = countedConnection(EpisodeRef, 'Episode');
+const EpisodeConnection = connectionType(EpisodeRef, 'Episode');
 
 const EPISODE_CURSOR = timeThenId('episode', 'occurredAt', 'episodeId');
 

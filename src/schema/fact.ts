@@ -10,24 +10,32 @@ import {
   restoreFact,
 } from '../store/facts.js';
 import { tenantOfDataset, tenantOfDocument } from '../store/tenant.js';
-import { datasetArg, orderedWindowsSchema, querySchema, uuidArg, uuidSchema } from './args.js';
+import {
+  afterArg,
+  DEFAULT_PAGE_SIZE,
+  datasetArg,
+  MAX_PAGE_SIZE,
+  orderedWindowsSchema,
+  pageFirstArg,
+  querySchema,
+  uuidArg,
+  uuidSchema,
+} from './args.js';
 import { READABLE_WITHOUT_READ } from './authScopes.js';
 import { builder } from './builder.js';
-import { boundOf, LOADED_OBJECT_COST, listCost, OWN_QUERY_OBJECT_COST } from './cost.js';
+import { connectionType, resolvePage } from './connections.js';
+import {
+  boundOf,
+  LOADED_OBJECT_COST,
+  listCost,
+  OWN_QUERY_OBJECT_COST,
+  pageComplexity,
+} from './cost.js';
+import { timeThenId } from './cursors.js';
 import { DatasetRef } from './dataset.js';
 import { EntityRef } from './entity.js';
 import { EpisodeRef } from './episode.js';
 import { nodeKey, parseNodeKey } from './nodeIds.js';
-import {
-  afterArg,
-  countedConnection,
-  DEFAULT_PAGE_SIZE,
-  MAX_PAGE_SIZE,
-  pageComplexity,
-  pageFirstArg,
-  resolvePage,
-  timeThenId,
-} from './pagination.js';
 import { storeWriteMappingErrors } from './storeErrors.js';
 
 export const FactStateEnum = builder.enumType('FactState', {
@@ -158,7 +166,7 @@ builder.node(FactRef, {
   }),
 });
 
-export const FactConnection = countedConnection(FactRef, 'Fact');
+export const FactConnection = connectionType(FactRef, 'Fact');
 
 const FACT_CURSOR = timeThenId('fact', 'validAt', 'factId');
 

@@ -2,19 +2,14 @@ import type { GraphQLResolveInfo } from 'graphql';
 import type { RequestContext } from '../context.js';
 import type { MemoryDoc } from '../store/documents.js';
 import { countMemories, listMemories, type MemoryQuery } from '../store/memories.js';
+import { afterArg, pageFirstArg } from './args.js';
 import { READABLE_WITHOUT_READ } from './authScopes.js';
 import { builder } from './builder.js';
-import { listCost, WHOLE_LIST_CAP } from './cost.js';
+import { connectionType, resolvePage } from './connections.js';
+import { listCost, pageComplexity, WHOLE_LIST_CAP } from './cost.js';
+import { timeThenId } from './cursors.js';
 import { DatasetRef } from './dataset.js';
 import { nodeKey, parseNodeKey } from './nodeIds.js';
-import {
-  afterArg,
-  countedConnection,
-  pageComplexity,
-  pageFirstArg,
-  resolvePage,
-  timeThenId,
-} from './pagination.js';
 
 export const MemoryRef = builder.objectRef<MemoryDoc>('Memory');
 
@@ -54,7 +49,7 @@ builder.node(MemoryRef, {
   }),
 });
 
-const MemoryConnection = countedConnection(MemoryRef, 'Memory');
+const MemoryConnection = connectionType(MemoryRef, 'Memory');
 
 const MEMORY_CURSOR = timeThenId('memory', 'createdAt', 'memoryId');
 

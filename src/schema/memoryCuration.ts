@@ -111,10 +111,10 @@ type MemoryInputShape = {
 function toNewMemory(input: MemoryInputShape): NewMemory {
   return {
     memoryId: input.memoryId ?? null,
-    text: input.text.trim(),
-    memoryKind: input.memoryKind.trim(),
-    scope: input.scope.trim(),
-    sourceType: input.sourceType.trim(),
+    text: input.text,
+    memoryKind: input.memoryKind,
+    scope: input.scope,
+    sourceType: input.sourceType,
     sourceId: input.sourceId ?? null,
     projectId: input.projectId ?? null,
     userId: input.userId ?? null,
@@ -209,9 +209,7 @@ builder.mutationField('updateMemory', (t) =>
     complexity: OWN_QUERY_OBJECT_COST,
     resolve: (_root, args, ctx) => {
       const set = Object.fromEntries(
-        Object.entries(args.patch)
-          .filter(([, v]) => v !== null && v !== undefined)
-          .map(([k, v]) => [k, typeof v === 'string' ? v.trim() : v]),
+        Object.entries(args.patch).filter(([, v]) => v !== null && v !== undefined),
       ) as Partial<MemoryDoc>;
       const { now } = ctx;
       return storeWriteMappingErrors(ctx.store, (store) =>

@@ -14,6 +14,7 @@ import type {
   RestorationDoc,
   WorkspaceDoc,
 } from './documents.js';
+import { ENTITY_ORDER, EPISODE_ORDER, FACT_ORDER, MEMORY_ORDER } from './orders.js';
 
 /** The collections of the store, typed. The only handle on MongoDB the rest of the code gets. */
 export interface Collections {
@@ -101,54 +102,54 @@ export const INDEXES: { [K in keyof Collections]: IndexSpec[] } = {
   apiKeys: [{ key: { workspaceId: 1, createdAt: 1 }, name: 'workspace_created' }],
   datasets: [{ key: { workspaceId: 1, name: 1 }, name: 'workspace_name' }],
   episodes: [
-    { key: { workspaceId: 1, dataset: 1, occurredAt: -1, episodeId: -1 }, name: 'tenant_occurred' },
+    { key: { workspaceId: 1, dataset: 1, ...EPISODE_ORDER }, name: 'tenant_occurred' },
     { key: { workspaceId: 1, dataset: 1, episodeId: 1 }, name: 'tenant_episode' },
   ],
   entities: [
-    { key: { workspaceId: 1, dataset: 1, updatedAt: -1, entityId: -1 }, name: 'tenant_updated' },
+    { key: { workspaceId: 1, dataset: 1, ...ENTITY_ORDER }, name: 'tenant_updated' },
     {
-      key: { workspaceId: 1, dataset: 1, type: 1, updatedAt: -1, entityId: -1 },
+      key: { workspaceId: 1, dataset: 1, type: 1, ...ENTITY_ORDER },
       name: 'tenant_type_updated',
     },
     { key: { workspaceId: 1, dataset: 1, name: 1 }, name: 'tenant_name' },
   ],
   facts: [
-    { key: { workspaceId: 1, dataset: 1, validAt: -1, factId: -1 }, name: 'tenant_valid' },
+    { key: { workspaceId: 1, dataset: 1, ...FACT_ORDER }, name: 'tenant_valid' },
     {
-      key: { workspaceId: 1, dataset: 1, episodeId: 1, validAt: -1, factId: -1 },
+      key: { workspaceId: 1, dataset: 1, episodeId: 1, ...FACT_ORDER },
       name: 'tenant_episode_valid',
     },
     {
-      key: { workspaceId: 1, dataset: 1, subjectKey: 1, validAt: -1, factId: -1 },
+      key: { workspaceId: 1, dataset: 1, subjectKey: 1, ...FACT_ORDER },
       name: 'tenant_subject_valid',
     },
     {
-      key: { workspaceId: 1, dataset: 1, objectKey: 1, validAt: -1, factId: -1 },
+      key: { workspaceId: 1, dataset: 1, objectKey: 1, ...FACT_ORDER },
       name: 'tenant_object_valid',
     },
     {
-      key: { workspaceId: 1, dataset: 1, subjectKey: 1, predicateKey: 1, validAt: -1, factId: -1 },
+      key: { workspaceId: 1, dataset: 1, subjectKey: 1, predicateKey: 1, ...FACT_ORDER },
       name: 'tenant_subject_predicate_valid',
     },
     {
-      key: { workspaceId: 1, dataset: 1, recallTerms: 1, validAt: -1, factId: -1 },
+      key: { workspaceId: 1, dataset: 1, recallTerms: 1, ...FACT_ORDER },
       name: 'tenant_recall_terms_valid',
     },
     {
-      key: { workspaceId: 1, dataset: 1, supersededBy: 1, validAt: -1, factId: -1 },
+      key: { workspaceId: 1, dataset: 1, supersededBy: 1, ...FACT_ORDER },
       name: 'tenant_superseded_by_valid',
     },
     { key: { workspaceId: 1, dataset: 1, factId: 1 }, name: 'tenant_fact' },
   ],
   memories: [
-    { key: { workspaceId: 1, createdAt: -1, memoryId: -1 }, name: 'workspace_created' },
+    { key: { workspaceId: 1, ...MEMORY_ORDER }, name: 'workspace_created' },
     {
-      key: { workspaceId: 1, dataset: 1, createdAt: -1, memoryId: -1 },
+      key: { workspaceId: 1, dataset: 1, ...MEMORY_ORDER },
       name: 'tenant_created',
     },
     { key: { workspaceId: 1, dataset: 1, memoryId: 1 }, name: 'tenant_memory' },
     {
-      key: { workspaceId: 1, dataset: 1, recallTerms: 1, createdAt: -1, memoryId: -1 },
+      key: { workspaceId: 1, dataset: 1, recallTerms: 1, ...MEMORY_ORDER },
       name: 'tenant_recall_terms_created',
     },
   ],
@@ -175,11 +176,11 @@ export const INDEXES: { [K in keyof Collections]: IndexSpec[] } = {
   migrations: [],
 };
 
-export async function ensureIndexes(c: Collections): Promise<void> {
+export async function ensureIndexes(db: Collections): Promise<void> {
   await Promise.all(
     (Object.keys(INDEXES) as (keyof Collections)[]).flatMap((name) =>
       INDEXES[name].map((index) =>
-        (c[name] as unknown as Collection).createIndex(index.key, { name: index.name }),
+        (db[name] as unknown as Collection).createIndex(index.key, { name: index.name }),
       ),
     ),
   );
@@ -222,10 +223,10 @@ export async function openDatabase(
 ): Promise<Database> {
   const client = new MongoClient(uri, { serverSelectionTimeoutMS: 10_000, ...options });
   await client.connect();
-  const db = client.db(dbName);
-  const c = collections(db);
-  await ensureIndexes(c);
-  return { client, db, collections: c, close: () => client.close() };
+  const mongoDb = client.db(dbName);
+  const db = collections(mongoDb);
+  await ensureIndexes(db);
+  return { client, db: mongoDb, collections: db, close: () => client.close() };
 }
 
 /** Asks the database to answer (readiness); throws when it cannot within the driver's timeouts. */

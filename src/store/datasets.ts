@@ -10,7 +10,7 @@ export function datasetDocumentId(workspaceId: string, name: string): string {
 
 /** Records that a dataset exists; writing it again changes nothing. */
 export async function ensureDatasets(
-  c: Collections,
+  db: Collections,
   workspaceId: string,
   names: Iterable<string>,
   now: Date,
@@ -24,7 +24,7 @@ export async function ensureDatasets(
   }));
   // A few upserts to a command: see UPSERTS_PER_COMMAND.
   for (let i = 0; i < ops.length; i += UPSERTS_PER_COMMAND) {
-    await c.datasets.bulkWrite(ops.slice(i, i + UPSERTS_PER_COMMAND), {
+    await db.datasets.bulkWrite(ops.slice(i, i + UPSERTS_PER_COMMAND), {
       ordered: false,
       comment: 'store:ensureDatasets',
     });
@@ -33,7 +33,7 @@ export async function ensureDatasets(
 
 /** A dataset of the workspace, or null; with a `cache`, one found recently costs no read. */
 export async function findDataset(
-  c: Collections,
+  db: Collections,
   workspaceId: string,
   name: string,
   cache: ReadCache | null = null,
@@ -41,7 +41,7 @@ export async function findDataset(
   const id = datasetDocumentId(workspaceId, name);
   const remembered = cache?.datasets.get(id);
   if (remembered) return remembered;
-  const found = await c.datasets.findOne(
+  const found = await db.datasets.findOne(
     { _id: id, workspaceId },
     { comment: 'store:findDataset' },
   );
@@ -56,18 +56,18 @@ export function forgetDataset(cache: ReadCache | null, workspaceId: string, name
 
 /** Datasets of a workspace in name order, keyset-paginated by name. */
 export async function listDatasets(
-  c: Collections,
+  db: Collections,
   workspaceId: string,
   page: { first: number; after?: string | null },
 ): Promise<{ datasets: DatasetDoc[]; hasNextPage: boolean }> {
   const filter = page.after != null ? { workspaceId, name: { $gt: page.after } } : { workspaceId };
   const { nodes, hasNextPage } = await keysetPage(
-    c.datasets.find(filter, { comment: 'store:listDatasets' }).sort({ name: 1 }),
+    db.datasets.find(filter, { comment: 'store:listDatasets' }).sort({ name: 1 }),
     page.first,
   );
   return { datasets: nodes, hasNextPage };
 }
 
-export function countDatasets(c: Collections, workspaceId: string): Promise<number> {
-  return c.datasets.countDocuments({ workspaceId }, { comment: 'store:countDatasets' });
+export function countDatasets(db: Collections, workspaceId: string): Promise<number> {
+  return db.datasets.countDocuments({ workspaceId }, { comment: 'store:countDatasets' });
 }

@@ -61,7 +61,7 @@ const WRITES = new Set([
  * less if the caller asked for less), and no command is sent once the time is up.
  */
 export function withDeadline(
-  c: Collections,
+  db: Collections,
   deadline: number,
   clock: () => number = () => performance.now(),
 ): Collections {
@@ -107,7 +107,7 @@ export function withDeadline(
       },
     });
   const cache = new Map<string, object>();
-  return new Proxy(c, {
+  return new Proxy(db, {
     get(target, name: string) {
       let collection = cache.get(name);
       if (!collection) {

@@ -2,6 +2,7 @@ import type { Filter } from 'mongodb';
 import type { EntityType } from '../domain/names.js';
 import { type Collections, UNPAGED_BATCH_SIZE } from './database.js';
 import { type EntityDoc, entityDocumentId } from './documents.js';
+import { ENTITY_ORDER } from './orders.js';
 import { afterCursor, keysetPage } from './pages.js';
 import type { Tenant } from './tenant.js';
 
@@ -10,8 +11,6 @@ export interface EntityCursor {
   updatedAt: Date;
   entityId: string;
 }
-
-export const ENTITY_ORDER = { updatedAt: -1, entityId: -1 } as const;
 
 function entityFilter(
   tenant: Tenant,
@@ -25,12 +24,12 @@ function entityFilter(
 
 /** Entities, most recently mentioned first; `first` omitted returns every one. */
 export async function listEntities(
-  c: Collections,
+  db: Collections,
   tenant: Tenant,
   options: { type?: EntityType | null; first?: number; after?: EntityCursor | null } = {},
 ): Promise<{ entities: EntityDoc[]; hasNextPage: boolean }> {
   const { nodes, hasNextPage } = await keysetPage(
-    c.entities
+    db.entities
       .find(entityFilter(tenant, options), { comment: 'store:listEntities' })
       .sort(ENTITY_ORDER),
     options.first,
@@ -39,23 +38,23 @@ export async function listEntities(
 }
 
 export function countEntities(
-  c: Collections,
+  db: Collections,
   tenant: Tenant,
   options: { type?: EntityType | null } = {},
 ): Promise<number> {
-  return c.entities.countDocuments(entityFilter(tenant, { type: options.type ?? null }), {
+  return db.entities.countDocuments(entityFilter(tenant, { type: options.type ?? null }), {
     comment: 'store:countEntities',
   });
 }
 
 /** Entities by name (case-insensitive, otherwise exact), in one query keyed by `_id`. */
 export async function entitiesByNames(
-  c: Collections,
+  db: Collections,
   tenant: Tenant,
   names: readonly string[],
 ): Promise<Map<string, EntityDoc>> {
   const ids = [...new Set(names.map((n) => entityDocumentId(tenant, n)))];
-  const docs = await c.entities
+  const docs = await db.entities
     .find(
       { _id: { $in: ids }, workspaceId: tenant.workspaceId, dataset: tenant.dataset },
       { comment: 'store:entitiesByNames' },

@@ -1,6 +1,7 @@
 import type { Filter } from 'mongodb';
 import { type Collections, UNPAGED_BATCH_SIZE } from './database.js';
 import { type EpisodeDoc, episodeDocumentId } from './documents.js';
+import { EPISODE_ORDER } from './orders.js';
 import { afterCursor, keysetPage } from './pages.js';
 import type { Tenant } from './tenant.js';
 
@@ -11,7 +12,7 @@ export interface EpisodeCursor {
 
 /** Episodes, most recent first. */
 export async function listEpisodes(
-  c: Collections,
+  db: Collections,
   tenant: Tenant,
   page: { first: number; after?: EpisodeCursor | null },
 ): Promise<{ episodes: EpisodeDoc[]; hasNextPage: boolean }> {
@@ -21,28 +22,26 @@ export async function listEpisodes(
     ...(page.after ? afterCursor('occurredAt', 'episodeId', page.after) : {}),
   };
   const { nodes, hasNextPage } = await keysetPage(
-    c.episodes
-      .find(filter, { comment: 'store:listEpisodes' })
-      .sort({ occurredAt: -1, episodeId: -1 }),
+    db.episodes.find(filter, { comment: 'store:listEpisodes' }).sort(EPISODE_ORDER),
     page.first,
   );
   return { episodes: nodes, hasNextPage };
 }
 
-export function countEpisodes(c: Collections, tenant: Tenant): Promise<number> {
-  return c.episodes.countDocuments(
+export function countEpisodes(db: Collections, tenant: Tenant): Promise<number> {
+  return db.episodes.countDocuments(
     { workspaceId: tenant.workspaceId, dataset: tenant.dataset },
     { comment: 'store:countEpisodes' },
   );
 }
 
 export async function episodesByIds(
-  c: Collections,
+  db: Collections,
   tenant: Tenant,
   episodeIds: readonly string[],
 ): Promise<Map<string, EpisodeDoc>> {
   const ids = [...new Set(episodeIds.map((id) => episodeDocumentId(tenant, id)))];
-  const docs = await c.episodes
+  const docs = await db.episodes
     .find(
       { _id: { $in: ids }, workspaceId: tenant.workspaceId, dataset: tenant.dataset },
       { comment: 'store:episodesByIds' },

@@ -23,13 +23,13 @@ export interface ErasureCounts {
   restoredFacts: number;
 }
 
-async function audit(c: Collections, entry: Omit<AuditDoc, '_id'>): Promise<void> {
-  await c.audit.insertOne({ _id: newId(), ...entry }, { comment: 'store:audit' });
+async function audit(db: Collections, entry: Omit<AuditDoc, '_id'>): Promise<void> {
+  await db.audit.insertOne({ _id: newId(), ...entry }, { comment: 'store:audit' });
 }
 
 /** Removes every document of the dataset, in every collection. */
 export async function eraseDataset(
-  c: Collections,
+  db: Collections,
   tenant: Tenant,
   who: { keyId: string },
   now: Date,
@@ -37,18 +37,18 @@ export async function eraseDataset(
   const filter = { workspaceId: tenant.workspaceId, dataset: tenant.dataset };
   const tag = { comment: 'store:eraseDataset' };
   const [facts, entities, episodes, memories] = await Promise.all([
-    c.facts.deleteMany(filter, tag),
-    c.entities.deleteMany(filter, tag),
-    c.episodes.deleteMany(filter, tag),
-    c.memories.deleteMany(filter, tag),
+    db.facts.deleteMany(filter, tag),
+    db.entities.deleteMany(filter, tag),
+    db.episodes.deleteMany(filter, tag),
+    db.memories.deleteMany(filter, tag),
   ]);
   await Promise.all([
-    c.claims.deleteMany(filter, tag),
-    c.episodeRecords.deleteMany(filter, tag),
-    c.memoryVersions.deleteMany(filter, tag),
-    c.restorations.deleteMany(filter, tag),
+    db.claims.deleteMany(filter, tag),
+    db.episodeRecords.deleteMany(filter, tag),
+    db.memoryVersions.deleteMany(filter, tag),
+    db.restorations.deleteMany(filter, tag),
   ]);
-  await c.datasets.deleteOne(
+  await db.datasets.deleteOne(
     { _id: datasetDocumentId(tenant.workspaceId, tenant.dataset), workspaceId: tenant.workspaceId },
     tag,
   );
@@ -59,7 +59,7 @@ export async function eraseDataset(
     memories: memories.deletedCount,
     restoredFacts: 0,
   };
-  await audit(c, {
+  await audit(db, {
     workspaceId: tenant.workspaceId,
     keyId: who.keyId,
     action: 'eraseDataset',
@@ -77,7 +77,7 @@ export async function eraseDataset(
  * are restored to live first, so no fact is ever left superseded by one that is gone.
  */
 export async function eraseEpisode(
-  c: Collections,
+  db: Collections,
   tenant: Tenant,
   episodeId: string,
   who: { keyId: string },
@@ -86,19 +86,19 @@ export async function eraseEpisode(
   const id = normalizeUuid(episodeId);
   const scope = { workspaceId: tenant.workspaceId, dataset: tenant.dataset };
   const tag = { comment: 'store:eraseEpisode' };
-  const produced = await c.facts.find({ ...scope, episodeId: id }, tag).toArray();
+  const produced = await db.facts.find({ ...scope, episodeId: id }, tag).toArray();
   const producedIds = produced.map((f) => f.factId);
 
   // 1. Undo what its facts superseded.
   let restoredFacts = 0;
   const restoredIds: string[] = [];
   if (producedIds.length > 0) {
-    const superseded = await c.facts
+    const superseded = await db.facts
       .find({ ...scope, supersededBy: { $in: producedIds }, invalidReason: 'superseded' }, tag)
       .toArray();
     for (const fact of superseded) {
       try {
-        await restoreFact(c, tenant, fact.factId, 'superseded', now);
+        await restoreFact(db, tenant, fact.factId, 'superseded', now);
         restoredFacts++;
         restoredIds.push(fact.factId);
       } catch (error) {
@@ -111,17 +111,17 @@ export async function eraseEpisode(
   // 2. Its facts and their claims: their invalidation and restoration claims (left
   // behind, a re-recorded episode's facts, which get the same ids, could not be
   // restored), and the spent claims of the supersessions just undone, which name them.
-  const record = await c.episodeRecords.findOne(
+  const record = await db.episodeRecords.findOne(
     { _id: episodeDocumentId(tenant, id), ...scope },
     tag,
   );
-  const facts = await c.facts.deleteMany({ ...scope, episodeId: id }, tag);
+  const facts = await db.facts.deleteMany({ ...scope, episodeId: id }, tag);
   if (producedIds.length > 0) {
-    await c.claims.deleteMany({ ...scope, factId: { $in: producedIds } }, tag);
-    await c.restorations.deleteMany({ ...scope, factId: { $in: producedIds } }, tag);
+    await db.claims.deleteMany({ ...scope, factId: { $in: producedIds } }, tag);
+    await db.restorations.deleteMany({ ...scope, factId: { $in: producedIds } }, tag);
   }
   if (restoredIds.length > 0) {
-    await c.claims.deleteMany(
+    await db.claims.deleteMany(
       { ...scope, factId: { $in: restoredIds }, supersededBy: { $in: producedIds } },
       tag,
     );
@@ -135,7 +135,7 @@ export async function eraseEpisode(
   let entities = 0;
   const candidates = [...named];
   if (candidates.length > 0) {
-    const stillMentioned = await c.facts
+    const stillMentioned = await db.facts
       .find(
         {
           ...scope,
@@ -148,7 +148,7 @@ export async function eraseEpisode(
     const orphans = candidates.filter((n) => !keep.has(n));
     if (orphans.length > 0) {
       entities = (
-        await c.entities.deleteMany(
+        await db.entities.deleteMany(
           { ...scope, _id: { $in: orphans.map((n) => entityDocumentId(tenant, n)) } },
           tag,
         )
@@ -157,11 +157,11 @@ export async function eraseEpisode(
   }
 
   // 4. The episode and its record.
-  const episodes = await c.episodes.deleteOne(
+  const episodes = await db.episodes.deleteOne(
     { _id: episodeDocumentId(tenant, id), ...scope },
     tag,
   );
-  await c.episodeRecords.deleteOne({ _id: episodeDocumentId(tenant, id), ...scope }, tag);
+  await db.episodeRecords.deleteOne({ _id: episodeDocumentId(tenant, id), ...scope }, tag);
 
   const counts: ErasureCounts = {
     facts: facts.deletedCount,
@@ -170,7 +170,7 @@ export async function eraseEpisode(
     memories: 0,
     restoredFacts,
   };
-  await audit(c, {
+  await audit(db, {
     workspaceId: tenant.workspaceId,
     keyId: who.keyId,
     action: 'eraseEpisode',

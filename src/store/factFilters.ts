@@ -107,8 +107,6 @@ export interface FactCursor {
   factId: string;
 }
 
-export const FACT_ORDER = { validAt: -1, factId: -1 } as const;
-
 /** Combines clauses into one filter (a bare object when there is one clause). */
 export function allOf<T>(clauses: Filter<T>[]): Filter<T> {
   if (clauses.length === 0) return {};

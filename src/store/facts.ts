@@ -15,7 +15,6 @@ import {
 } from './documents.js';
 import {
   allOf,
-  FACT_ORDER,
   type FactCursor,
   queryFilter,
   selectionFilter,
@@ -23,6 +22,7 @@ import {
   type TransactionWindows,
   windowsFilter,
 } from './factFilters.js';
+import { FACT_ORDER } from './orders.js';
 import { afterCursor, keysetPage } from './pages.js';
 import { StoreRefusal } from './refusals.js';
 import type { Tenant } from './tenant.js';
@@ -85,7 +85,7 @@ export interface FactPage {
  * keyset pages are stable: walking every page returns each fact exactly once.
  */
 export async function listFacts(
-  c: Collections,
+  db: Collections,
   tenant: Tenant,
   query: FactQuery,
   page: { first: number; after?: FactCursor | null },
@@ -95,7 +95,7 @@ export async function listFacts(
     ? allOf<FactDoc>([base, afterCursor('validAt', 'factId', page.after)])
     : base;
   const { nodes, hasNextPage } = await keysetPage(
-    c.facts
+    db.facts
       .find<FactView>(filter, { comment: 'store:listFacts', projection: FACT_VIEW })
       .sort(FACT_ORDER),
     page.first,
@@ -104,18 +104,18 @@ export async function listFacts(
 }
 
 /** Every match of the filter, ignoring pagination. */
-export function countFacts(c: Collections, tenant: Tenant, query: FactQuery): Promise<number> {
-  return c.facts.countDocuments(factFilter(tenant, query), { comment: 'store:countFacts' });
+export function countFacts(db: Collections, tenant: Tenant, query: FactQuery): Promise<number> {
+  return db.facts.countDocuments(factFilter(tenant, query), { comment: 'store:countFacts' });
 }
 
 /** Facts by public id, in one query; missing or other-tenant ids are simply absent. */
 export async function factsByIds(
-  c: Collections,
+  db: Collections,
   tenant: Tenant,
   factIds: readonly string[],
 ): Promise<Map<string, FactDoc>> {
   const ids = [...new Set(factIds.map((id) => factDocumentId(tenant, id)))];
-  const docs = await c.facts
+  const docs = await db.facts
     .find(
       { _id: { $in: ids }, workspaceId: tenant.workspaceId, dataset: tenant.dataset },
       { comment: 'store:factsByIds' },
@@ -126,11 +126,11 @@ export async function factsByIds(
 }
 
 export async function findFact(
-  c: Collections,
+  db: Collections,
   tenant: Tenant,
   factId: string,
 ): Promise<FactDoc | null> {
-  return (await factsByIds(c, tenant, [factId])).get(normalizeUuid(factId)) ?? null;
+  return (await factsByIds(db, tenant, [factId])).get(normalizeUuid(factId)) ?? null;
 }
 
 /**
@@ -166,7 +166,7 @@ async function firstFactsOfEach(
  * each name (as subject or object), in the standard order.
  */
 export async function factsOfEntities(
-  c: Collections,
+  db: Collections,
   tenant: Tenant,
   names: readonly string[],
   selection: TemporalSelection,
@@ -176,7 +176,7 @@ export async function factsOfEntities(
     [...new Set(names.map(entityKey))],
     first,
     (keys, limit) =>
-      c.facts
+      db.facts
         .find<FactView>(
           allOf<FactDoc>([
             { workspaceId: tenant.workspaceId, dataset: tenant.dataset },
@@ -233,12 +233,12 @@ const factNotFound = (reason: FactNotFoundError['reason']) =>
  * gives the same document. Answers the invalidated fact.
  */
 export async function invalidateFact(
-  c: Collections,
+  db: Collections,
   tenant: Tenant,
   factId: string,
   change: { reason: InvalidReason; at: Date; supersededBy?: string | null },
 ): Promise<FactDoc> {
-  const fact = await findFact(c, tenant, factId);
+  const fact = await findFact(db, tenant, factId);
   if (!fact) throw factNotFound('not_found');
   if (fact.invalidAt !== null) throw factNotFound('already_invalidated');
 
@@ -249,18 +249,18 @@ export async function invalidateFact(
     false,
   );
   try {
-    await c.claims.insertOne(claim, { comment: 'store:invalidateFact' });
+    await db.claims.insertOne(claim, { comment: 'store:invalidateFact' });
   } catch (error) {
     if (!isDuplicateKey(error)) throw error;
     // The tenant as well as the _id: on a sharded cluster the shard key routes the read.
-    const winner = await c.claims.findOne(
+    const winner = await db.claims.findOne(
       { _id: claim._id, workspaceId: claim.workspaceId, dataset: claim.dataset },
       { comment: 'store:invalidateFact' },
     );
-    if (winner && !winner.applied) await applyInvalidationClaim(c, winner);
+    if (winner && !winner.applied) await applyInvalidationClaim(db, winner);
     throw factNotFound('already_invalidated');
   }
-  await applyInvalidationClaim(c, claim);
+  await applyInvalidationClaim(db, claim);
   return {
     ...fact,
     invalidAt: claim.invalidAt,
@@ -269,9 +269,9 @@ export async function invalidateFact(
   };
 }
 
-async function applyInvalidationClaim(c: Collections, claim: InvalidationClaimDoc): Promise<void> {
+async function applyInvalidationClaim(db: Collections, claim: InvalidationClaimDoc): Promise<void> {
   const { factDocId, restorations } = parseInvalidationClaimId(claim._id);
-  await c.facts.updateOne(
+  await db.facts.updateOne(
     {
       _id: factDocId,
       workspaceId: claim.workspaceId,
@@ -287,7 +287,7 @@ async function applyInvalidationClaim(c: Collections, claim: InvalidationClaimDo
     },
     { comment: 'store:applyInvalidationClaim' },
   );
-  await c.claims.updateOne(
+  await db.claims.updateOne(
     { _id: claim._id, workspaceId: claim.workspaceId, dataset: claim.dataset },
     { $set: { applied: true } },
     { comment: 'store:applyInvalidationClaim' },
@@ -295,11 +295,11 @@ async function applyInvalidationClaim(c: Collections, claim: InvalidationClaimDo
 }
 
 /** Completes claims whose follow-up did not finish (a crash between steps 2 and 3). */
-export async function repairInvalidationClaims(c: Collections): Promise<number> {
-  const pending = await c.claims
+export async function repairInvalidationClaims(db: Collections): Promise<number> {
+  const pending = await db.claims
     .find({ applied: false }, { comment: 'store:repairInvalidationClaims' })
     .toArray();
-  for (const claim of pending) await applyInvalidationClaim(c, claim);
+  for (const claim of pending) await applyInvalidationClaim(db, claim);
   return pending.length;
 }
 
@@ -314,7 +314,7 @@ export async function repairInvalidationClaims(c: Collections): Promise<number> 
  * Answers the restored fact.
  */
 export async function restoreFact(
-  c: Collections,
+  db: Collections,
   tenant: Tenant,
   factId: string,
   reason: InvalidReason,
@@ -322,13 +322,13 @@ export async function restoreFact(
 ): Promise<FactDoc> {
   const refuse = (why: FactNotFoundError['reason']) =>
     new FactNotFoundError(why, `No ${reason} fact with that id`);
-  const fact = await findFact(c, tenant, factId);
+  const fact = await findFact(db, tenant, factId);
   if (!fact) throw refuse('not_found');
   if (fact.invalidAt === null) throw refuse('not_invalidated');
   if (fact.invalidReason !== reason) throw refuse('wrong_reason');
   const generation = fact.restorations ?? 0;
   const apply = () =>
-    c.facts.updateOne(
+    db.facts.updateOne(
       {
         _id: fact._id,
         workspaceId: tenant.workspaceId,
@@ -346,7 +346,7 @@ export async function restoreFact(
       { comment: 'store:restoreFact' },
     );
   try {
-    await c.restorations.insertOne(
+    await db.restorations.insertOne(
       {
         _id: `restore:${fact._id}:${generation}`,
         workspaceId: tenant.workspaceId,
@@ -373,7 +373,7 @@ export async function restoreFact(
 
 /** The first `first` facts (standard order) each of several episodes produced, whatever their state. */
 export async function factsOfEpisodes(
-  c: Collections,
+  db: Collections,
   tenant: Tenant,
   episodeIds: readonly string[],
   first: number,
@@ -382,7 +382,7 @@ export async function factsOfEpisodes(
     [...new Set(episodeIds.map(normalizeUuid))],
     first,
     (ids, limit) =>
-      c.facts
+      db.facts
         .find<FactView>(
           { workspaceId: tenant.workspaceId, dataset: tenant.dataset, episodeId: { $in: ids } },
           { comment: 'store:factsOfEpisodes', projection: FACT_VIEW },

@@ -1,6 +1,7 @@
 import type { Filter } from 'mongodb';
 import { type Collections, UNPAGED_BATCH_SIZE } from './database.js';
 import { type MemoryDoc, memoryDocumentId } from './documents.js';
+import { MEMORY_ORDER } from './orders.js';
 import { afterCursor, keysetPage } from './pages.js';
 import type { Tenant } from './tenant.js';
 
@@ -25,8 +26,6 @@ export interface MemoryCursor {
   memoryId: string;
 }
 
-export const MEMORY_ORDER = { createdAt: -1, memoryId: -1 } as const;
-
 /**
  * SupaCloud's semantics: the live view is `valid_until` null or in the future and not
  * archived; `as_of=T` is `valid_from <= T < valid_until`; archived memories are left out
@@ -48,7 +47,7 @@ export function memoryFilter(query: MemoryQuery): Filter<MemoryDoc> {
 
 /** Memories, newest first (`created_at` desc, id desc); `first` omitted returns all. */
 export async function listMemories(
-  c: Collections,
+  db: Collections,
   query: MemoryQuery,
   page: { first?: number; after?: MemoryCursor | null } = {},
 ): Promise<{ memories: MemoryDoc[]; hasNextPage: boolean }> {
@@ -57,24 +56,24 @@ export async function listMemories(
     ? { $and: [base, afterCursor('createdAt', 'memoryId', page.after)] }
     : base;
   const { nodes, hasNextPage } = await keysetPage(
-    c.memories.find(filter, { comment: 'store:listMemories' }).sort(MEMORY_ORDER),
+    db.memories.find(filter, { comment: 'store:listMemories' }).sort(MEMORY_ORDER),
     page.first,
   );
   return { memories: nodes, hasNextPage };
 }
 
-export function countMemories(c: Collections, query: MemoryQuery): Promise<number> {
-  return c.memories.countDocuments(memoryFilter(query), { comment: 'store:countMemories' });
+export function countMemories(db: Collections, query: MemoryQuery): Promise<number> {
+  return db.memories.countDocuments(memoryFilter(query), { comment: 'store:countMemories' });
 }
 
 /** Memories by id (any state), in one `$in` read: the memory loader's batch. */
 export async function memoriesByIds(
-  c: Collections,
+  db: Collections,
   tenant: Tenant,
   memoryIds: readonly string[],
 ): Promise<Map<string, MemoryDoc>> {
   const ids = [...new Set(memoryIds.map((id) => memoryDocumentId(tenant, id)))];
-  const docs = await c.memories
+  const docs = await db.memories
     .find(
       { _id: { $in: ids }, workspaceId: tenant.workspaceId, dataset: tenant.dataset },
       { comment: 'store:memoriesByIds' },
@@ -86,11 +85,11 @@ export async function memoriesByIds(
 
 /** One memory by id, whatever its state (live, archived, superseded). */
 export async function findMemory(
-  c: Collections,
+  db: Collections,
   tenant: Tenant,
   memoryId: string,
 ): Promise<MemoryDoc | null> {
-  return c.memories.findOne(
+  return db.memories.findOne(
     {
       _id: memoryDocumentId(tenant, memoryId),
       workspaceId: tenant.workspaceId,

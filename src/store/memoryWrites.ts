@@ -99,20 +99,20 @@ const sameContent = (a: MemoryDoc, b: MemoryDoc) =>
  * the stored memory (a retry); with other content it is a conflict.
  */
 export async function createMemory(
-  c: Collections,
+  db: Collections,
   tenant: Tenant,
   input: NewMemory,
   now: Date,
 ): Promise<{ memory: MemoryDoc; created: boolean }> {
   const memoryId = normalizeUuid(input.memoryId ?? newId());
   const doc = buildMemory(tenant, memoryId, input, now);
-  await registerDataset(c, tenant, now);
+  await registerDataset(db, tenant, now);
   try {
-    await c.memories.insertOne(doc, { comment: 'store:createMemory' });
+    await db.memories.insertOne(doc, { comment: 'store:createMemory' });
     return { memory: doc, created: true };
   } catch (error) {
     if (!isDuplicateKey(error)) throw error;
-    const existing = await c.memories.findOne(
+    const existing = await db.memories.findOne(
       { _id: doc._id, workspaceId: tenant.workspaceId, dataset: tenant.dataset },
       { comment: 'store:createMemory' },
     );
@@ -126,9 +126,9 @@ export async function createMemory(
  * whose first document is a memory. An insert, not an upsert: on FerretDB two racing
  * upserts can both insert, an insert of an existing `_id` fails atomically.
  */
-async function registerDataset(c: Collections, tenant: Tenant, now: Date): Promise<void> {
+async function registerDataset(db: Collections, tenant: Tenant, now: Date): Promise<void> {
   try {
-    await c.datasets.insertOne(
+    await db.datasets.insertOne(
       {
         _id: datasetDocumentId(tenant.workspaceId, tenant.dataset),
         workspaceId: tenant.workspaceId,
@@ -169,7 +169,7 @@ const APPLY_GRACE_MS = 500;
  * new version (a few times).
  */
 export async function changeMemory(
-  c: Collections,
+  db: Collections,
   tenant: Tenant,
   memoryId: string,
   expectedVersion: number | null,
@@ -177,7 +177,7 @@ export async function changeMemory(
   now: Date,
 ): Promise<MemoryDoc> {
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    const current = await findMemory(c, tenant, memoryId);
+    const current = await findMemory(db, tenant, memoryId);
     if (!current) throw new MemoryNotFoundError('Memory not found');
     if (expectedVersion !== null && current.version !== expectedVersion) {
       throw new MemoryConflictError(
@@ -198,16 +198,16 @@ export async function changeMemory(
       at: now,
     };
     try {
-      await c.memoryVersions.insertOne(claim, { comment: 'store:changeMemory' });
+      await db.memoryVersions.insertOne(claim, { comment: 'store:changeMemory' });
     } catch (error) {
       if (!isDuplicateKey(error)) throw error;
       // Someone else made version n: complete it if it is not applied yet, then either
       // report the conflict or retry on top of it.
-      const winner = await c.memoryVersions.findOne(
+      const winner = await db.memoryVersions.findOne(
         { _id: claim._id, workspaceId: tenant.workspaceId, dataset: tenant.dataset },
         { comment: 'store:changeMemory' },
       );
-      if (winner) await awaitOrApplyMemoryVersion(c, winner);
+      if (winner) await awaitOrApplyMemoryVersion(db, winner);
       if (expectedVersion !== null) {
         throw new MemoryConflictError(
           `Memory changed concurrently (version ${version} was taken); reload it and try again`,
@@ -215,7 +215,7 @@ export async function changeMemory(
       }
       continue;
     }
-    await applyMemoryVersion(c, claim);
+    await applyMemoryVersion(db, claim);
     return { ...current, ...claim.set } as MemoryDoc;
   }
   throw new MemoryConflictError('Memory is changing too quickly; try again');
@@ -226,10 +226,10 @@ export async function changeMemory(
  * it if it is still not applied APPLY_GRACE_MS later. (Not measured from the claim's `at`:
  * that is its request's start, which can be long before the claim under contention.)
  */
-async function awaitOrApplyMemoryVersion(c: Collections, claim: MemoryVersionDoc): Promise<void> {
+async function awaitOrApplyMemoryVersion(db: Collections, claim: MemoryVersionDoc): Promise<void> {
   const deadline = performance.now() + APPLY_GRACE_MS;
   for (let delay = 2; ; delay = Math.min(delay * 2, 20)) {
-    const doc = await c.memories.findOne(
+    const doc = await db.memories.findOne(
       { _id: memoryDocIdOf(claim), workspaceId: claim.workspaceId, dataset: claim.dataset },
       { projection: { version: 1 }, comment: 'store:awaitOrApplyMemoryVersion' },
     );
@@ -237,21 +237,21 @@ async function awaitOrApplyMemoryVersion(c: Collections, claim: MemoryVersionDoc
     if (performance.now() >= deadline) break;
     await sleep(delay);
   }
-  await applyMemoryVersion(c, claim);
+  await applyMemoryVersion(db, claim);
 }
 
 const memoryDocIdOf = (claim: MemoryVersionDoc) => claim._id.slice(0, claim._id.lastIndexOf(':v'));
 
 /** Writes a version's values onto version n-1 (and creates its successor first). */
-async function applyMemoryVersion(c: Collections, claim: MemoryVersionDoc): Promise<void> {
+async function applyMemoryVersion(db: Collections, claim: MemoryVersionDoc): Promise<void> {
   if (claim.create) {
     try {
-      await c.memories.insertOne(claim.create, { comment: 'store:applyMemoryVersion' });
+      await db.memories.insertOne(claim.create, { comment: 'store:applyMemoryVersion' });
     } catch (error) {
       if (!isDuplicateKey(error)) throw error;
     }
   }
-  await c.memories.updateOne(
+  await db.memories.updateOne(
     {
       _id: memoryDocIdOf(claim),
       workspaceId: claim.workspaceId,
@@ -279,7 +279,7 @@ export function successorId(tenant: Tenant, memoryId: string, version: number): 
  * creates its successor (valid from now), in one version claim.
  */
 export function supersedeMemory(
-  c: Collections,
+  db: Collections,
   tenant: Tenant,
   memoryId: string,
   expectedVersion: number | null,
@@ -287,7 +287,7 @@ export function supersedeMemory(
   now: Date,
 ): Promise<MemoryDoc> {
   return changeMemory(
-    c,
+    db,
     tenant,
     memoryId,
     expectedVersion,

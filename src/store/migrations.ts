@@ -12,7 +12,7 @@ import type { FactDoc, MemoryDoc } from './documents.js';
  * processes opening the store at once, simply do it again. An import needs none of them:
  * it writes its documents through the same builders.
  */
-const MIGRATIONS: { id: string; describe: string; run: (c: Collections) => Promise<number> }[] = [
+const MIGRATIONS: { id: string; describe: string; run: (db: Collections) => Promise<number> }[] = [
   {
     id: '2026-12-01-recall-terms',
     describe: 'recall terms on facts and memories',
@@ -24,12 +24,12 @@ const UPDATES_PER_COMMAND = 500;
 
 /** Runs the migrations this store has not recorded; returns what each changed. */
 export async function migrateStore(
-  c: Collections,
+  db: Collections,
   now: Date,
 ): Promise<{ id: string; describe: string; changed: number }[]> {
   const done = new Set(
     (
-      await c.migrations
+      await db.migrations
         .find({ _id: { $in: MIGRATIONS.map((m) => m.id) } }, { comment: 'store:migrateStore' })
         .toArray()
     ).map((m) => m._id),
@@ -37,8 +37,8 @@ export async function migrateStore(
   const applied = [];
   for (const migration of MIGRATIONS) {
     if (done.has(migration.id)) continue;
-    const changed = await migration.run(c);
-    await c.migrations.updateOne(
+    const changed = await migration.run(db);
+    await db.migrations.updateOne(
       { _id: migration.id },
       { $setOnInsert: { appliedAt: now } },
       { upsert: true, comment: 'store:migrateStore' },
@@ -49,13 +49,13 @@ export async function migrateStore(
 }
 
 /** `recallTerms` on every fact and memory written before it existed, tenant by tenant. */
-async function addRecallTerms(c: Collections): Promise<number> {
+async function addRecallTerms(db: Collections): Promise<number> {
   const tag = { comment: 'store:addRecallTerms' };
   let changed = 0;
-  const workspaces = await c.workspaces.find({}, tag).sort({ name: 1 }).toArray();
+  const workspaces = await db.workspaces.find({}, tag).sort({ name: 1 }).toArray();
   for (const { _id: workspaceId } of workspaces) {
-    for (const dataset of await c.facts.distinct('dataset', { workspaceId }, tag)) {
-      const missing = c.facts.find(
+    for (const dataset of await db.facts.distinct('dataset', { workspaceId }, tag)) {
+      const missing = db.facts.find(
         { workspaceId, dataset, recallTerms: { $exists: false } },
         { projection: { _id: 1, subject: 1, predicate: 1, object: 1 }, ...tag },
       );
@@ -66,11 +66,11 @@ async function addRecallTerms(c: Collections): Promise<number> {
             update: { $set: { recallTerms: factRecallTerms(f) } },
           },
         }));
-        changed += (await c.facts.bulkWrite(ops, { ordered: false, ...tag })).modifiedCount;
+        changed += (await db.facts.bulkWrite(ops, { ordered: false, ...tag })).modifiedCount;
       }
     }
-    for (const dataset of await c.memories.distinct('dataset', { workspaceId }, tag)) {
-      const missing = c.memories.find(
+    for (const dataset of await db.memories.distinct('dataset', { workspaceId }, tag)) {
+      const missing = db.memories.find(
         { workspaceId, dataset, recallTerms: { $exists: false } },
         { projection: { _id: 1, text: 1 }, ...tag },
       );
@@ -81,7 +81,7 @@ async function addRecallTerms(c: Collections): Promise<number> {
             update: { $set: { recallTerms: recallTerms(m.text) } },
           },
         }));
-        changed += (await c.memories.bulkWrite(ops, { ordered: false, ...tag })).modifiedCount;
+        changed += (await db.memories.bulkWrite(ops, { ordered: false, ...tag })).modifiedCount;
       }
     }
   }

@@ -2,9 +2,10 @@ import type { AnyBulkWriteOperation, Filter } from 'mongodb';
 import { recallTerms } from '../domain/recallTerms.js';
 import type { Collections } from './database.js';
 import type { FactDoc, FactView, MemoryDoc } from './documents.js';
-import { allOf, bitemporalFilter, FACT_ORDER } from './factFilters.js';
+import { allOf, bitemporalFilter } from './factFilters.js';
 import { FACT_VIEW } from './facts.js';
-import { MEMORY_ORDER, memoryFilter } from './memories.js';
+import { memoryFilter } from './memories.js';
+import { FACT_ORDER, MEMORY_ORDER } from './orders.js';
 import type { Tenant } from './tenant.js';
 
 /**
@@ -18,7 +19,7 @@ export const RECALL_CANDIDATE_CAP = 1000;
 
 /** Facts live at `at` on both axes that share a term with `query`, and how many are live. */
 export async function factCandidates(
-  c: Collections,
+  db: Collections,
   tenant: Tenant,
   query: string,
   at: Date,
@@ -31,7 +32,7 @@ export async function factCandidates(
     ...bitemporalFilter(at, at),
   ];
   const [candidates, inView] = await Promise.all([
-    c.facts
+    db.facts
       .find<FactView>(allOf([...live, { recallTerms: { $in: terms } }]), {
         projection: FACT_VIEW,
         ...tag,
@@ -40,7 +41,7 @@ export async function factCandidates(
       .limit(RECALL_CANDIDATE_CAP)
       .batchSize(RECALL_CANDIDATE_CAP)
       .toArray(),
-    c.facts.countDocuments(allOf(live), tag),
+    db.facts.countDocuments(allOf(live), tag),
   ]);
   return { candidates, inView };
 }
@@ -50,7 +51,7 @@ export async function factCandidates(
  * absent) that share a term with `query`, and how many the view holds.
  */
 export async function memoryCandidates(
-  c: Collections,
+  db: Collections,
   tenant: Tenant,
   query: string,
   view: { asOf: Date | null; now: Date },
@@ -60,13 +61,13 @@ export async function memoryCandidates(
   const tag = { comment: 'store:memoryCandidates' };
   const live = memoryFilter({ ...tenant, asOf: view.asOf, now: view.now, includeArchived: false });
   const [candidates, inView] = await Promise.all([
-    c.memories
+    db.memories
       .find({ $and: [live, { recallTerms: { $in: terms } }] }, tag)
       .sort(MEMORY_ORDER)
       .limit(RECALL_CANDIDATE_CAP)
       .batchSize(RECALL_CANDIDATE_CAP)
       .toArray(),
-    c.memories.countDocuments(live, tag),
+    db.memories.countDocuments(live, tag),
   ]);
   return { candidates, inView };
 }
@@ -77,7 +78,7 @@ export async function memoryCandidates(
  * write (docs/COMPATIBILITY.md).
  */
 export async function markMemoriesUsed(
-  c: Collections,
+  db: Collections,
   tenant: Tenant,
   memories: readonly Pick<MemoryDoc, '_id' | 'version'>[],
   now: Date,
@@ -94,5 +95,5 @@ export async function markMemoriesUsed(
       update: { $set: { lastUsedAt: now } },
     },
   }));
-  await c.memories.bulkWrite(ops, { ordered: false, comment: 'store:markMemoriesUsed' });
+  await db.memories.bulkWrite(ops, { ordered: false, comment: 'store:markMemoriesUsed' });
 }

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { AnyBulkWriteOperation } from 'mongodb';
 import { derivedUuid, normalizeUuid } from '../domain/ids.js';
 import { type EntityType, entityKey } from '../domain/names.js';
-import { bulkWriteFailure, duplicateKeyIndexes, isOnlyDuplicateKeys } from './bulk.js';
+import { bulkWriteFailure, duplicateKeyIndexes, isOnlyDuplicateKeys } from './bulkErrors.js';
 import type { Collections } from './database.js';
 import { isDuplicateKey, UNPAGED_BATCH_SIZE, UPSERTS_PER_COMMAND } from './database.js';
 import { ensureDatasets } from './datasets.js';
@@ -18,6 +18,7 @@ import {
   factDocument,
 } from './documents.js';
 import { factsByIds } from './facts.js';
+import { FACT_ORDER } from './orders.js';
 import { StoreRefusal } from './refusals.js';
 import { replacementBounds, type SupersedingFact, supersedeFacts } from './supersession.js';
 import type { Tenant } from './tenant.js';
@@ -201,7 +202,7 @@ export function contentEpisodeId(
 }
 
 export async function recordEpisode(
-  c: Collections,
+  db: Collections,
   tenant: Tenant,
   input: EpisodeInput,
   now: Date,
@@ -215,7 +216,7 @@ export async function recordEpisode(
   );
   if (listed.length > 0) {
     const found = await factsByIds(
-      c,
+      db,
       tenant,
       listed.map((l) => l.factId),
     );
@@ -237,10 +238,10 @@ export async function recordEpisode(
   let outcome: RecordOutcome = 'recorded';
   let claimed = record;
   try {
-    await c.episodeRecords.insertOne(record, { comment: 'store:recordEpisode' });
+    await db.episodeRecords.insertOne(record, { comment: 'store:recordEpisode' });
   } catch (error) {
     if (!isDuplicateKey(error)) throw error;
-    const existing = await c.episodeRecords.findOne(
+    const existing = await db.episodeRecords.findOne(
       { _id: record._id, workspaceId: tenant.workspaceId, dataset: tenant.dataset },
       { comment: 'store:recordEpisode' },
     );
@@ -254,8 +255,8 @@ export async function recordEpisode(
     outcome = existing.completedAt === null ? 'completed' : 'alreadyRecorded';
   }
 
-  if (claimed.completedAt === null) await completeEpisodeRecord(c, claimed, now);
-  return { ...(await readRecordedEpisode(c, tenant, claimed)), outcome };
+  if (claimed.completedAt === null) await completeEpisodeRecord(db, claimed, now);
+  return { ...(await readRecordedEpisode(db, tenant, claimed)), outcome };
 }
 
 /**
@@ -266,19 +267,19 @@ export async function recordEpisode(
  * (store/writeOutcome.ts: once a write went out, the outcome is unknown).
  */
 async function completeEpisodeRecord(
-  c: Collections,
+  db: Collections,
   record: EpisodeRecordDoc,
   now: Date,
 ): Promise<void> {
   try {
-    await completeEpisodeSteps(c, record, now);
+    await completeEpisodeSteps(db, record, now);
   } catch (error) {
     throw bulkWriteFailure(error);
   }
 }
 
 async function completeEpisodeSteps(
-  c: Collections,
+  db: Collections,
   record: EpisodeRecordDoc,
   now: Date,
 ): Promise<void> {
@@ -290,9 +291,11 @@ async function completeEpisodeSteps(
   const tag = { comment: 'store:completeEpisodeRecord' };
 
   // 2. The dataset (a first write to it creates it; two first writes can race) and the episode.
-  await retryOnDuplicate(() => ensureDatasets(c, tenant.workspaceId, [tenant.dataset], recordedAt));
+  await retryOnDuplicate(() =>
+    ensureDatasets(db, tenant.workspaceId, [tenant.dataset], recordedAt),
+  );
   await insertIgnoringDuplicates(() =>
-    c.episodes.insertOne(
+    db.episodes.insertOne(
       episodeDocument(tenant, {
         episodeId,
         occurredAt: input.occurredAt,
@@ -344,7 +347,7 @@ async function completeEpisodeSteps(
   for (let i = 0; i < entityOps.length; i += UPSERTS_PER_COMMAND) {
     const ops = entityOps.slice(i, i + UPSERTS_PER_COMMAND);
     // Two first upserts of one entity can race to insert it; the loser's retry updates.
-    await retryOnDuplicate(() => c.entities.bulkWrite(ops, { ordered: true, ...tag }));
+    await retryOnDuplicate(() => db.entities.bulkWrite(ops, { ordered: true, ...tag }));
   }
 
   // 4. Facts, a replaceExisting one ending where a later believed fact of its subject and
@@ -359,7 +362,7 @@ async function completeEpisodeSteps(
     supersedes: f.supersedes.map(normalizeUuid),
     replaceExisting: f.replaceExisting,
   }));
-  const validUntil = await replacementBounds(c, tenant, superseding);
+  const validUntil = await replacementBounds(db, tenant, superseding);
   const facts: FactDoc[] = input.facts.map((f, i) =>
     factDocument(tenant, {
       factId: superseding[i]!.factId,
@@ -381,22 +384,22 @@ async function completeEpisodeSteps(
   );
   if (facts.length > 0) {
     try {
-      await c.facts.insertMany(facts, { ordered: false, ...tag });
+      await db.facts.insertMany(facts, { ordered: false, ...tag });
     } catch (error) {
       // Only facts already stored (by an earlier attempt, or a concurrent duplicate) may
       // fail; see isOnlyDuplicateKeys. Those keep the instant that attempt gave them.
       const already = duplicateKeyIndexes(error).map((i) => facts[i]!.factId);
-      const stored = await factsByIds(c, tenant, already);
+      const stored = await factsByIds(db, tenant, already);
       for (const f of superseding) f.recordedAt = stored.get(f.factId)?.recordedAt ?? f.recordedAt;
     }
   }
 
   // 5. Supersessions, each target through its per-fact invalidation claim, in a fixed
   // number of commands (store/supersession.ts).
-  await supersedeFacts(c, tenant, superseding, now);
+  await supersedeFacts(db, tenant, superseding, now);
 
   // 6. Done.
-  await c.episodeRecords.updateOne(
+  await db.episodeRecords.updateOne(
     { _id: record._id, workspaceId: tenant.workspaceId, dataset: tenant.dataset },
     { $set: { completedAt: now } },
     tag,
@@ -404,7 +407,7 @@ async function completeEpisodeSteps(
 }
 
 async function readRecordedEpisode(
-  c: Collections,
+  db: Collections,
   tenant: Tenant,
   record: EpisodeRecordDoc,
 ): Promise<Omit<RecordedEpisode, 'outcome'>> {
@@ -412,13 +415,13 @@ async function readRecordedEpisode(
   const ids = input.facts.map((_, i) => episodeFactId(tenant, record.episodeId, i));
   const tag = { comment: 'store:readRecordedEpisode' };
   const [episode, found, superseded] = await Promise.all([
-    c.episodes.findOne(
+    db.episodes.findOne(
       { _id: record._id, workspaceId: tenant.workspaceId, dataset: tenant.dataset },
       tag,
     ),
-    factsByIds(c, tenant, ids),
+    factsByIds(db, tenant, ids),
     ids.length > 0
-      ? c.facts
+      ? db.facts
           .find(
             {
               workspaceId: tenant.workspaceId,
@@ -427,7 +430,7 @@ async function readRecordedEpisode(
             },
             tag,
           )
-          .sort({ validAt: -1, factId: -1 })
+          .sort(FACT_ORDER)
           .batchSize(UNPAGED_BATCH_SIZE)
           .toArray()
       : Promise.resolve([]),
@@ -455,10 +458,10 @@ async function retryOnDuplicate<T>(write: () => Promise<T>): Promise<T> {
 }
 
 /** Completes episode records a crash left unfinished (run at start-up). */
-export async function repairEpisodeRecords(c: Collections, now: Date): Promise<number> {
-  const pending = await c.episodeRecords
+export async function repairEpisodeRecords(db: Collections, now: Date): Promise<number> {
+  const pending = await db.episodeRecords
     .find({ completedAt: null }, { comment: 'store:repairEpisodeRecords' })
     .toArray();
-  for (const record of pending) await completeEpisodeRecord(c, record, now);
+  for (const record of pending) await completeEpisodeRecord(db, record, now);
   return pending.length;
 }

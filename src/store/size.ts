@@ -15,8 +15,8 @@ const DATASETS_PER_PAGE = 1000;
  * start-up and after an import (src/embedded/sizeNotice.ts). One count per dataset, each
  * on the tenant's own facts, so the embedded database decodes each fact once.
  */
-export async function datasetSizes(c: Collections): Promise<DatasetSize[]> {
-  const workspaces = await c.workspaces
+export async function datasetSizes(db: Collections): Promise<DatasetSize[]> {
+  const workspaces = await db.workspaces
     .find({}, { comment: 'store:datasetSizes' })
     .sort({ name: 1 })
     .toArray();
@@ -24,9 +24,9 @@ export async function datasetSizes(c: Collections): Promise<DatasetSize[]> {
   for (const workspace of workspaces) {
     let after: string | null = null;
     for (;;) {
-      const page = await listDatasets(c, workspace._id, { first: DATASETS_PER_PAGE, after });
+      const page = await listDatasets(db, workspace._id, { first: DATASETS_PER_PAGE, after });
       for (const { name } of page.datasets) {
-        const facts = await c.facts.countDocuments(
+        const facts = await db.facts.countDocuments(
           { workspaceId: workspace._id, dataset: name },
           { comment: 'store:datasetSizes' },
         );

@@ -1,7 +1,7 @@
 import type { AnyBulkWriteOperation } from 'mongodb';
 import { entityKey, predicateKey } from '../domain/names.js';
 import { boundedValidUntil, replacedFacts, type TimelineFact } from '../domain/replacement.js';
-import { duplicateKeyIndexes } from './bulk.js';
+import { duplicateKeyIndexes } from './bulkErrors.js';
 import type { Collections } from './database.js';
 import { UNPAGED_BATCH_SIZE } from './database.js';
 import {
@@ -101,14 +101,14 @@ const latest = (...instants: Date[]) => new Date(Math.max(...instants.map((d) =>
  * only when the episode has a `replaceExisting` fact.
  */
 export async function replacementBounds(
-  c: Collections,
+  db: Collections,
   tenant: Tenant,
   facts: readonly SupersedingFact[],
 ): Promise<(Date | null)[]> {
   const replacing = facts.filter((f) => f.replaceExisting);
   if (replacing.length === 0) return facts.map((f) => f.validUntil);
   const own = new Set(facts.map((f) => f.factId));
-  const believed = (await believedFactsOfPairs(c, tenant, replacing)).filter(
+  const believed = (await believedFactsOfPairs(db, tenant, replacing)).filter(
     (d) => !own.has(d.factId),
   );
   const byPair = new Map<string, Pick<TimelineFact, 'validAt'>[]>();
@@ -138,7 +138,7 @@ export async function replacementBounds(
  * listed facts in another), then what `invalidateFacts` sends.
  */
 export async function supersedeFacts(
-  c: Collections,
+  db: Collections,
   tenant: Tenant,
   facts: readonly SupersedingFact[],
   now: Date,
@@ -147,8 +147,8 @@ export async function supersedeFacts(
   const replacing = facts.filter((f) => f.replaceExisting);
   const listed = [...new Set(facts.flatMap((f) => f.supersedes))].filter((id) => !own.has(id));
   const [believed, found] = await Promise.all([
-    replacing.length > 0 ? believedFactsOfPairs(c, tenant, replacing) : [],
-    listed.length > 0 ? factsByIds(c, tenant, listed) : new Map<string, FactDoc>(),
+    replacing.length > 0 ? believedFactsOfPairs(db, tenant, replacing) : [],
+    listed.length > 0 ? factsByIds(db, tenant, listed) : new Map<string, FactDoc>(),
   ]);
   const docs = new Map<string, TargetDoc>(found);
   for (const d of believed) docs.set(d.factId, d);
@@ -183,7 +183,7 @@ export async function supersedeFacts(
   }
 
   await invalidateFacts(
-    c,
+    db,
     tenant,
     [...claimedBy].map(([target, { by, at }]) => ({
       fact: docs.get(target)!,
@@ -199,14 +199,14 @@ export async function supersedeFacts(
  * many pairs there are); the combinations that are not pairs of `facts` are dropped here.
  */
 async function believedFactsOfPairs(
-  c: Collections,
+  db: Collections,
   tenant: Tenant,
   facts: readonly SupersedingFact[],
 ): Promise<TargetDoc[]> {
   const pairs = new Set(facts.map(pairOf));
   const subjects = [...new Set(facts.map((f) => entityKey(f.subject)))];
   const predicates = [...new Set(facts.map((f) => predicateKey(f.predicate)))];
-  const docs = await c.facts
+  const docs = await db.facts
     .find<TargetDoc>(
       {
         workspaceId: tenant.workspaceId,
@@ -238,7 +238,7 @@ export interface Invalidation {
  * whatever the number of facts. Returns the ids of the facts whose claim this call won.
  */
 export async function invalidateFacts(
-  c: Collections,
+  db: Collections,
   tenant: Tenant,
   invalidations: readonly Invalidation[],
 ): Promise<string[]> {
@@ -249,7 +249,7 @@ export async function invalidateFacts(
 
   let lost = new Set<number>();
   try {
-    await c.claims.insertMany(claims, { ordered: false, comment: 'store:invalidateFacts' });
+    await db.claims.insertMany(claims, { ordered: false, comment: 'store:invalidateFacts' });
   } catch (error) {
     // The claims that failed only because their `_id` was taken; any other error (one with
     // no write errors at all, from a lost connection, says nothing about which claims were
@@ -260,7 +260,7 @@ export async function invalidateFacts(
   const toApply = [...won];
   if (lost.size > 0) {
     // The tenant as well as the _id: on a sharded cluster the shard key routes the read.
-    const winners = await c.claims
+    const winners = await db.claims
       .find(
         {
           _id: { $in: claims.filter((_, i) => lost.has(i)).map((claim) => claim._id) },
@@ -273,7 +273,7 @@ export async function invalidateFacts(
       .toArray();
     toApply.push(...winners.filter((claim) => !claim.applied));
   }
-  await applyInvalidationClaims(c, tenant, toApply);
+  await applyInvalidationClaims(db, tenant, toApply);
   return won.map((claim) => claim.factId);
 }
 
@@ -287,7 +287,7 @@ export async function invalidateFacts(
  * returns (see UPSERTS_PER_COMMAND); a multi-document update releases it.
  */
 async function applyInvalidationClaims(
-  c: Collections,
+  db: Collections,
   tenant: Tenant,
   claims: readonly InvalidationClaimDoc[],
 ): Promise<void> {
@@ -328,8 +328,8 @@ async function applyInvalidationClaims(
     }),
   );
   const tag = { comment: 'store:applyInvalidationClaims' };
-  await c.facts.bulkWrite(stamps, { ordered: false, ...tag });
-  await c.claims.updateMany(
+  await db.facts.bulkWrite(stamps, { ordered: false, ...tag });
+  await db.claims.updateMany(
     {
       _id: { $in: claims.map((claim) => claim._id) },
       workspaceId: tenant.workspaceId,

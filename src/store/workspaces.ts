@@ -13,35 +13,35 @@ export function workspaceIdFor(name: string): string {
 
 /** Creates the workspace if it does not exist yet; its id is derived from the name. */
 export async function ensureWorkspace(
-  c: Collections,
+  db: Collections,
   name: string,
   now = systemClock(),
 ): Promise<WorkspaceDoc> {
   const doc: WorkspaceDoc = { _id: workspaceIdFor(name), name, createdAt: now };
   try {
-    await c.workspaces.insertOne(doc, { comment: 'store:ensureWorkspace' });
+    await db.workspaces.insertOne(doc, { comment: 'store:ensureWorkspace' });
     return doc;
   } catch (error) {
     if (!isDuplicateKey(error)) throw error;
     return (
-      (await c.workspaces.findOne({ _id: doc._id }, { comment: 'store:ensureWorkspace' })) ?? doc
+      (await db.workspaces.findOne({ _id: doc._id }, { comment: 'store:ensureWorkspace' })) ?? doc
     );
   }
 }
 
-export function findWorkspaceByName(c: Collections, name: string): Promise<WorkspaceDoc | null> {
-  return c.workspaces.findOne(
+export function findWorkspaceByName(db: Collections, name: string): Promise<WorkspaceDoc | null> {
+  return db.workspaces.findOne(
     { _id: workspaceIdFor(name) },
     { comment: 'store:findWorkspaceByName' },
   );
 }
 
-export function findWorkspace(c: Collections, workspaceId: string): Promise<WorkspaceDoc | null> {
-  return c.workspaces.findOne({ _id: workspaceId }, { comment: 'store:findWorkspace' });
+export function findWorkspace(db: Collections, workspaceId: string): Promise<WorkspaceDoc | null> {
+  return db.workspaces.findOne({ _id: workspaceId }, { comment: 'store:findWorkspace' });
 }
 
-export function countWorkspaces(c: Collections): Promise<number> {
-  return c.workspaces.countDocuments({}, { comment: 'store:countWorkspaces' });
+export function countWorkspaces(db: Collections): Promise<number> {
+  return db.workspaces.countDocuments({}, { comment: 'store:countWorkspaces' });
 }
 
 export interface CreatedKey {
@@ -54,14 +54,14 @@ export interface CreatedKey {
 }
 
 export async function createApiKey(
-  c: Collections,
+  db: Collections,
   workspaceName: string,
   scopes: Scope[],
   now = systemClock(),
 ): Promise<CreatedKey> {
-  const workspace = await ensureWorkspace(c, workspaceName, now);
+  const workspace = await ensureWorkspace(db, workspaceName, now);
   const generated = generateApiKey();
-  await c.apiKeys.insertOne(
+  await db.apiKeys.insertOne(
     {
       _id: generated.keyId,
       workspaceId: workspace._id,
@@ -96,7 +96,7 @@ export interface AuthenticatedKey {
  * a second read); with a `cache`, a key verified in the last few seconds costs none.
  */
 export async function authenticateApiKey(
-  c: Collections,
+  db: Collections,
   key: string,
   cache: ReadCache | null = null,
 ): Promise<AuthenticatedKey | null> {
@@ -105,14 +105,14 @@ export async function authenticateApiKey(
   const cacheId = cache ? keyCacheId(key) : '';
   const remembered = cache?.keys.get(cacheId);
   if (remembered) return remembered;
-  const record = await c.apiKeys.findOne(
+  const record = await db.apiKeys.findOne(
     { _id: parsed.keyId },
     { comment: 'store:authenticateApiKey' },
   );
   if (!record || !secretMatches(parsed.secret, record.secretHash) || record.revokedAt !== null) {
     return null;
   }
-  const workspace = record.workspace ?? (await findWorkspace(c, record.workspaceId))?.name;
+  const workspace = record.workspace ?? (await findWorkspace(db, record.workspaceId))?.name;
   if (workspace === undefined) return null;
   const auth: AuthenticatedKey = {
     keyId: record._id,
@@ -133,13 +133,13 @@ export interface KeyListing {
   revokedAt: Date | null;
 }
 
-export async function listApiKeys(c: Collections, workspaceName?: string): Promise<KeyListing[]> {
+export async function listApiKeys(db: Collections, workspaceName?: string): Promise<KeyListing[]> {
   const workspaces = workspaceName
-    ? [await findWorkspaceByName(c, workspaceName)].filter((w): w is WorkspaceDoc => w !== null)
-    : await c.workspaces.find({}, { comment: 'store:listApiKeys' }).sort({ name: 1 }).toArray();
+    ? [await findWorkspaceByName(db, workspaceName)].filter((w): w is WorkspaceDoc => w !== null)
+    : await db.workspaces.find({}, { comment: 'store:listApiKeys' }).sort({ name: 1 }).toArray();
   const out: KeyListing[] = [];
   for (const w of workspaces) {
-    const keys: ApiKeyDoc[] = await c.apiKeys
+    const keys: ApiKeyDoc[] = await db.apiKeys
       .find({ workspaceId: w._id }, { comment: 'store:listApiKeys' })
       .sort({ createdAt: 1 })
       .toArray();
@@ -159,12 +159,12 @@ export async function listApiKeys(c: Collections, workspaceName?: string): Promi
 
 /** Revokes a key by its id (or by the whole key); true if it was active. */
 export async function revokeApiKey(
-  c: Collections,
+  db: Collections,
   keyOrId: string,
   now = systemClock(),
 ): Promise<boolean> {
   const keyId = parseApiKey(keyOrId)?.keyId ?? keyOrId;
-  const result = await c.apiKeys.updateOne(
+  const result = await db.apiKeys.updateOne(
     { _id: keyId, revokedAt: null },
     { $set: { revokedAt: now } },
     { comment: 'store:revokeApiKey' },

@@ -86,7 +86,7 @@ const SINGLE_DOCUMENT = new Set(['insertOne', 'updateOne', 'replaceOne', 'findOn
  * that may have reached it (one that returned, or failed any other way than before
  * sending; a single-document write refused as a duplicate wrote nothing).
  */
-export function watchWrites(c: Collections): {
+export function watchWrites(db: Collections): {
   collections: Collections;
   failure: (error: unknown) => unknown;
 } {
@@ -113,7 +113,7 @@ export function watchWrites(c: Collections): {
       },
     });
   const collections = Object.fromEntries(
-    Object.entries(c).map(([name, collection]) => [name, watch(collection as object)]),
+    Object.entries(db).map(([name, collection]) => [name, watch(collection as object)]),
   ) as unknown as Collections;
   return {
     collections,

@@ -1,4 +1,4 @@
-import { type BulkCounts, BulkWriteFailedError, writeBulk } from '../store/bulk.js';
+import { type BulkCounts, BulkWriteFailedError, writeBulk } from '../store/bulkWrite.js';
 import type { Collections } from '../store/database.js';
 import { ensureWorkspace, workspaceIdFor } from '../store/workspaces.js';
 import { type LineError, parseImportFile } from './format.js';
@@ -35,7 +35,7 @@ export class ImportWriteError extends Error {
  * A failed write throws an `ImportWriteError`; it never returns as a success.
  */
 export async function importJsonl(
-  c: Collections,
+  db: Collections,
   input: {
     /** The target workspace's name; created (after validation) if it does not exist. */
     workspace: string;
@@ -66,9 +66,9 @@ export async function importJsonl(
   const records = parsed.records.length;
   let counts: BulkCounts;
   try {
-    await ensureWorkspace(c, input.workspace, now);
+    await ensureWorkspace(db, input.workspace, now);
     counts = await writeBulk(
-      c,
+      db,
       { workspaceId, datasets: parsed.datasets, entities, episodes, facts, memories, now },
       input.onProgress,
     );

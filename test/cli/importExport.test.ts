@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { exportDocuments } from '../../src/store/bulk.js';
 import { type Database, openDatabase } from '../../src/store/database.js';
+import { exportDocuments } from '../../src/store/exportDocuments.js';
 import { findWorkspaceByName, workspaceIdFor } from '../../src/store/workspaces.js';
 import { exportLine } from '../../src/transfer/format.js';
 import { importJsonl } from '../../src/transfer/importJsonl.js';
@@ -416,12 +416,12 @@ describe('npm run import / export', () => {
     expect(result.stdout).toBe(
       `Imported into workspace "${WORKSPACE}": 9 new entities, 5 new episodes, 13 new facts, 9 new memories (36 records read).\n`,
     );
-    const c = main.collections;
+    const db = main.collections;
     const workspaceId = workspaceIdFor(WORKSPACE);
     // Lines with "dataset" keep it; lines without take --dataset.
     const byDataset = async (collection: 'entities' | 'episodes' | 'facts' | 'memories') => {
       const counts: Record<string, number> = {};
-      for (const doc of await c[collection].find({ workspaceId }).toArray()) {
+      for (const doc of await db[collection].find({ workspaceId }).toArray()) {
         counts[doc.dataset] = (counts[doc.dataset] ?? 0) + 1;
       }
       return counts;
@@ -430,16 +430,20 @@ describe('npm run import / export', () => {
     expect(await byDataset('episodes')).toEqual({ user_42: 3, [DS1]: 1, [DS2]: 1 });
     expect(await byDataset('facts')).toEqual({ user_42: 7, [DS1]: 3, [DS2]: 2, [FALLBACK]: 1 });
     expect(await byDataset('memories')).toEqual({ user_42: 4, [DS1]: 3, [DS2]: 1, [FALLBACK]: 1 });
-    const datasets = await c.datasets.find({ workspaceId }).toArray();
+    const datasets = await db.datasets.find({ workspaceId }).toArray();
     expect(datasets.map((d) => d.name).sort()).toEqual([DS1, DS2, FALLBACK, 'user_42'].sort());
-    expect(await c.entities.findOne({ workspaceId, dataset: DS1, name: 'zoë ünal' })).toMatchObject(
-      { entityId: id(1), type: 'PERSON', updatedAt: new Date('2026-03-01T09:00:00Z') },
-    );
-    expect(await c.episodes.findOne({ workspaceId, dataset: DS1 })).toMatchObject({
+    expect(
+      await db.entities.findOne({ workspaceId, dataset: DS1, name: 'zoë ünal' }),
+    ).toMatchObject({
+      entityId: id(1),
+      type: 'PERSON',
+      updatedAt: new Date('2026-03-01T09:00:00Z'),
+    });
+    expect(await db.episodes.findOne({ workspaceId, dataset: DS1 })).toMatchObject({
       episodeId: id(11),
       occurredAt: new Date('2026-03-01T09:59:59.123Z'),
     });
-    expect(await c.facts.findOne({ workspaceId, factId: id(24) })).toMatchObject({
+    expect(await db.facts.findOne({ workspaceId, factId: id(24) })).toMatchObject({
       dataset: DS2,
       invalidReason: 'deleted',
       invalidAt: new Date('2026-06-01T17:00:00Z'),
@@ -447,9 +451,9 @@ describe('npm run import / export', () => {
       recordedAt: new Date('2026-06-01T17:00:00Z'),
     });
     // Invalidated facts carry their applied claim, so they cannot be invalidated again.
-    expect(await c.claims.countDocuments({ workspaceId, applied: true })).toBe(4);
+    expect(await db.claims.countDocuments({ workspaceId, applied: true })).toBe(4);
     // Memory lines' workspace_id is replaced by the target workspace.
-    const memories = await c.memories.find({}).toArray();
+    const memories = await db.memories.find({}).toArray();
     expect(memories).toHaveLength(9);
     expect(memories.every((m) => m.workspaceId === workspaceId)).toBe(true);
   });

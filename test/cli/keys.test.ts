@@ -108,15 +108,15 @@ describe('npm run keys', () => {
       scopes: ['read', 'write'],
     });
 
-    const c = database.collections;
-    expect(await authenticateApiKey(c, created.key)).toEqual({
+    const db = database.collections;
+    expect(await authenticateApiKey(db, created.key)).toEqual({
       keyId: parseApiKey(created.key)!.keyId,
       workspaceId: created.workspaceId,
       workspace: 'team ü/1',
       scopes: ['read', 'write'],
     });
-    expect(await c.workspaces.countDocuments({})).toBe(1);
-    const stored = JSON.stringify(await c.apiKeys.find({}).toArray());
+    expect(await db.workspaces.countDocuments({})).toBe(1);
+    const stored = JSON.stringify(await db.apiKeys.find({}).toArray());
     expect(stored).not.toContain(parseApiKey(created.key)!.secret);
   });
 

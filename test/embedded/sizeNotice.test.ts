@@ -33,9 +33,9 @@ describe('what the embedded store says about its size', () => {
   });
 
   it('counts every dataset of every workspace, each on its own facts', async () => {
-    const { collections: c } = await openTestDatabase();
-    await loadDemoDataset(c, 'one', new Date());
-    await loadDemoDataset(c, 'two', new Date());
+    const { collections: db } = await openTestDatabase();
+    await loadDemoDataset(db, 'one', new Date());
+    await loadDemoDataset(db, 'two', new Date());
     const extra = Array.from({ length: 7 }, (_, i) =>
       JSON.stringify({
         type: 'fact',
@@ -47,13 +47,13 @@ describe('what the embedded store says about its size', () => {
         validAt: '2026-01-01',
       }),
     ).join('\n');
-    await importJsonl(c, {
+    await importJsonl(db, {
       workspace: 'two',
       content: extra,
       defaultDataset: 'extra',
       now: new Date(),
     });
-    const sizes = await datasetSizes(c);
+    const sizes = await datasetSizes(db);
     const demo = sizes.find((s) => s.workspace === 'one')!.facts;
     expect(demo).toBeGreaterThan(0);
     expect(sizes).toEqual([

@@ -184,22 +184,22 @@ describe('DataLoader batching', () => {
 
   it('lookups by many keys are one round trip each, past the default first batch of 101', async () => {
     const workspaceId = workspaceIdFor('acme');
-    const c = t.database.collections;
+    const db = t.database.collections;
     const sent = await commandsFor(async () => {
       const wide = { workspaceId, dataset: 'wide' };
       const [entities, episodes, facts] = await Promise.all([
         entitiesByNames(
-          c,
+          db,
           wide,
           Array.from({ length: 110 }, (_, i) => `Wide ${i}`),
         ),
         episodesByIds(
-          c,
+          db,
           wide,
           Array.from({ length: 110 }, (_, i) => uuid(1000 + i)),
         ),
         factsByIds(
-          c,
+          db,
           { workspaceId, dataset: 'many' },
           Array.from({ length: 120 }, (_, i) => uuid(i + 1)),
         ),
@@ -266,11 +266,11 @@ describe('DataLoader batching', () => {
 
   it('fact reads that answer clients leave the derived search fields in the database', async () => {
     const tenant = { workspaceId: workspaceIdFor('acme'), dataset: 'many' };
-    const c = t.database.collections;
+    const db = t.database.collections;
     const all = resolveTemporalSelection({ includeInvalidated: true }, new Date());
-    const page = await listFacts(c, tenant, { selection: all }, { first: 5 });
-    const ofEntities = await factsOfEntities(c, tenant, ['entity 1'], all, 100);
-    const ofEpisodes = await factsOfEpisodes(c, tenant, [uuid(1)], 100);
+    const page = await listFacts(db, tenant, { selection: all }, { first: 5 });
+    const ofEntities = await factsOfEntities(db, tenant, ['entity 1'], all, 100);
+    const ofEpisodes = await factsOfEpisodes(db, tenant, [uuid(1)], 100);
     const read = [...page.facts, ...ofEntities.get('entity 1')!, ...ofEpisodes.values()].flat();
     expect(read.length).toBeGreaterThan(5);
     for (const fact of read) {
@@ -280,7 +280,9 @@ describe('DataLoader batching', () => {
       expect(fact.subjectKey).toBeTruthy();
     }
     // Stored all the same (the filters need them).
-    expect((await c.facts.findOne({ workspaceId: tenant.workspaceId }))?.recallTerms).toBeDefined();
+    expect(
+      (await db.facts.findOne({ workspaceId: tenant.workspaceId }))?.recallTerms,
+    ).toBeDefined();
   });
 
   it('bad input never reaches the database', async () => {

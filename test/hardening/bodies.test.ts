@@ -330,11 +330,11 @@ describe('text that could not be read back as sent', () => {
 
 describe('5xx answers are logged', () => {
   it('a 500 is logged at error level with its request id; the client sees the generic message', async () => {
-    const c = t.database.collections;
-    const original = c.apiKeys.findOne.bind(c.apiKeys);
-    c.apiKeys.findOne = (() => {
+    const db = t.database.collections;
+    const original = db.apiKeys.findOne.bind(db.apiKeys);
+    db.apiKeys.findOne = (() => {
       throw new Error('boom: an unexpected failure');
-    }) as unknown as typeof c.apiKeys.findOne;
+    }) as unknown as typeof db.apiKeys.findOne;
     try {
       const response = await t.request('/v1/memory/semantic/datasets/user_42/facts', {
         key,
@@ -343,7 +343,7 @@ describe('5xx answers are logged', () => {
       expect(response.status).toBe(500);
       expect(await response.json()).toEqual({ error: GENERIC_ERROR_MESSAGE });
     } finally {
-      c.apiKeys.findOne = original;
+      db.apiKeys.findOne = original;
     }
     const line = logLines.find((l) => l.requestId === 'req-500-test' && l.level === 50);
     expect(line).toMatchObject({ msg: 'request failed', status: 500 });
@@ -351,13 +351,13 @@ describe('5xx answers are logged', () => {
   });
 
   it('a client that hung up is not an error', async () => {
-    const c = t.database.collections;
-    const original = c.apiKeys.findOne.bind(c.apiKeys);
+    const db = t.database.collections;
+    const original = db.apiKeys.findOne.bind(db.apiKeys);
     const hangUp = new AbortController();
-    c.apiKeys.findOne = (() => {
+    db.apiKeys.findOne = (() => {
       hangUp.abort();
       throw new Error('the request was abandoned');
-    }) as unknown as typeof c.apiKeys.findOne;
+    }) as unknown as typeof db.apiKeys.findOne;
     try {
       await t.request('/v1/memory/semantic/datasets/user_42/facts', {
         key,
@@ -365,7 +365,7 @@ describe('5xx answers are logged', () => {
         signal: hangUp.signal,
       });
     } finally {
-      c.apiKeys.findOne = original;
+      db.apiKeys.findOne = original;
     }
     const lines = logLines.filter((l) => l.requestId === 'req-hung-up');
     expect(lines.length).toBeGreaterThan(0);

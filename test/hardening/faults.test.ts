@@ -23,7 +23,7 @@ import {
   bulkWriteFailure,
   duplicateKeyIndexes,
   isOnlyDuplicateKeys,
-} from '../../src/store/bulk.js';
+} from '../../src/store/bulkErrors.js';
 import {
   type Collections,
   collections,
@@ -454,7 +454,7 @@ describe('recordEpisode when the database dies in the middle', () => {
 
   interface Setup {
     database: Database;
-    c: Collections;
+    db: Collections;
     /** Sends the mutation, the gateway's clock reading `at`. */
     send(at?: Date): Promise<{ status: number; json: Record<string, unknown> }>;
   }
@@ -468,9 +468,9 @@ describe('recordEpisode when the database dies in the middle', () => {
       ...databaseTimeouts(60_000),
       monitorCommands: true,
     });
-    const c = database.collections;
-    const { key } = await createApiKey(c, WORKSPACE, ['read', 'write'], T0);
-    await recordEpisode(c, { workspaceId: workspaceIdFor(WORKSPACE), dataset: DATASET }, old, T0);
+    const db = database.collections;
+    const { key } = await createApiKey(db, WORKSPACE, ['read', 'write'], T0);
+    await recordEpisode(db, { workspaceId: workspaceIdFor(WORKSPACE), dataset: DATASET }, old, T0);
     let now = T;
     const gateway = createGateway({ database, clock: () => now });
     const send = async (at = T) => {
@@ -485,7 +485,7 @@ describe('recordEpisode when the database dies in the middle', () => {
       );
       return { status: response.status, json: (await response.json()) as Record<string, unknown> };
     };
-    return { database, c, send };
+    return { database, db, send };
   }
 
   let reference: Record<string, Document[]>;
@@ -607,7 +607,7 @@ describe('recordEpisode when the database dies in the middle', () => {
             claims: stored.claims!.map((claim) => ({ ...claim, applied: true })),
           }),
         ).toEqual(asAtT(reference));
-        await repairInvalidationClaims(setup.c);
+        await repairInvalidationClaims(setup.db);
         expect(asAtT(await storedDocuments(setup.database.db))).toEqual(asAtT(reference));
       } finally {
         await setup.database.close();

@@ -124,9 +124,9 @@ function expectCode(body: GraphqlBody, code: string) {
 }
 
 /** Every document of the workspace, every collection, sorted by _id (dates as ISO). */
-async function workspaceSnapshot(c: Collections, workspaceId: string) {
+async function workspaceSnapshot(db: Collections, workspaceId: string) {
   const out: Record<string, string[]> = {};
-  for (const [name, collection] of Object.entries(c)) {
+  for (const [name, collection] of Object.entries(db)) {
     const filter = name === 'workspaces' ? { _id: workspaceId } : { workspaceId };
     const docs = await (collection as Collections['facts']).find(filter as never).toArray();
     out[name] = docs
@@ -176,7 +176,7 @@ beforeAll(async () => {
   t = await openTestGateway({ demoWorkspaces: ['alpha'] });
   alphaKey = await t.key('alpha', ['read', 'write', 'admin']);
   betaKey = await t.key('beta', ['read', 'write', 'admin']);
-  const c = t.database.collections;
+  const db = t.database.collections;
 
   // Alpha's extra data, through the mutations.
   await asAlpha(RECORD_EPISODE, { dataset: 'user_42', input: MISO_INPUT });
@@ -261,23 +261,23 @@ beforeAll(async () => {
 
   // Alpha's ids, texts and ids of every kind, from the store itself.
   const mine = { workspaceId: alphaWorkspaceId };
-  alpha.datasets = (await c.datasets.find(mine).toArray()).map((d) => d.name).sort();
-  alpha.facts = (await c.facts.find(mine).toArray()).map((f) => ({
+  alpha.datasets = (await db.datasets.find(mine).toArray()).map((d) => d.name).sort();
+  alpha.facts = (await db.facts.find(mine).toArray()).map((f) => ({
     dataset: f.dataset,
     factId: f.factId,
     invalidReason: f.invalidReason,
   }));
-  alpha.entities = (await c.entities.find(mine).toArray()).map((e) => ({
+  alpha.entities = (await db.entities.find(mine).toArray()).map((e) => ({
     dataset: e.dataset,
     entityId: e.entityId,
     name: e.name,
   }));
-  alpha.episodes = (await c.episodes.find(mine).toArray()).map((e) => ({
+  alpha.episodes = (await db.episodes.find(mine).toArray()).map((e) => ({
     dataset: e.dataset,
     episodeId: e.episodeId,
     content: e.content,
   }));
-  alpha.memories = (await c.memories.find(mine).toArray()).map((m) => ({
+  alpha.memories = (await db.memories.find(mine).toArray()).map((m) => ({
     dataset: m.dataset,
     memoryId: m.memoryId,
     text: m.text,
@@ -286,7 +286,7 @@ beforeAll(async () => {
     validUntil: m.validUntil,
     pinned: m.pinned,
   }));
-  const alphaFacts = await c.facts.find(mine).toArray();
+  const alphaFacts = await db.facts.find(mine).toArray();
   alpha.markers = [
     alphaWorkspaceId,
     ...alpha.facts.map((f) => f.factId),
@@ -305,12 +305,12 @@ beforeAll(async () => {
 
   const betaDocs = { workspaceId: betaWorkspaceId };
   betaOwn = {
-    facts: (await c.facts.find(betaDocs).toArray()).map((f) => f.factId),
-    entities: (await c.entities.find(betaDocs).toArray()).map((e) => e.entityId),
-    episodes: (await c.episodes.find(betaDocs).toArray()).map((e) => e.episodeId),
-    memories: (await c.memories.find(betaDocs).toArray()).map((m) => m.memoryId),
+    facts: (await db.facts.find(betaDocs).toArray()).map((f) => f.factId),
+    entities: (await db.entities.find(betaDocs).toArray()).map((e) => e.entityId),
+    episodes: (await db.episodes.find(betaDocs).toArray()).map((e) => e.episodeId),
+    memories: (await db.memories.find(betaDocs).toArray()).map((m) => m.memoryId),
   };
-  alphaBefore = await workspaceSnapshot(c, alphaWorkspaceId);
+  alphaBefore = await workspaceSnapshot(db, alphaWorkspaceId);
 });
 
 describe("beta's admin key against alpha's data", () => {
@@ -765,13 +765,13 @@ describe("beta's admin key against alpha's data", () => {
   });
 
   it("GraphQL eraseDataset on the shared name erases beta's own data only", async () => {
-    const c = t.database.collections;
+    const db = t.database.collections;
     const beta = { workspaceId: betaWorkspaceId, dataset: 'user_42' };
     const expected = {
-      facts: await c.facts.countDocuments(beta),
-      entities: await c.entities.countDocuments(beta),
-      episodes: await c.episodes.countDocuments(beta),
-      memories: await c.memories.countDocuments(beta),
+      facts: await db.facts.countDocuments(beta),
+      entities: await db.entities.countDocuments(beta),
+      episodes: await db.episodes.countDocuments(beta),
+      memories: await db.memories.countDocuments(beta),
       restoredFacts: 0,
     };
     expect(expected.facts).toBeGreaterThan(0);

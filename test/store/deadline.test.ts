@@ -26,24 +26,24 @@ const query = { selection: { kind: 'all' as const } };
 describe('withDeadline', () => {
   it('every read carries the time left as maxTimeMS, never more than the caller asked', async () => {
     let now = 0;
-    const c = withDeadline(database.collections, 2000, () => now);
+    const db = withDeadline(database.collections, 2000, () => now);
     commands.length = 0;
-    await listFacts(c, tenant, query, { first: 10 });
+    await listFacts(db, tenant, query, { first: 10 });
     now = 1500;
-    await c.facts.countDocuments({ workspaceId: tenant.workspaceId });
-    await c.facts.find({ workspaceId: tenant.workspaceId }, { maxTimeMS: 100 }).toArray();
+    await db.facts.countDocuments({ workspaceId: tenant.workspaceId });
+    await db.facts.find({ workspaceId: tenant.workspaceId }, { maxTimeMS: 100 }).toArray();
     const reads = commands.filter((e) => ['find', 'aggregate'].includes(e.commandName));
     expect(reads.map((e) => e.command.maxTimeMS)).toEqual([2000, 500, 100]);
   });
 
   it('past the deadline nothing is sent: reads and writes alike', async () => {
-    const c = withDeadline(database.collections, 1000, () => 1000);
+    const db = withDeadline(database.collections, 1000, () => 1000);
     commands.length = 0;
-    await expect((async () => listFacts(c, tenant, query, { first: 10 }))()).rejects.toBeInstanceOf(
-      DatabaseTimeoutError,
-    );
     await expect(
-      c.datasets.insertOne({ _id: 'x', workspaceId: 'w', name: 'x', createdAt: new Date() }),
+      (async () => listFacts(db, tenant, query, { first: 10 }))(),
+    ).rejects.toBeInstanceOf(DatabaseTimeoutError);
+    await expect(
+      db.datasets.insertOne({ _id: 'x', workspaceId: 'w', name: 'x', createdAt: new Date() }),
     ).rejects.toBeInstanceOf(DatabaseTimeoutError);
     expect(commands).toEqual([]);
   });

@@ -26,42 +26,42 @@ describe('ensureDevelopmentData', () => {
   let key: string;
 
   it('on an empty store creates the workspace, an all-scope key and the demo dataset', async () => {
-    const c = database.collections;
+    const db = database.collections;
     const keyFile = join(dataDir, 'development-key.txt');
     // A stale, world-readable key file from earlier is replaced and locked down.
     writeFileSync(keyFile, 'stale\n', { mode: 0o644 });
 
-    const returned = await ensureDevelopmentData(c, dataDir, new Date());
+    const returned = await ensureDevelopmentData(db, dataDir, new Date());
     expect(returned).toMatch(/^mk_[0-9a-f]{24}_[A-Za-z0-9_-]{43}$/);
     key = returned!;
 
     const workspaceId = workspaceIdFor(DEMO_WORKSPACE);
     expect(DEMO_WORKSPACE).toBe('development');
-    expect(await c.workspaces.find({}).toArray()).toEqual([
+    expect(await db.workspaces.find({}).toArray()).toEqual([
       { _id: workspaceId, name: 'development', createdAt: expect.any(Date) },
     ]);
-    const auth = await authenticateApiKey(c, key);
+    const auth = await authenticateApiKey(db, key);
     expect(auth).toMatchObject({ workspaceId, workspace: 'development' });
     expect([...auth!.scopes].sort()).toEqual(['admin', 'read', 'write']);
-    expect(await c.apiKeys.countDocuments({})).toBe(1);
+    expect(await db.apiKeys.countDocuments({})).toBe(1);
 
     expect(DEMO_DATASET).toBe('user_42');
     const tenant = { workspaceId, dataset: 'user_42' };
-    expect(await c.facts.countDocuments(tenant)).toBe(7);
-    expect(await c.entities.countDocuments(tenant)).toBe(5);
-    expect(await c.episodes.countDocuments(tenant)).toBe(3);
-    expect(await c.memories.countDocuments(tenant)).toBe(4);
-    expect(await c.datasets.find({}).toArray()).toMatchObject([{ workspaceId, name: 'user_42' }]);
+    expect(await db.facts.countDocuments(tenant)).toBe(7);
+    expect(await db.entities.countDocuments(tenant)).toBe(5);
+    expect(await db.episodes.countDocuments(tenant)).toBe(3);
+    expect(await db.memories.countDocuments(tenant)).toBe(4);
+    expect(await db.datasets.find({}).toArray()).toMatchObject([{ workspaceId, name: 'user_42' }]);
     // Nothing outside the demo dataset.
-    expect(await c.facts.countDocuments({})).toBe(7);
-    expect(await c.memories.countDocuments({})).toBe(4);
+    expect(await db.facts.countDocuments({})).toBe(7);
+    expect(await db.memories.countDocuments({})).toBe(4);
     // The history the demo promises: superseded, soft-deleted, expired and future facts.
-    const facts = await c.facts.find(tenant).toArray();
+    const facts = await db.facts.find(tenant).toArray();
     expect(facts.filter((f) => f.invalidReason === 'superseded')).toHaveLength(1);
     expect(facts.filter((f) => f.invalidReason === 'deleted')).toHaveLength(1);
     expect(facts.filter((f) => f.validUntil !== null)).toHaveLength(1);
     expect(facts.filter((f) => f.validAt > new Date('2026-12-31T00:00:00Z'))).toHaveLength(1);
-    const memories = await c.memories.find(tenant).toArray();
+    const memories = await db.memories.find(tenant).toArray();
     expect(memories.filter((m) => m.archivedAt !== null)).toHaveLength(1);
     expect(memories.filter((m) => m.supersededBy !== null)).toHaveLength(1);
 

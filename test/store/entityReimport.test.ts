@@ -24,21 +24,21 @@ const entityLines = (fields: (i: number) => Record<string, unknown>) =>
 
 describe('re-importing stored entities', () => {
   it('the same file again writes nothing and changes nothing', async () => {
-    const { collections: c } = await openTestDatabase();
+    const { collections: db } = await openTestDatabase();
     const content = entityLines(() => ({}));
-    const first = await importJsonl(c, { now: new Date(), workspace: 'w', content });
+    const first = await importJsonl(db, { now: new Date(), workspace: 'w', content });
     expect(first.ok && first.counts.entities).toBe(N);
-    const before = await c.entities.find({}).sort({ _id: 1 }).toArray();
-    const again = await importJsonl(c, { now: new Date(), workspace: 'w', content });
+    const before = await db.entities.find({}).sort({ _id: 1 }).toArray();
+    const again = await importJsonl(db, { now: new Date(), workspace: 'w', content });
     expect(again.ok && again.counts).toEqual({ entities: 0, episodes: 0, facts: 0, memories: 0 });
-    expect(await c.entities.find({}).sort({ _id: 1 }).toArray()).toEqual(before);
+    expect(await db.entities.find({}).sort({ _id: 1 }).toArray()).toEqual(before);
   });
 
   it('sets the type, moves updatedAt only forward, keeps entityId, and adds the new ones', async () => {
-    const { collections: c } = await openTestDatabase();
-    await importJsonl(c, { now: new Date(), workspace: 'w', content: entityLines(() => ({})) });
+    const { collections: db } = await openTestDatabase();
+    await importJsonl(db, { now: new Date(), workspace: 'w', content: entityLines(() => ({})) });
     const before = new Map(
-      (await c.entities.find({}).toArray()).map((d) => [d.name, { ...d }] as const),
+      (await db.entities.find({}).toArray()).map((d) => [d.name, { ...d }] as const),
     );
     const changed = entityLines(
       (i) =>
@@ -57,14 +57,14 @@ describe('re-importing stored entities', () => {
       entityType: 'TOPIC',
     });
     const now = new Date('2026-03-01T00:00:00.000Z');
-    const outcome = await importJsonl(c, {
+    const outcome = await importJsonl(db, {
       workspace: 'w',
       content: `${changed}\n${added}`,
       now,
     });
     expect(outcome.ok && outcome.counts.entities).toBe(1);
 
-    const after = new Map((await c.entities.find({}).toArray()).map((d) => [d.name, d] as const));
+    const after = new Map((await db.entities.find({}).toArray()).map((d) => [d.name, d] as const));
     expect(after.size).toBe(N + 1);
     for (let i = 0; i < N; i++) {
       const was = before.get(`person ${i}`)!;

@@ -589,18 +589,18 @@ beforeAll(async () => {
   database = await openTestDatabase();
 });
 
-async function clear(c: Collections): Promise<void> {
+async function clear(db: Collections): Promise<void> {
   await Promise.all([
-    c.facts.deleteMany({}),
-    c.episodes.deleteMany({}),
-    c.claims.deleteMany({}),
-    c.datasets.deleteMany({}),
-    c.workspaces.deleteMany({}),
+    db.facts.deleteMany({}),
+    db.episodes.deleteMany({}),
+    db.claims.deleteMany({}),
+    db.datasets.deleteMany({}),
+    db.workspaces.deleteMany({}),
   ]);
 }
 
 async function importHistory(history: GenFact[], names: [string, string]): Promise<RefFact[]> {
-  const c = database.collections;
+  const db = database.collections;
   const refs: RefFact[] = [];
   for (const ws of [0, 1]) {
     const lines: object[] = [];
@@ -622,7 +622,7 @@ async function importHistory(history: GenFact[], names: [string, string]): Promi
         });
       }
     }
-    const outcome = await importJsonl(c, {
+    const outcome = await importJsonl(db, {
       workspace: names[ws]!,
       content: lines.map((l) => JSON.stringify(l)).join('\n'),
       now: NOW,
@@ -635,7 +635,7 @@ async function importHistory(history: GenFact[], names: [string, string]): Promi
   // The import stored exactly the facts and instants the reference model assumes.
   const times = (ms: (number | null)[]) =>
     ms.map((t) => (t === null ? '-' : new Date(t).toISOString()));
-  const stored = await c.facts.find({ workspaceId: { $in: names.map(workspaceIdFor) } }).toArray();
+  const stored = await db.facts.find({ workspaceId: { $in: names.map(workspaceIdFor) } }).toArray();
   const storedTimes = stored.map((d) =>
     [
       keyOf(d),
@@ -687,7 +687,7 @@ async function checkQuery(
   query: GenQuery,
   names: [string, string],
 ): Promise<boolean> {
-  const c = database.collections;
+  const db = database.collections;
   const tenant = tenantOf(names, query.tenant);
   const fq = storeQuery(query);
   const expected = refList(refs, query).map((f) => f.key);
@@ -698,7 +698,7 @@ async function checkQuery(
   let after: FactCursor | null = null;
   for (let page = 0; page <= expected.length + 1; page++) {
     storeCalls++;
-    const result = await listFacts(c, tenant, fq, { first: query.pageSize, after });
+    const result = await listFacts(db, tenant, fq, { first: query.pageSize, after });
     const keys = result.facts.map(keyOf);
     const from = walked.length;
     ok =
@@ -721,7 +721,7 @@ async function checkQuery(
   ok = compare('walk of every page', query, expected, walked) && ok;
 
   storeCalls++;
-  const total = await countFacts(c, tenant, fq);
+  const total = await countFacts(db, tenant, fq);
   comparisons++;
   if (total !== expected.length) {
     mismatches.push(
@@ -736,7 +736,7 @@ async function checkQuery(
   if (query.entityNames !== null) {
     storeCalls++;
     const byName = await factsOfEntities(
-      c,
+      db,
       tenant,
       query.entityNames,
       fq.selection,

@@ -6,14 +6,14 @@ import { memoryInput } from '../helpers/memoryInput.js';
 
 describe("a memory's recall terms follow its text", () => {
   it('on create, and on a change of text (not on other changes)', async () => {
-    const { collections: c } = await openTestDatabase();
+    const { collections: db } = await openTestDatabase();
     const tenant = testTenant('w', 'd');
     const at = new Date('2026-12-01T00:00:00.000Z');
-    const memory = await createMemory(c, tenant, memoryInput('Allergic to peanuts'), at);
-    const stored = async () => (await c.memories.findOne({ _id: memory.memory._id }))!.recallTerms;
+    const memory = await createMemory(db, tenant, memoryInput('Allergic to peanuts'), at);
+    const stored = async () => (await db.memories.findOne({ _id: memory.memory._id }))!.recallTerms;
     expect(await stored()).toEqual(['allerg', 'peanut']);
     await changeMemory(
-      c,
+      db,
       tenant,
       memory.memory.memoryId,
       null,
@@ -22,7 +22,7 @@ describe("a memory's recall terms follow its text", () => {
     );
     expect(await stored()).toEqual(['allerg', 'peanut']);
     await changeMemory(
-      c,
+      db,
       tenant,
       memory.memory.memoryId,
       null,

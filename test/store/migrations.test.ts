@@ -19,33 +19,33 @@ import { memoryInput } from '../helpers/memoryInput.js';
 
 const AT = new Date('2026-12-01T00:00:00.000Z');
 
-async function everything(c: Collections) {
+async function everything(db: Collections) {
   return {
-    facts: await c.facts.find({}).sort({ _id: 1 }).toArray(),
-    memories: await c.memories.find({}).sort({ _id: 1 }).toArray(),
+    facts: await db.facts.find({}).sort({ _id: 1 }).toArray(),
+    memories: await db.memories.find({}).sort({ _id: 1 }).toArray(),
   };
 }
 
 async function previousVersionStore() {
-  const { collections: c } = await openTestDatabase();
-  await loadDemoDataset(c, 'one', AT);
-  await loadDemoDataset(c, 'two', AT);
-  await createMemory(c, testTenant('two', 'notes'), memoryInput('Prefers peanuts to almonds'), AT);
-  const current = await everything(c);
-  await c.facts.updateMany({}, { $unset: { recallTerms: '' } });
-  await c.memories.updateMany({}, { $unset: { recallTerms: '' } });
-  return { c, current };
+  const { collections: db } = await openTestDatabase();
+  await loadDemoDataset(db, 'one', AT);
+  await loadDemoDataset(db, 'two', AT);
+  await createMemory(db, testTenant('two', 'notes'), memoryInput('Prefers peanuts to almonds'), AT);
+  const current = await everything(db);
+  await db.facts.updateMany({}, { $unset: { recallTerms: '' } });
+  await db.memories.updateMany({}, { $unset: { recallTerms: '' } });
+  return { c: db, current };
 }
 
 describe('migrating a store written by the previous version', () => {
   it('adds recall terms to every fact and memory, exactly as the builders do, once', async () => {
-    const { c, current } = await previousVersionStore();
+    const { c: db, current } = await previousVersionStore();
     expect(current.facts.length).toBeGreaterThan(0);
     expect(current.memories.length).toBeGreaterThan(0);
     expect(current.memories.at(-1)?.recallTerms).toBeDefined();
-    expect(await c.facts.countDocuments({ recallTerms: { $exists: true } })).toBe(0);
+    expect(await db.facts.countDocuments({ recallTerms: { $exists: true } })).toBe(0);
 
-    const applied = await migrateStore(c, AT);
+    const applied = await migrateStore(db, AT);
     expect(applied).toEqual([
       {
         id: '2026-12-01-recall-terms',
@@ -53,40 +53,40 @@ describe('migrating a store written by the previous version', () => {
         changed: current.facts.length + current.memories.length,
       },
     ]);
-    expect(await everything(c)).toEqual(current);
-    expect(await c.migrations.find({}).toArray()).toEqual([
+    expect(await everything(db)).toEqual(current);
+    expect(await db.migrations.find({}).toArray()).toEqual([
       { _id: '2026-12-01-recall-terms', appliedAt: AT },
     ]);
 
     // Recorded: not run again, and nothing changes.
-    expect(await migrateStore(c, new Date(AT.getTime() + 1000))).toEqual([]);
-    expect(await everything(c)).toEqual(current);
+    expect(await migrateStore(db, new Date(AT.getTime() + 1000))).toEqual([]);
+    expect(await everything(db)).toEqual(current);
   });
 
   it('a run cut short is completed by the next: only what is still missing is written', async () => {
-    const { c, current } = await previousVersionStore();
+    const { c: db, current } = await previousVersionStore();
     // The first few facts were done before the crash; the record was never written.
     const done = current.facts.slice(0, 3);
     for (const f of done) {
-      await c.facts.updateOne({ _id: f._id }, { $set: { recallTerms: f.recallTerms } });
+      await db.facts.updateOne({ _id: f._id }, { $set: { recallTerms: f.recallTerms } });
     }
-    const [applied] = await migrateStore(c, AT);
+    const [applied] = await migrateStore(db, AT);
     expect(applied?.changed).toBe(current.facts.length - done.length + current.memories.length);
-    expect(await everything(c)).toEqual(current);
+    expect(await everything(db)).toEqual(current);
   });
 
   it('opening the store (the server, and every CLI command, import included) runs it', async () => {
-    const { c, current } = await previousVersionStore();
+    const { c: db, current } = await previousVersionStore();
     const logged: string[] = [];
     const store = await openStore(
-      loadConfig({ MONGODB_URI: testServerUri(), MONGODB_DB: c.facts.dbName }),
+      loadConfig({ MONGODB_URI: testServerUri(), MONGODB_DB: db.facts.dbName }),
       'cli',
       (line) => logged.push(line),
     );
     try {
-      expect(await everything(c)).toEqual(current);
+      expect(await everything(db)).toEqual(current);
       expect(logged).toEqual([
-        `Store: MongoDB (MONGODB_URI), database "${c.facts.dbName}".`,
+        `Store: MongoDB (MONGODB_URI), database "${db.facts.dbName}".`,
         `Migrated the store: recall terms on facts and memories (${current.facts.length + current.memories.length} documents).`,
       ]);
     } finally {
@@ -95,10 +95,10 @@ describe('migrating a store written by the previous version', () => {
   });
 
   it('a fresh store records the migration with nothing to change', async () => {
-    const { collections: c } = await openTestDatabase();
-    expect(await migrateStore(c, AT)).toEqual([
+    const { collections: db } = await openTestDatabase();
+    expect(await migrateStore(db, AT)).toEqual([
       expect.objectContaining({ id: '2026-12-01-recall-terms', changed: 0 }),
     ]);
-    expect(await migrateStore(c, AT)).toEqual([]);
+    expect(await migrateStore(db, AT)).toEqual([]);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { exportDocuments } from '../../src/store/bulk.js';
 import type { Collections } from '../../src/store/database.js';
+import { exportDocuments } from '../../src/store/exportDocuments.js';
 import { createMemory } from '../../src/store/memoryWrites.js';
 import { recordEpisode } from '../../src/store/recordEpisode.js';
 import { exportLine, parseImportFile } from '../../src/transfer/format.js';
@@ -20,9 +20,9 @@ const WORKSPACE = 'same-documents';
 const tenant = testTenant(WORKSPACE, 'user_7');
 const AT = new Date('2026-11-02T10:00:00.000Z');
 
-async function recordSample(c: Collections): Promise<void> {
+async function recordSample(db: Collections): Promise<void> {
   const first = await recordEpisode(
-    c,
+    db,
     tenant,
     episodeInput(
       [
@@ -46,7 +46,7 @@ async function recordSample(c: Collections): Promise<void> {
   );
   // A second episode supersedes the first fact: the export carries an invalidated fact.
   await recordEpisode(
-    c,
+    db,
     tenant,
     episodeInput(
       [
@@ -59,7 +59,7 @@ async function recordSample(c: Collections): Promise<void> {
     new Date(AT.getTime() + 60_000),
   );
   await createMemory(
-    c,
+    db,
     tenant,
     {
       memoryId: 'A1B2C3D4-0000-4000-8000-00000000000C',
@@ -79,32 +79,32 @@ async function recordSample(c: Collections): Promise<void> {
   );
 }
 
-async function exportedFile(c: Collections): Promise<string> {
+async function exportedFile(db: Collections): Promise<string> {
   const lines: string[] = [];
-  for await (const item of exportDocuments(c, tenant.workspaceId)) {
+  for await (const item of exportDocuments(db, tenant.workspaceId)) {
     lines.push(JSON.stringify(exportLine(item)));
   }
   return `${lines.join('\n')}\n`;
 }
 
 /** The stored documents of the workspace, by `_id`, per kind. */
-async function storedDocuments(c: Collections) {
+async function storedDocuments(db: Collections) {
   const filter = { workspaceId: tenant.workspaceId };
   const byId = <T extends { _id: string }>(docs: T[]) => new Map(docs.map((d) => [d._id, d]));
   return {
-    entity: byId(await c.entities.find(filter).toArray()),
-    episode: byId(await c.episodes.find(filter).toArray()),
-    fact: byId(await c.facts.find(filter).toArray()),
-    memory: byId(await c.memories.find(filter).toArray()),
+    entity: byId(await db.entities.find(filter).toArray()),
+    episode: byId(await db.episodes.find(filter).toArray()),
+    fact: byId(await db.facts.find(filter).toArray()),
+    memory: byId(await db.memories.find(filter).toArray()),
   };
 }
 
 describe('one builder per stored document kind', () => {
   it('an exported document parses, as an import, into the document the recording stored', async () => {
-    const { collections: c } = await openTestDatabase();
-    await recordSample(c);
-    const stored = await storedDocuments(c);
-    const file = await exportedFile(c);
+    const { collections: db } = await openTestDatabase();
+    await recordSample(db);
+    const stored = await storedDocuments(db);
+    const file = await exportedFile(db);
 
     const parsed = parseImportFile(file, { workspaceId: tenant.workspaceId, now: new Date() });
     if (!parsed.ok) throw new Error(`the export does not import: ${JSON.stringify(parsed.errors)}`);
@@ -152,13 +152,13 @@ describe('one builder per stored document kind', () => {
   });
 
   it('importing the export into the store that recorded it writes nothing and changes nothing', async () => {
-    const { collections: c } = await openTestDatabase();
-    await recordSample(c);
-    const before = await storedDocuments(c);
-    const claims = await c.claims.find({}).sort({ _id: 1 }).toArray();
-    const outcome = await importJsonl(c, {
+    const { collections: db } = await openTestDatabase();
+    await recordSample(db);
+    const before = await storedDocuments(db);
+    const claims = await db.claims.find({}).sort({ _id: 1 }).toArray();
+    const outcome = await importJsonl(db, {
       workspace: WORKSPACE,
-      content: await exportedFile(c),
+      content: await exportedFile(db),
       now: new Date(AT.getTime() + 3_600_000),
     });
     expect(outcome.ok && outcome.counts).toEqual({
@@ -167,7 +167,7 @@ describe('one builder per stored document kind', () => {
       facts: 0,
       memories: 0,
     });
-    expect(await storedDocuments(c)).toEqual(before);
-    expect(await c.claims.find({}).sort({ _id: 1 }).toArray()).toEqual(claims);
+    expect(await storedDocuments(db)).toEqual(before);
+    expect(await db.claims.find({}).sort({ _id: 1 }).toArray()).toEqual(claims);
   });
 });

@@ -424,11 +424,11 @@ describe('eraseEpisode', () => {
     expect(counts).toEqual({ facts: 2, entities: 1, episodes: 1, memories: 0, restoredFacts: 1 });
 
     // Gone: the episode, its record, its facts, the entity only it named.
-    const c = t.database.collections;
+    const db = t.database.collections;
     const scope = { workspaceId: acmeId, dataset: DATASET };
-    expect(await c.episodes.countDocuments({ ...scope, episodeId: EPISODE })).toBe(0);
-    expect(await c.episodeRecords.countDocuments({ ...scope, episodeId: EPISODE })).toBe(0);
-    expect(await c.facts.countDocuments({ ...scope, episodeId: EPISODE })).toBe(0);
+    expect(await db.episodes.countDocuments({ ...scope, episodeId: EPISODE })).toBe(0);
+    expect(await db.episodeRecords.countDocuments({ ...scope, episodeId: EPISODE })).toBe(0);
+    expect(await db.facts.countDocuments({ ...scope, episodeId: EPISODE })).toBe(0);
     for (const id of produced) expect(await fact(id)).toBeNull();
     const names = await entityNames();
     expect(names).not.toContain('polestar 2');
@@ -478,7 +478,7 @@ describe('eraseEpisode', () => {
     );
     expect(audits[0]!.at.getTime()).toBeGreaterThanOrEqual(startedAt);
     expect(audits[1]).toMatchObject({ counts: again });
-    const auditJson = JSON.stringify(await c.audit.find({}).toArray());
+    const auditJson = JSON.stringify(await db.audit.find({}).toArray());
     for (const text of [CONTENT, 'Polestar', 'polestar', 'is sold by']) {
       expect(auditJson.includes(text), text).toBe(false);
     }
@@ -538,9 +538,9 @@ describe('eraseEpisode', () => {
     data(await t.graphql(CurationDeleteFactDocument, { dataset: DATASET, id: factId }, writer));
     data(await t.graphql(CurationRestoreFactDocument, { dataset: DATASET, id: factId }, admin));
     data(await t.graphql(ErasureEraseEpisodeDocument, { dataset: DATASET, id }, admin));
-    const c = t.database.collections;
-    expect(await c.restorations.countDocuments({ factId })).toBe(0);
-    expect(await c.claims.countDocuments({ factId })).toBe(0);
+    const db = t.database.collections;
+    expect(await db.restorations.countDocuments({ factId })).toBe(0);
+    expect(await db.claims.countDocuments({ factId })).toBe(0);
 
     const again = await record(DATASET, input);
     expect(again.alreadyRecorded).toBe(false);

@@ -13,7 +13,7 @@ import { openTestDatabase } from '../helpers/database.js';
  */
 describe('recordEpisode with many stored entities', () => {
   it('records a second episode that lists 300 entities already stored', async () => {
-    const { collections: c } = await openTestDatabase();
+    const { collections: db } = await openTestDatabase();
     const tenant = { workspaceId: workspaceIdFor('many'), dataset: 'people' };
     const entities = Array.from({ length: 300 }, (_, i) => ({
       name: `Person ${i}`,
@@ -29,10 +29,10 @@ describe('recordEpisode with many stored entities', () => {
     });
     const first = new Date('2026-01-01T00:00:00Z');
     const second = new Date('2026-02-01T00:00:00Z');
-    await recordEpisode(c, tenant, episode('2026-01-01T00:00:00Z'), first);
-    const again = await recordEpisode(c, tenant, episode('2026-02-01T00:00:00Z'), second);
+    await recordEpisode(db, tenant, episode('2026-01-01T00:00:00Z'), first);
+    const again = await recordEpisode(db, tenant, episode('2026-02-01T00:00:00Z'), second);
     expect(again.outcome).toBe('recorded');
-    const stored = await c.entities.find({ workspaceId: tenant.workspaceId }).toArray();
+    const stored = await db.entities.find({ workspaceId: tenant.workspaceId }).toArray();
     expect(stored).toHaveLength(300);
     expect(stored.every((e) => e.updatedAt.getTime() === second.getTime())).toBe(true);
   });
@@ -40,12 +40,12 @@ describe('recordEpisode with many stored entities', () => {
 
 describe('ensureDatasets with many stored datasets', () => {
   it('records 150 datasets a second time (more than one FerretDB update command answers)', async () => {
-    const { collections: c } = await openTestDatabase();
+    const { collections: db } = await openTestDatabase();
     const workspaceId = workspaceIdFor('many');
     const names = Array.from({ length: 150 }, (_, i) => `dataset_${i}`);
-    await ensureDatasets(c, workspaceId, names, new Date('2026-01-01T00:00:00Z'));
-    await ensureDatasets(c, workspaceId, names, new Date('2026-02-01T00:00:00Z'));
-    const stored = await c.datasets.find({ workspaceId }).toArray();
+    await ensureDatasets(db, workspaceId, names, new Date('2026-01-01T00:00:00Z'));
+    await ensureDatasets(db, workspaceId, names, new Date('2026-02-01T00:00:00Z'));
+    const stored = await db.datasets.find({ workspaceId }).toArray();
     expect(stored).toHaveLength(150);
     // The first write's createdAt stays.
     expect(stored.every((d) => d.createdAt.getTime() === Date.UTC(2026, 0, 1))).toBe(true);

@@ -101,9 +101,9 @@ async function create(over: Partial<MemoryInput> = {}, dataset = DATASET) {
 
 /** The stored memory and its version claims, for "nothing changed" comparisons. */
 async function snapshot(memoryId: string) {
-  const c = t.database.collections;
-  const memory = await c.memories.findOne({ memoryId, workspaceId: tenant.workspaceId });
-  const versions = await c.memoryVersions
+  const db = t.database.collections;
+  const memory = await db.memories.findOne({ memoryId, workspaceId: tenant.workspaceId });
+  const versions = await db.memoryVersions
     .find({ memoryId, workspaceId: tenant.workspaceId })
     .sort({ version: 1 })
     .toArray();
@@ -861,10 +861,10 @@ describe('a crash between the version claim and its apply', () => {
 
 describe('scopes and input', () => {
   async function everything() {
-    const c = t.database.collections;
+    const db = t.database.collections;
     return {
-      memories: await c.memories.find({}).sort({ _id: 1 }).toArray(),
-      versions: await c.memoryVersions.find({}).sort({ _id: 1 }).toArray(),
+      memories: await db.memories.find({}).sort({ _id: 1 }).toArray(),
+      versions: await db.memoryVersions.find({}).sort({ _id: 1 }).toArray(),
     };
   }
 

@@ -35,12 +35,12 @@ const T = new Date('2026-11-20T17:00:00.000Z');
 const T2 = new Date('2026-11-20T17:05:00.000Z');
 
 let database: Database;
-let c: Collections;
+let db: Collections;
 let clients: MongoClient[];
 
 beforeAll(async () => {
   database = await openTestDatabase();
-  c = database.collections;
+  db = database.collections;
   clients = await Promise.all(
     Array.from({ length: 4 }, () => new MongoClient(testServerUri()).connect()),
   );
@@ -63,8 +63,8 @@ const snapshot = () => everyDocument(database.db);
  * a fact that exists, a fact's episode exists, and a superseded fact is stamped whole.
  */
 async function expectReaderInvariant(): Promise<void> {
-  const facts = await c.facts.find({}).toArray();
-  const episodes = await c.episodes.find({}).toArray();
+  const facts = await db.facts.find({}).toArray();
+  const episodes = await db.episodes.find({}).toArray();
   const key = (d: { workspaceId: string; dataset: string }, id: string) =>
     JSON.stringify([d.workspaceId, d.dataset, id]);
   const factKeys = new Set(facts.map((f) => key(f, f.factId)));
@@ -84,7 +84,7 @@ describe('the same episode recorded concurrently over separate connections', () 
   it('is stored once, and every caller gets it (five rounds of four callers)', async () => {
     const tenant = testTenant('duplicates', 'd');
     const base = await recordEpisode(
-      c,
+      db,
       tenant,
       episode(Array.from({ length: 5 }, (_, r) => fact('user', 'likes', `thing ${r}`))),
       T,
@@ -119,18 +119,18 @@ describe('the same episode recorded concurrently over separate connections', () 
         expect(r.superseded.map((f) => f.factId)).toEqual([target]);
       }
       const filter = { ...tenant, episodeId: input.episodeId };
-      expect(await c.episodeRecords.countDocuments(filter)).toBe(1);
-      expect(await c.episodes.countDocuments(filter)).toBe(1);
-      expect(await c.facts.countDocuments(filter)).toBe(2);
-      expect(await c.entities.countDocuments({ ...tenant, name: `other thing ${round}` })).toBe(1);
-      expect(await c.claims.countDocuments({ ...tenant, factId: target })).toBe(1);
-      const superseded = (await c.facts.findOne({ _id: factDocumentId(tenant, target) }))!;
+      expect(await db.episodeRecords.countDocuments(filter)).toBe(1);
+      expect(await db.episodes.countDocuments(filter)).toBe(1);
+      expect(await db.facts.countDocuments(filter)).toBe(2);
+      expect(await db.entities.countDocuments({ ...tenant, name: `other thing ${round}` })).toBe(1);
+      expect(await db.claims.countDocuments({ ...tenant, factId: target })).toBe(1);
+      const superseded = (await db.facts.findOne({ _id: factDocumentId(tenant, target) }))!;
       expect(superseded).toMatchObject({ invalidReason: 'superseded', supersededBy: ids[0] });
       // Superseded no earlier than its successor was recorded.
       expect(superseded.invalidAt!.getTime()).toBeGreaterThanOrEqual(
         winner.facts[0]!.recordedAt.getTime(),
       );
-      expect(await c.episodeRecords.countDocuments({ ...filter, completedAt: null })).toBe(0);
+      expect(await db.episodeRecords.countDocuments({ ...filter, completedAt: null })).toBe(0);
     }
     await expectReaderInvariant();
   });
@@ -141,7 +141,7 @@ describe('two episodes superseding the same fact at once', () => {
     const tenant = testTenant('races', 'd');
     const rounds = 10;
     const base = await recordEpisode(
-      c,
+      db,
       tenant,
       episode(Array.from({ length: rounds }, (_, r) => fact('user', 'lives in', `city ${r}`))),
       T,
@@ -156,7 +156,7 @@ describe('two episodes superseding the same fact at once', () => {
       );
       const newIds = results.map((r) => r.facts[0]!.factId);
 
-      const old = (await c.facts.findOne({ _id: factDocumentId(tenant, target) }))!;
+      const old = (await db.facts.findOne({ _id: factDocumentId(tenant, target) }))!;
       expect(newIds).toContain(old.supersededBy);
       const by = results[newIds.indexOf(old.supersededBy!)]!;
       expect(old.invalidAt).toEqual(by.facts[0]!.recordedAt);
@@ -166,10 +166,10 @@ describe('two episodes superseding the same fact at once', () => {
       expect(results.filter((r) => r.superseded.length > 0)).toHaveLength(1);
 
       for (const id of newIds) {
-        const stored = await c.facts.findOne({ _id: factDocumentId(tenant, id) });
+        const stored = await db.facts.findOne({ _id: factDocumentId(tenant, id) });
         expect(stored).toMatchObject({ invalidAt: null, supersededBy: null });
       }
-      const claims = await c.claims.find({ ...tenant, factId: target }).toArray();
+      const claims = await db.claims.find({ ...tenant, factId: target }).toArray();
       expect(claims).toHaveLength(1);
       expect(claims[0]).toMatchObject({
         _id: invalidationClaimId(factDocumentId(tenant, target)),
@@ -196,7 +196,7 @@ const timelineOrder = (a: FactDoc, b: FactDoc) =>
  * by a later fact; and a read of what is live now finds exactly the latest.
  */
 async function expectConverged(tenant: Tenant, predicate: string, expected: number) {
-  const facts = await c.facts.find({ ...tenant, predicateKey: predicate }).toArray();
+  const facts = await db.facts.find({ ...tenant, predicateKey: predicate }).toArray();
   expect(facts).toHaveLength(expected);
   const ordered = [...facts].sort(timelineOrder);
   const latest = ordered.at(-1)!;
@@ -214,7 +214,7 @@ async function expectConverged(tenant: Tenant, predicate: string, expected: numb
     expect(f.invalidAt!.getTime()).toBeGreaterThanOrEqual(f.recordedAt.getTime());
   }
   const live = await listFacts(
-    c,
+    db,
     tenant,
     {
       selection: { kind: 'point', validAt: T2, knownAt: new Date(T2.getTime() + DAY) },
@@ -235,7 +235,7 @@ describe('replaceExisting from racing episodes converges on one value, and valid
       const predicate = 'drives';
       // One fact there before, from another pipeline run.
       await recordEpisode(
-        c,
+        db,
         tenant,
         episode([
           fact('user', predicate, 'a bicycle', { validAt: new Date(T.getTime() - 30 * DAY) }),
@@ -276,18 +276,18 @@ describe('replaceExisting from racing episodes converges on one value, and valid
     ]);
     // Cut short after its fact is stored: nothing superseded yet, its claims never taken.
     const spy = vi
-      .spyOn(c.claims, 'insertMany')
+      .spyOn(db.claims, 'insertMany')
       .mockRejectedValueOnce(
         Object.assign(new Error('socket closed'), { name: 'MongoNetworkError' }),
       );
     try {
       await recordEpisode(
-        c,
+        db,
         tenant,
         episode([fact('user', predicate, 'rome', { validAt: at(-3), replaceExisting: true })]),
         T,
       );
-      await expect(recordEpisode(c, tenant, late, T)).rejects.toThrow('socket closed');
+      await expect(recordEpisode(db, tenant, late, T)).rejects.toThrow('socket closed');
     } finally {
       spy.mockRestore();
     }
@@ -307,7 +307,7 @@ describe('replaceExisting from racing episodes converges on one value, and valid
       ),
     ]);
     // Completed later (a retry): the same state as if it had never been cut short.
-    const completed = await recordEpisode(c, tenant, late, at(0.2));
+    const completed = await recordEpisode(db, tenant, late, at(0.2));
     expect(completed.outcome).toBe('completed');
     const { latest, believed } = await expectConverged(tenant, 'lives in', 4);
     expect(latest.object).toBe('oslo');
@@ -436,7 +436,7 @@ const STEPS: Step[] = [
 
 /** Makes `step`'s method throw once (at its nth call); every other call goes through. */
 function injectCrash(step: Step): MockInstance {
-  const target = c[step.collection] as unknown as Record<
+  const target = db[step.collection] as unknown as Record<
     Method,
     (...args: unknown[]) => Promise<unknown>
   >;
@@ -456,7 +456,7 @@ function injectCrash(step: Step): MockInstance {
 async function crashOnce(workspace: string, step: Step): Promise<void> {
   const spy = injectCrash(step);
   try {
-    await expect(recordEpisode(c, testTenant(workspace, DATASET), CRASH_INPUT, T)).rejects.toThrow(
+    await expect(recordEpisode(db, testTenant(workspace, DATASET), CRASH_INPUT, T)).rejects.toThrow(
       /injected crash/,
     );
   } finally {
@@ -468,8 +468,8 @@ async function crashOnce(workspace: string, step: Step): Promise<void> {
 let referenceState: Promise<Awaited<ReturnType<typeof workspaceState>>> | undefined;
 function cleanRunState() {
   referenceState ??= (async () => {
-    await loadDemoDataset(c, 'reference', DEMO_LOADED_AT);
-    const clean = await recordEpisode(c, testTenant('reference', DATASET), CRASH_INPUT, T);
+    await loadDemoDataset(db, 'reference', DEMO_LOADED_AT);
+    const clean = await recordEpisode(db, testTenant('reference', DATASET), CRASH_INPUT, T);
     expect(clean.outcome).toBe('recorded');
     expect(clean.superseded.map((f) => f.factId).sort()).toEqual(
       [DEMO.facts.familyCar, DEMO.facts.toyotaInterest].sort(),
@@ -544,13 +544,13 @@ describe('a crash between steps, then the same call again', () => {
       const step = STEPS[i]!;
       const workspace = `crash-${i}`;
       const tenant = testTenant(workspace, DATASET);
-      await loadDemoDataset(c, workspace, DEMO_LOADED_AT);
+      await loadDemoDataset(db, workspace, DEMO_LOADED_AT);
       await crashOnce(workspace, step);
       await expectReaderInvariant();
       const crashed = await workspaceDocuments(workspace);
 
       const neverClaimed = step.collection === 'episodeRecords' && step.method === 'insertOne';
-      const rerun = await recordEpisode(c, tenant, CRASH_INPUT, T2);
+      const rerun = await recordEpisode(db, tenant, CRASH_INPUT, T2);
       // Not "already recorded": this call did the work (or finished it).
       expect(rerun.outcome).toBe(neverClaimed ? 'recorded' : 'completed');
       expect(rerun.facts.map((f) => f.factId)).toEqual(
@@ -574,9 +574,9 @@ describe('a crash between steps, then the same call again', () => {
         // Facts stamped before the crash are found superseded by the re-run, which does not
         // revisit their claims; the start-up repair pass marks those claims applied.
         expect(
-          await c.claims.countDocuments({ workspaceId: tenant.workspaceId, applied: false }),
+          await db.claims.countDocuments({ workspaceId: tenant.workspaceId, applied: false }),
         ).toBe(step.unapplied);
-        expect(await repairInvalidationClaims(c)).toBe(step.unapplied);
+        expect(await repairInvalidationClaims(db)).toBe(step.unapplied);
       }
       // The same documents as a clean run, whichever attempt wrote each...
       expect(await workspaceState(workspace, T, T2)).toEqual(reference);
@@ -599,7 +599,7 @@ describe('a crash between steps, then the same call again', () => {
 
       // And from now on it is a plain retry: same answer, nothing written.
       const before = await snapshot();
-      const retry = await recordEpisode(c, tenant, CRASH_INPUT, new Date());
+      const retry = await recordEpisode(db, tenant, CRASH_INPUT, new Date());
       expect(retry.outcome).toBe('alreadyRecorded');
       expect(retry.facts).toEqual(rerun.facts);
       expect(await snapshot()).toEqual(before);
@@ -623,22 +623,22 @@ describe('repairEpisodeRecords', () => {
     async (_name, step) => {
       const workspace = `repair-${STEPS.indexOf(step)}`;
       const tenant = testTenant(workspace, DATASET);
-      await loadDemoDataset(c, workspace, DEMO_LOADED_AT);
+      await loadDemoDataset(db, workspace, DEMO_LOADED_AT);
       const reference = await cleanRunState();
       await crashOnce(workspace, step);
-      expect(await c.episodeRecords.countDocuments({ completedAt: null })).toBe(1);
+      expect(await db.episodeRecords.countDocuments({ completedAt: null })).toBe(1);
 
       const crashed = await workspaceDocuments(workspace);
-      expect(await repairEpisodeRecords(c, T2)).toBe(1);
+      expect(await repairEpisodeRecords(db, T2)).toBe(1);
       await expectReaderInvariant();
       expect(await workspaceState(workspace, T, T2)).toEqual(reference);
       expectOwnInstants(crashed, await workspaceDocuments(workspace), T2, [DEMO_LOADED_AT]);
-      expect(await c.episodeRecords.countDocuments({ completedAt: null })).toBe(0);
-      expect(await repairEpisodeRecords(c, T2)).toBe(0);
+      expect(await db.episodeRecords.countDocuments({ completedAt: null })).toBe(0);
+      expect(await repairEpisodeRecords(db, T2)).toBe(0);
 
       // The client's later retry finds it recorded and changes nothing.
       const before = await snapshot();
-      const retry = await recordEpisode(c, tenant, CRASH_INPUT, new Date());
+      const retry = await recordEpisode(db, tenant, CRASH_INPUT, new Date());
       expect(retry.outcome).toBe('alreadyRecorded');
       expect(retry.episode.recordedAt).toEqual(step.name === '2: the episode' ? T2 : T);
       expect(retry.superseded.map((f) => f.factId).sort()).toEqual(

@@ -389,14 +389,14 @@ describe('concurrent duplicates through GraphQL', () => {
       expect(p.episode.recordedAt).toBe(payloads[0]!.episode.recordedAt);
       expect(p.supersededIds).toEqual([base.facts[0]!.factId]);
     }
-    const c = t.database.collections;
+    const db = t.database.collections;
     const tenant = { workspaceId: workspaceIdFor('acme'), dataset };
     const episodeId = input.episode.episodeId!;
-    expect(await c.episodes.countDocuments({ ...tenant, episodeId })).toBe(1);
-    expect(await c.episodeRecords.countDocuments({ ...tenant, episodeId })).toBe(1);
-    expect(await c.facts.countDocuments({ ...tenant, episodeId })).toBe(2);
-    expect(await c.entities.countDocuments({ ...tenant, name: 'dog' })).toBe(1);
-    expect(await c.claims.countDocuments({ ...tenant, factId: base.facts[0]!.factId })).toBe(1);
+    expect(await db.episodes.countDocuments({ ...tenant, episodeId })).toBe(1);
+    expect(await db.episodeRecords.countDocuments({ ...tenant, episodeId })).toBe(1);
+    expect(await db.facts.countDocuments({ ...tenant, episodeId })).toBe(2);
+    expect(await db.entities.countDocuments({ ...tenant, name: 'dog' })).toBe(1);
+    expect(await db.claims.countDocuments({ ...tenant, factId: base.facts[0]!.factId })).toBe(1);
     expect(await readFact(dataset, base.facts[0]!.factId)).toMatchObject({
       supersededBy: { factId: payloads[0]!.facts[0]!.factId },
     });

@@ -51,11 +51,11 @@ const T_LATE = new Date('2026-12-01T00:00:00.000Z');
 const HOUR = 3_600_000;
 
 let database: Database;
-let c: Collections;
+let db: Collections;
 
 beforeAll(async () => {
   database = await openTestDatabase();
-  c = database.collections;
+  db = database.collections;
 });
 
 /** Facts valid from the start of 2026 unless told otherwise. */
@@ -162,7 +162,7 @@ type ScriptStep =
   | { kind: 'delete' | 'restore'; fact: string; at: Date };
 
 type Recorder = (
-  c: Collections,
+  db: Collections,
   tenant: Tenant,
   input: EpisodeInput,
   at: Date,
@@ -179,14 +179,14 @@ type Recorder = (
  * factId) whose valid time reaches past it is superseded by the first such fact, one
  * `invalidateFact` at a time.
  */
-const factByFact: Recorder = async (c, tenant, input, at) => {
+const factByFact: Recorder = async (db, tenant, input, at) => {
   const pairOf = (f: { subject: string; predicate: string }) => ({
     subjectKey: f.subject.toLowerCase(),
     predicateKey: f.predicate.toLowerCase(),
   });
   const ids = input.facts.map((_, i) => episodeFactId(tenant, input.episodeId, i));
   const believedOf = (f: { subject: string; predicate: string }) =>
-    c.facts.find({ ...tenant, ...pairOf(f), invalidAt: null }).toArray();
+    db.facts.find({ ...tenant, ...pairOf(f), invalidAt: null }).toArray();
   const bare: FactInput[] = [];
   for (const [i, f] of input.facts.entries()) {
     let validUntil = f.validUntil;
@@ -205,9 +205,9 @@ const factByFact: Recorder = async (c, tenant, input, at) => {
     }
     bare.push({ ...f, validUntil, supersedes: [], replaceExisting: false });
   }
-  const recorded = await recordEpisode(c, tenant, { ...input, facts: bare }, at);
+  const recorded = await recordEpisode(db, tenant, { ...input, facts: bare }, at);
   const flagged = ids.filter((_, i) => input.facts[i]!.replaceExisting);
-  await c.facts.updateMany(
+  await db.facts.updateMany(
     { ...tenant, factId: { $in: flagged } },
     { $set: { replaceExisting: true } },
   );
@@ -217,9 +217,9 @@ const factByFact: Recorder = async (c, tenant, input, at) => {
       if (ids.includes(target) || taken.has(target)) continue;
       taken.add(target);
       await refusedOrDone(
-        invalidateFact(c, tenant, target, {
+        invalidateFact(db, tenant, target, {
           reason: 'superseded',
-          at: latest(at, (await c.facts.findOne({ ...tenant, factId: target }))!.recordedAt),
+          at: latest(at, (await db.facts.findOne({ ...tenant, factId: target }))!.recordedAt),
           supersededBy: ids[i]!,
         }),
       );
@@ -247,7 +247,7 @@ const factByFact: Recorder = async (c, tenant, input, at) => {
         );
       if (!by) continue;
       await refusedOrDone(
-        invalidateFact(c, tenant, x.factId, {
+        invalidateFact(db, tenant, x.factId, {
           reason: 'superseded',
           at: latest(at, x.recordedAt, by.recordedAt),
           supersededBy: by.factId,
@@ -301,13 +301,13 @@ async function play(
           }),
         ),
       };
-      played.results.set(step.label, await record(c, t, input, step.at));
+      played.results.set(step.label, await record(db, t, input, step.at));
     } else {
       const id = played.ids.get(step.fact)!;
       if (step.kind === 'delete') {
-        await refusedOrDone(invalidateFact(c, tenant, id, { reason: 'deleted', at: step.at }));
+        await refusedOrDone(invalidateFact(db, tenant, id, { reason: 'deleted', at: step.at }));
       } else {
-        await refusedOrDone(restoreFact(c, tenant, id, 'deleted', step.at));
+        await refusedOrDone(restoreFact(db, tenant, id, 'deleted', step.at));
       }
     }
     await after?.(played);
@@ -319,8 +319,8 @@ async function play(
 async function stateOf(workspace: string, played: Played) {
   const { workspaceId } = testTenant(workspace, DATASET);
   const label = (id: string | null) => (id === null ? null : (played.labels.get(id) ?? id));
-  const facts = await c.facts.find({ workspaceId }).toArray();
-  const claims = await c.claims.find({ workspaceId }).toArray();
+  const facts = await db.facts.find({ workspaceId }).toArray();
+  const claims = await db.claims.find({ workspaceId }).toArray();
   return {
     facts: facts
       .map((f) => ({
@@ -624,13 +624,13 @@ describe('the same as superseding fact by fact, on random histories', () => {
 const snapshot = () => everyDocument(database.db);
 
 async function storedFact(tenant: Tenant, factId: string): Promise<FactDoc> {
-  return (await c.facts.findOne({ _id: factDocumentId(tenant, factId) }))!;
+  return (await db.facts.findOne({ _id: factDocumentId(tenant, factId) }))!;
 }
 
 /** Two live facts of "user lives in" and one of "user works at", recorded at T0. */
 async function oldFacts(tenant: Tenant): Promise<string[]> {
   const old = await recordEpisode(
-    c,
+    db,
     tenant,
     episode([
       fact('user', 'lives in', 'paris'),
@@ -653,11 +653,11 @@ describe('a retry', () => {
     const tenant = testTenant('retry', DATASET);
     const old = await oldFacts(tenant);
     const input = replacing(old);
-    const first = await recordEpisode(c, tenant, input, T);
+    const first = await recordEpisode(db, tenant, input, T);
     expect(first.superseded.map((f) => f.factId).sort()).toEqual([...old].sort());
 
     const before = await snapshot();
-    const retry = await recordEpisode(c, tenant, input, new Date(T.getTime() + HOUR));
+    const retry = await recordEpisode(db, tenant, input, new Date(T.getTime() + HOUR));
     expect(retry.outcome).toBe('alreadyRecorded');
     expect(retry.episode).toEqual(first.episode);
     expect(retry.facts).toEqual(first.facts);
@@ -671,7 +671,7 @@ describe('claims taken by someone else', () => {
     const tenant = testTenant('claimed', DATASET);
     const old = await oldFacts(tenant);
     const [other] = (
-      await recordEpisode(c, tenant, episode([fact('user', 'moved to', 'rome')]), T0)
+      await recordEpisode(db, tenant, episode([fact('user', 'moved to', 'rome')]), T0)
     ).facts;
     // Another caller claimed old[0] and stopped before stamping it.
     const taken: InvalidationClaimDoc = {
@@ -683,9 +683,9 @@ describe('claims taken by someone else', () => {
       supersededBy: other!.factId,
       applied: false,
     };
-    await c.claims.insertOne(taken);
+    await db.claims.insertOne(taken);
 
-    const result = await recordEpisode(c, tenant, replacing(old), T);
+    const result = await recordEpisode(db, tenant, replacing(old), T);
     expect(result.superseded.map((f) => f.factId).sort()).toEqual([old[1]!, old[2]!].sort());
     expect(await storedFact(tenant, old[0]!)).toMatchObject({
       invalidAt: taken.invalidAt,
@@ -696,8 +696,8 @@ describe('claims taken by someone else', () => {
       invalidAt: T,
       supersededBy: result.facts[0]!.factId,
     });
-    expect(await c.claims.findOne({ _id: taken._id })).toEqual({ ...taken, applied: true });
-    expect(await c.claims.countDocuments({ ...tenant, applied: false })).toBe(0);
+    expect(await db.claims.findOne({ _id: taken._id })).toEqual({ ...taken, applied: true });
+    expect(await db.claims.countDocuments({ ...tenant, applied: false })).toBe(0);
   });
 });
 
@@ -736,25 +736,25 @@ describe('a failed claims insert', () => {
     const tenant = testTenant(`failed ${name}`, DATASET);
     const old = await oldFacts(tenant);
     const input = replacing(old);
-    const spy = vi.spyOn(c.claims, 'insertMany').mockRejectedValueOnce(failure());
+    const spy = vi.spyOn(db.claims, 'insertMany').mockRejectedValueOnce(failure());
     try {
-      await expect(recordEpisode(c, tenant, input, T)).rejects.toThrow(failure().message);
+      await expect(recordEpisode(db, tenant, input, T)).rejects.toThrow(failure().message);
     } finally {
       spy.mockRestore();
     }
     // Nothing was superseded, and the record is left for a retry to complete.
     for (const id of old) expect(await storedFact(tenant, id)).toMatchObject({ invalidAt: null });
-    expect(await c.episodeRecords.countDocuments({ ...tenant, completedAt: null })).toBe(1);
+    expect(await db.episodeRecords.countDocuments({ ...tenant, completedAt: null })).toBe(1);
 
     // The retry finishes it, and the supersessions carry its time: until then, the store
     // believed the old facts (they were not superseded yet).
     const retryAt = new Date(T.getTime() + HOUR);
-    const retry = await recordEpisode(c, tenant, input, retryAt);
+    const retry = await recordEpisode(db, tenant, input, retryAt);
     expect(retry.outcome).toBe('completed');
     expect(retry.superseded.map((f) => f.factId).sort()).toEqual([...old].sort());
     for (const id of old) {
       expect(await storedFact(tenant, id)).toMatchObject({ invalidAt: retryAt });
     }
-    expect(await c.claims.countDocuments({ ...tenant, applied: false })).toBe(0);
+    expect(await db.claims.countDocuments({ ...tenant, applied: false })).toBe(0);
   });
 });

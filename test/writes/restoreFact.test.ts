@@ -69,9 +69,9 @@ async function liveIds(key = reader): Promise<string[]> {
 
 /** Every stored document of the write path's collections, for "nothing changed". */
 async function everything() {
-  const c = t.database.collections;
+  const db = t.database.collections;
   const all = async (name: 'facts' | 'claims' | 'restorations') =>
-    (c[name] as typeof c.facts).find({}).sort({ _id: 1 }).toArray();
+    (db[name] as typeof db.facts).find({}).sort({ _id: 1 }).toArray();
   return {
     facts: await all('facts'),
     claims: await all('claims'),
