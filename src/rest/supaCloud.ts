@@ -6,6 +6,7 @@
  */
 
 import { createRoute, z } from '@hono/zod-openapi';
+import { perSupaCloudField, type SupaCloudKind } from '../domain/supaCloudMemory.js';
 import { SupaCloudListMemoriesDocument } from '../generated/operations.js';
 import { WHOLE_LIST_CAP } from '../schema/cost.js';
 import { CAPPED_LIST_HEADERS, capHeaders } from './capped.js';
@@ -51,29 +52,23 @@ const ApiErrorBody = z
 const dateTime = z.string().openapi({ format: 'date-time' });
 const uuid = z.string().openapi({ format: 'uuid' });
 
+/** The OpenAPI schema of each kind of SupaCloud value. */
+const OPENAPI_KIND: Record<SupaCloudKind, z.ZodType> = {
+  instant: dateTime,
+  uuid,
+  double: z.number().openapi({ format: 'double' }),
+  int32: z.number().int().openapi({ format: 'int32' }),
+  string: z.string(),
+  boolean: z.boolean(),
+};
+
+/** SupaCloud's memory object, from the one list of its fields (domain/supaCloudMemory.ts). */
 const Memory = z
-  .object({
-    archived_at: dateTime.nullable(),
-    created_at: dateTime,
-    id: uuid,
-    importance: z.number().openapi({ format: 'double' }),
-    last_used_at: dateTime.nullable(),
-    memory_kind: z.string(),
-    pinned: z.boolean(),
-    project_id: uuid.nullable(),
-    salience: z.number().openapi({ format: 'double' }),
-    scope: z.string(),
-    source_id: uuid.nullable(),
-    source_type: z.string(),
-    superseded_by: uuid.nullable(),
-    text: z.string(),
-    updated_at: dateTime,
-    user_id: uuid.nullable(),
-    valid_from: dateTime,
-    valid_until: dateTime.nullable(),
-    version: z.number().int().openapi({ format: 'int32' }),
-    workspace_id: uuid,
-  })
+  .object(
+    perSupaCloudField((spec) =>
+      spec.nullable ? OPENAPI_KIND[spec.kind].nullable() : OPENAPI_KIND[spec.kind],
+    ),
+  )
   .openapi('Memory');
 
 const errorContent = { 'application/json': { schema: ApiErrorBody } };

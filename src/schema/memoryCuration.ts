@@ -34,21 +34,34 @@ const label = z
   .max(200, 'must be at most 200 characters');
 const score = z.number().min(0, 'must be between 0 and 1').max(1, 'must be between 0 and 1');
 
-/** The inputs' rules as whole-object schemas, so every problem is reported at once. */
+/** A memory's importance and salience when not given. */
+const DEFAULT_SCORE = 0.5;
+
+/** `null` for an absent value (GraphQL may pass an explicit null). */
+const orNull = <T>(schema: z.ZodType<T>) => schema.nullish().transform((v) => v ?? null);
+
+/**
+ * The inputs' rules as whole-object schemas, so every problem is reported at once. The
+ * memory input's output is the store's NewMemory, defaults applied, so it is passed on as
+ * it is.
+ */
 const memoryInputSchema = z.object({
-  memoryId: uuidSchema.nullish(),
+  memoryId: orNull(uuidSchema),
   text,
   memoryKind: label,
   scope: label,
   sourceType: label,
-  sourceId: uuidSchema.nullish(),
-  projectId: uuidSchema.nullish(),
-  userId: uuidSchema.nullish(),
-  importance: score.nullish(),
-  salience: score.nullish(),
-  pinned: z.boolean().nullish(),
-  validFrom: z.date().nullish(),
-});
+  sourceId: orNull(uuidSchema),
+  projectId: orNull(uuidSchema),
+  userId: orNull(uuidSchema),
+  importance: score.nullish().transform((v) => v ?? DEFAULT_SCORE),
+  salience: score.nullish().transform((v) => v ?? DEFAULT_SCORE),
+  pinned: z
+    .boolean()
+    .nullish()
+    .transform((v) => v ?? false),
+  validFrom: orNull(z.date()),
+}) satisfies z.ZodType<NewMemory>;
 
 const memoryPatchSchema = z.object({
   text: text.nullish(),
@@ -74,8 +87,8 @@ const MemoryInputRef = builder.inputType('MemoryInput', {
     sourceId: t.id(),
     projectId: t.id(),
     userId: t.id(),
-    importance: t.float({ defaultValue: 0.5 }),
-    salience: t.float({ defaultValue: 0.5 }),
+    importance: t.float({ defaultValue: DEFAULT_SCORE }),
+    salience: t.float({ defaultValue: DEFAULT_SCORE }),
     pinned: t.boolean({ defaultValue: false }),
     validFrom: t.field({ type: 'DateTime', description: 'Default: now.' }),
   }),
@@ -93,38 +106,6 @@ const MemoryPatchRef = builder.inputType('MemoryPatch', {
   }),
 });
 
-type MemoryInputShape = {
-  memoryId?: string | null;
-  text: string;
-  memoryKind: string;
-  scope: string;
-  sourceType: string;
-  sourceId?: string | null;
-  projectId?: string | null;
-  userId?: string | null;
-  importance?: number | null;
-  salience?: number | null;
-  pinned?: boolean | null;
-  validFrom?: Date | null;
-};
-
-function toNewMemory(input: MemoryInputShape): NewMemory {
-  return {
-    memoryId: input.memoryId ?? null,
-    text: input.text,
-    memoryKind: input.memoryKind,
-    scope: input.scope,
-    sourceType: input.sourceType,
-    sourceId: input.sourceId ?? null,
-    projectId: input.projectId ?? null,
-    userId: input.userId ?? null,
-    importance: input.importance ?? 0.5,
-    salience: input.salience ?? 0.5,
-    pinned: input.pinned ?? false,
-    validFrom: input.validFrom ?? null,
-  };
-}
-
 /** A memory write's optimistic check: the version the caller last read. */
 const expectedVersionArg = { validate: z.number().int().min(1, 'must be at least 1') } as const;
 
@@ -141,7 +122,7 @@ builder.mutationField('createMemory', (t) =>
     resolve: async (_root, args, ctx) => {
       const tenant = tenantOf(ctx, args.dataset);
       const { memory } = await storeWriteMappingErrors(ctx.store, (store) =>
-        createMemory(store, tenant, toNewMemory(args.input), ctx.now),
+        createMemory(store, tenant, args.input, ctx.now),
       );
       return memory;
     },
@@ -266,7 +247,7 @@ builder.mutationField('supersedeMemory', (t) =>
           tenant,
           args.memoryId,
           args.expectedVersion ?? null,
-          toNewMemory(args.input),
+          args.input,
           now,
         ),
       );

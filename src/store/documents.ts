@@ -320,23 +320,14 @@ export type FactFields = Omit<
   Stored | 'subjectKey' | 'objectKey' | 'predicateKey' | 'recallTerms' | 'restorations'
 >;
 
+/** A fact: the fields as given (callers pass exactly `FactFields`), with what derives. */
 export function factDocument(tenant: Tenant, fact: FactFields): FactDoc {
   const factId = normalizeUuid(fact.factId);
   return {
     ...storedIn(tenant, factDocumentId(tenant, factId)),
+    ...fact,
     factId,
-    subject: fact.subject,
-    predicate: fact.predicate,
-    object: fact.object,
-    objectIsEntity: fact.objectIsEntity,
-    confidence: fact.confidence,
-    sourceQuote: fact.sourceQuote,
     episodeId: uuidOrNull(fact.episodeId),
-    validAt: fact.validAt,
-    validUntil: fact.validUntil,
-    recordedAt: fact.recordedAt,
-    invalidAt: fact.invalidAt,
-    invalidReason: fact.invalidReason,
     supersededBy: uuidOrNull(fact.supersededBy),
     replaceExisting: fact.replaceExisting ?? false,
     subjectKey: entityKey(fact.subject),
@@ -346,31 +337,19 @@ export function factDocument(tenant: Tenant, fact: FactFields): FactDoc {
   };
 }
 
-export function memoryDocument(
-  tenant: Tenant,
-  memory: Omit<MemoryDoc, Stored | 'recallTerms'>,
-): MemoryDoc {
+/** The fields of a memory a write supplies; `recallTerms` is derived from its text. */
+export type MemoryFields = Omit<MemoryDoc, Stored | 'recallTerms'>;
+
+/** A memory: the fields as given (callers pass exactly `MemoryFields`), ids normalized. */
+export function memoryDocument(tenant: Tenant, memory: MemoryFields): MemoryDoc {
   const memoryId = normalizeUuid(memory.memoryId);
   return {
     ...storedIn(tenant, memoryDocumentId(tenant, memoryId)),
+    ...memory,
     memoryId,
-    text: memory.text,
-    memoryKind: memory.memoryKind,
-    scope: memory.scope,
-    sourceType: memory.sourceType,
     sourceId: uuidOrNull(memory.sourceId),
     projectId: uuidOrNull(memory.projectId),
     userId: uuidOrNull(memory.userId),
-    importance: memory.importance,
-    salience: memory.salience,
-    pinned: memory.pinned,
-    version: memory.version,
-    archivedAt: memory.archivedAt,
-    createdAt: memory.createdAt,
-    updatedAt: memory.updatedAt,
-    lastUsedAt: memory.lastUsedAt,
-    validFrom: memory.validFrom,
-    validUntil: memory.validUntil,
     supersededBy: uuidOrNull(memory.supersededBy),
     recallTerms: recallTerms(memory.text),
   };

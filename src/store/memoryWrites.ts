@@ -5,6 +5,7 @@ import { isDuplicateKey } from './database.js';
 import { datasetDocumentId } from './datasets.js';
 import {
   type MemoryDoc,
+  type MemoryFields,
   type MemoryVersionDoc,
   memoryChange,
   memoryDocument,
@@ -37,35 +38,32 @@ export class MemoryConflictError extends StoreRefusal {
   readonly code = 'CONFLICT';
 }
 
-export interface NewMemory {
+/** What the store sets on a memory it creates, rather than its caller. */
+const STORE_SET_FIELDS = [
+  'version',
+  'archivedAt',
+  'createdAt',
+  'updatedAt',
+  'lastUsedAt',
+  'validUntil',
+  'supersededBy',
+] as const satisfies (keyof MemoryDoc)[];
+type StoreSetField = (typeof STORE_SET_FIELDS)[number];
+
+/**
+ * A memory to create: every field of `MemoryFields` but those the store sets, with an
+ * optional id (given, a retried create is idempotent) and `validFrom` (default: now).
+ */
+export type NewMemory = Omit<MemoryFields, StoreSetField | 'memoryId' | 'validFrom'> & {
   memoryId?: string | null;
-  text: string;
-  memoryKind: string;
-  scope: string;
-  sourceType: string;
-  sourceId: string | null;
-  projectId: string | null;
-  userId: string | null;
-  importance: number;
-  salience: number;
-  pinned: boolean;
   validFrom: Date | null;
-}
+};
 
 /** A memory as a create (or a supersede's successor) stores it: version 1, never used. */
 function buildMemory(tenant: Tenant, memoryId: string, input: NewMemory, now: Date): MemoryDoc {
   return memoryDocument(tenant, {
+    ...input,
     memoryId,
-    text: input.text,
-    memoryKind: input.memoryKind,
-    scope: input.scope,
-    sourceType: input.sourceType,
-    sourceId: input.sourceId,
-    projectId: input.projectId,
-    userId: input.userId,
-    importance: input.importance,
-    salience: input.salience,
-    pinned: input.pinned,
     version: 1,
     archivedAt: null,
     createdAt: now,
@@ -77,22 +75,25 @@ function buildMemory(tenant: Tenant, memoryId: string, input: NewMemory, now: Da
   });
 }
 
-/** The content of a memory, for "is this retry the same create?". */
+/** Not a create's content: the identity, what the store sets, and what derives from it. */
+const NOT_CONTENT = new Set<string>([
+  ...([
+    '_id',
+    'workspaceId',
+    'dataset',
+    'memoryId',
+    'validFrom',
+    'recallTerms',
+  ] satisfies (keyof MemoryDoc)[]),
+  ...STORE_SET_FIELDS,
+]);
+
+/**
+ * The content of a memory, for "is this retry the same create?": every other field,
+ * compared as the plain values content fields are.
+ */
 const sameContent = (a: MemoryDoc, b: MemoryDoc) =>
-  (
-    [
-      'text',
-      'memoryKind',
-      'scope',
-      'sourceType',
-      'sourceId',
-      'projectId',
-      'userId',
-      'importance',
-      'salience',
-      'pinned',
-    ] as const
-  ).every((k) => a[k] === b[k]);
+  (Object.keys(a) as (keyof MemoryDoc)[]).every((k) => NOT_CONTENT.has(k) || a[k] === b[k]);
 
 /**
  * Creates a memory. With a `memoryId`, creating it again with the same content returns

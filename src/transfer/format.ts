@@ -1,6 +1,13 @@
 import { z } from 'zod';
 import { normalizeUuid, UUID_PATTERN } from '../domain/ids.js';
 import { ENTITY_TYPES } from '../domain/names.js';
+import {
+  perSupaCloudField,
+  SUPACLOUD_MEMORY_FIELDS,
+  type SupaCloudKind,
+  type SupaCloudMemoryName,
+  supaCloudMemoryEntries,
+} from '../domain/supaCloudMemory.js';
 import { INSTANT_FORMAT, isoOrNull, parseInstant } from '../domain/time.js';
 import {
   type EntityDoc,
@@ -108,34 +115,58 @@ const factLine = z
     }
   });
 
-const nullableUuid = uuid.nullable().default(null);
-const nullableInstant = instant.nullable().default(null);
+const INT32_MAX = 2_147_483_647;
+
+/** The import rule of each kind of SupaCloud value. */
+const IMPORT_RULE: Record<SupaCloudKind, z.ZodType> = {
+  instant,
+  uuid,
+  double: z.number().finite(),
+  int32: z
+    .number()
+    .int()
+    .min(-INT32_MAX - 1)
+    .max(INT32_MAX),
+  string: z.string(),
+  boolean: z.boolean(),
+};
+
+type MemoryFieldSpecs = typeof SUPACLOUD_MEMORY_FIELDS;
+interface KindValue {
+  instant: Date;
+  uuid: string;
+  double: number;
+  int32: number;
+  string: string;
+  boolean: boolean;
+}
+/** The value a memory line holds under SupaCloud's name `N`, by the list's kind. */
+type LineValue<N extends SupaCloudMemoryName> =
+  | KindValue[MemoryFieldSpecs[N]['kind']]
+  | (MemoryFieldSpecs[N]['nullable'] extends true ? null : never);
+/** A memory line's values under the memory field names. */
+type MemoryLineFields = {
+  -readonly [N in Exclude<
+    SupaCloudMemoryName,
+    'workspace_id'
+  > as MemoryFieldSpecs[N]['field']]: LineValue<N>;
+};
+
+/**
+ * Every SupaCloud field by its kind's rule (a nullable one may be left out: null), but
+ * `workspace_id`, which only has to be a string (the target workspace replaces it), and
+ * `version`, which counts from 1.
+ */
+const memoryFieldRules = {
+  ...(perSupaCloudField((spec) =>
+    spec.nullable ? IMPORT_RULE[spec.kind].nullable().default(null) : IMPORT_RULE[spec.kind],
+  ) as { [N in SupaCloudMemoryName]: z.ZodType<LineValue<N>> }),
+  workspace_id: z.string().optional(),
+  version: z.number().int().min(1).max(INT32_MAX),
+};
 
 const memoryLine = z
-  .strictObject({
-    type: z.literal('memory'),
-    dataset,
-    id: uuid,
-    workspace_id: z.string().optional(),
-    text: z.string(),
-    memory_kind: z.string(),
-    scope: z.string(),
-    source_type: z.string(),
-    source_id: nullableUuid,
-    project_id: nullableUuid,
-    user_id: nullableUuid,
-    importance: z.number().finite(),
-    salience: z.number().finite(),
-    pinned: z.boolean(),
-    version: z.number().int().min(1).max(2_147_483_647),
-    archived_at: nullableInstant,
-    created_at: instant,
-    updated_at: instant,
-    last_used_at: nullableInstant,
-    valid_from: instant,
-    valid_until: nullableInstant,
-    superseded_by: nullableUuid,
-  })
+  .strictObject({ type: z.literal('memory'), dataset, ...memoryFieldRules })
   .superRefine((m, ctx) => {
     if (m.valid_until && m.valid_until <= m.valid_from) {
       ctx.addIssue({ code: 'custom', path: ['valid_until'], message: 'must be after valid_from' });
@@ -250,57 +281,32 @@ function toRecord(l: Line, tenant: Tenant, now: Date): ImportRecord {
           recordedAt: now,
         }),
       };
-    case 'fact':
+    case 'fact': {
+      const { type: _type, dataset: _dataset, ...fact } = l;
       return {
         kind: 'fact',
         doc: factDocument(tenant, {
-          factId: l.factId,
-          subject: l.subject,
-          predicate: l.predicate,
-          object: l.object,
-          objectIsEntity: l.objectIsEntity,
-          confidence: l.confidence,
-          sourceQuote: l.sourceQuote,
-          episodeId: l.episodeId,
-          validAt: l.validAt,
-          validUntil: l.validUntil,
+          ...fact,
           // Without recordedAt, the store is taken to have learned the fact when it became
           // valid (or when it was invalidated, if that was earlier), so `asOf` works on
           // histories exported from systems that do not track transaction time.
           recordedAt:
             l.recordedAt ?? (l.invalidAt && l.invalidAt < l.validAt ? l.invalidAt : l.validAt),
-          invalidAt: l.invalidAt,
-          invalidReason: l.invalidReason,
-          supersededBy: l.supersededBy,
-          replaceExisting: l.replaceExisting,
         }),
       };
+    }
     case 'memory':
-      return {
-        kind: 'memory',
-        doc: memoryDocument(tenant, {
-          memoryId: l.id,
-          text: l.text,
-          memoryKind: l.memory_kind,
-          scope: l.scope,
-          sourceType: l.source_type,
-          sourceId: l.source_id,
-          projectId: l.project_id,
-          userId: l.user_id,
-          importance: l.importance,
-          salience: l.salience,
-          pinned: l.pinned,
-          version: l.version,
-          archivedAt: l.archived_at,
-          createdAt: l.created_at,
-          updatedAt: l.updated_at,
-          lastUsedAt: l.last_used_at,
-          validFrom: l.valid_from,
-          validUntil: l.valid_until,
-          supersededBy: l.superseded_by,
-        }),
-      };
+      return { kind: 'memory', doc: memoryDocument(tenant, memoryLineFields(l)) };
   }
+}
+
+/** A memory line's values under the memory field names, from the one list of them. */
+function memoryLineFields(l: Extract<Line, { type: 'memory' }>): MemoryLineFields {
+  return Object.fromEntries(
+    supaCloudMemoryEntries
+      .filter(([name]) => name !== 'workspace_id')
+      .map(([name, spec]) => [spec.field, l[name]]),
+  ) as MemoryLineFields;
 }
 
 /** The export line of a stored document: the import format, every field present. */
@@ -328,62 +334,43 @@ function entityToLine(d: EntityDoc): Record<string, unknown> {
   };
 }
 
+/**
+ * A line of a kind whose line names are its document's: the fields of the line's import
+ * schema, in its order, instants written as they are read.
+ */
+function lineOf(
+  type: 'episode' | 'fact',
+  shape: Record<string, unknown>,
+  d: EpisodeDoc | FactDoc,
+): Record<string, unknown> {
+  const line: Record<string, unknown> = { type, dataset: d.dataset };
+  for (const name of Object.keys(shape)) {
+    if (name === 'type' || name === 'dataset') continue;
+    const value = d[name as keyof typeof d];
+    line[name] = value instanceof Date ? value.toISOString() : (value ?? null);
+  }
+  return line;
+}
+
 function episodeToLine(d: EpisodeDoc): Record<string, unknown> {
-  return {
-    type: 'episode',
-    dataset: d.dataset,
-    episodeId: d.episodeId,
-    occurredAt: isoOrNull(d.occurredAt),
-    source: d.source,
-    content: d.content,
-  };
+  return lineOf('episode', episodeLine.shape, d);
 }
 
 function factToLine(d: FactDoc): Record<string, unknown> {
-  return {
-    type: 'fact',
-    dataset: d.dataset,
-    factId: d.factId,
-    subject: d.subject,
-    predicate: d.predicate,
-    object: d.object,
-    objectIsEntity: d.objectIsEntity,
-    confidence: d.confidence,
-    sourceQuote: d.sourceQuote,
-    validAt: isoOrNull(d.validAt),
-    validUntil: isoOrNull(d.validUntil),
-    invalidAt: isoOrNull(d.invalidAt),
-    episodeId: d.episodeId,
-    recordedAt: isoOrNull(d.recordedAt),
-    invalidReason: d.invalidReason,
-    supersededBy: d.supersededBy,
-    replaceExisting: d.replaceExisting === true,
-  };
+  return { ...lineOf('fact', factLine.shape, d), replaceExisting: d.replaceExisting === true };
 }
 
+/** The list, checked to name only stored memory fields. */
+const MEMORY_LINE_SPECS: Record<
+  SupaCloudMemoryName,
+  { field: keyof MemoryDoc; kind: SupaCloudKind }
+> = SUPACLOUD_MEMORY_FIELDS;
+
 function memoryToLine(d: MemoryDoc): Record<string, unknown> {
-  return {
-    type: 'memory',
-    dataset: d.dataset,
-    archived_at: isoOrNull(d.archivedAt),
-    created_at: isoOrNull(d.createdAt),
-    id: d.memoryId,
-    importance: d.importance,
-    last_used_at: isoOrNull(d.lastUsedAt),
-    memory_kind: d.memoryKind,
-    pinned: d.pinned,
-    project_id: d.projectId,
-    salience: d.salience,
-    scope: d.scope,
-    source_id: d.sourceId,
-    source_type: d.sourceType,
-    superseded_by: d.supersededBy,
-    text: d.text,
-    updated_at: isoOrNull(d.updatedAt),
-    user_id: d.userId,
-    valid_from: isoOrNull(d.validFrom),
-    valid_until: isoOrNull(d.validUntil),
-    version: d.version,
-    workspace_id: d.workspaceId,
-  };
+  const line: Record<string, unknown> = { type: 'memory', dataset: d.dataset };
+  for (const [name, spec] of Object.entries(MEMORY_LINE_SPECS)) {
+    const value = d[spec.field];
+    line[name] = spec.kind === 'instant' ? isoOrNull(value as Date | null) : value;
+  }
+  return line;
 }

@@ -1,4 +1,7 @@
+import { readFileSync } from 'node:fs';
+import { type FieldNode, type OperationDefinitionNode, parse } from 'graphql';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { supaCloudMemoryEntries } from '../../src/domain/supaCloudMemory.js';
 import { workspaceIdFor } from '../../src/store/workspaces.js';
 import { DEMO } from '../helpers/demo.js';
 import { openTestGateway, type TestGateway } from '../helpers/gateway.js';
@@ -168,5 +171,60 @@ describe('GET /api/memories', () => {
     } finally {
       spy.mockRestore();
     }
+  });
+});
+
+describe("SupaCloud's memory object, from its one list (src/domain/supaCloudMemory.ts)", () => {
+  /** Each field's type and format as SupaCloud's API document gives them. */
+  const DOCUMENTED: Record<string, [type: string, format: string | null, nullable: boolean]> = {
+    archived_at: ['string', 'date-time', true],
+    created_at: ['string', 'date-time', false],
+    id: ['string', 'uuid', false],
+    importance: ['number', 'double', false],
+    last_used_at: ['string', 'date-time', true],
+    memory_kind: ['string', null, false],
+    pinned: ['boolean', null, false],
+    project_id: ['string', 'uuid', true],
+    salience: ['number', 'double', false],
+    scope: ['string', null, false],
+    source_id: ['string', 'uuid', true],
+    source_type: ['string', null, false],
+    superseded_by: ['string', 'uuid', true],
+    text: ['string', null, false],
+    updated_at: ['string', 'date-time', false],
+    user_id: ['string', 'uuid', true],
+    valid_from: ['string', 'date-time', false],
+    valid_until: ['string', 'date-time', true],
+    version: ['integer', 'int32', false],
+    workspace_id: ['string', 'uuid', false],
+  };
+
+  it("/openapi.json's Memory has SupaCloud's fields in its order, each of its type and format", async () => {
+    const doc = await (await t.request('/openapi.json')).json();
+    const memory = doc.components.schemas.Memory as {
+      properties: Record<string, { type: string | string[]; format?: string }>;
+    };
+    expect(Object.keys(memory.properties)).toEqual(FIELDS);
+    const described = Object.fromEntries(
+      Object.entries(memory.properties).map(([name, p]) => {
+        const types = Array.isArray(p.type) ? p.type : [p.type];
+        return [name, [types.find((x) => x !== 'null'), p.format ?? null, types.includes('null')]];
+      }),
+    );
+    expect(described).toEqual(DOCUMENTED);
+  });
+
+  it("the route's operation aliases each memory field to the name the list gives it", () => {
+    const operation = parse(
+      readFileSync(new URL('../../src/rest/supaCloud.graphql', import.meta.url), 'utf8'),
+    );
+    const query = operation.definitions[0] as OperationDefinitionNode;
+    const allMemories = query.selectionSet.selections[0] as FieldNode;
+    const selected = allMemories.selectionSet!.selections.map((s) => {
+      const f = s as FieldNode;
+      return [f.alias?.value ?? f.name.value, f.name.value];
+    });
+    expect(selected).toEqual(supaCloudMemoryEntries.map(([name, spec]) => [name, spec.field]));
+    expect(selected.map(([name]) => name)).toEqual(FIELDS);
   });
 });
