@@ -52,7 +52,7 @@ export interface GroupedLoaderSpec<K, V> {
  * group, and answers in key order. Keys are cached by their JSON: resolvers build a new
  * key object for every parent, and equal keys must share one answer.
  */
-export function groupedLoader<K, V>(
+function groupedLoader<K, V>(
   spec: GroupedLoaderSpec<K, V>,
   onBatch?: BatchObserver,
 ): DataLoader<K, V, string> {

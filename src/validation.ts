@@ -28,7 +28,7 @@ export function describeIssues(issues: readonly Issue[]): string {
 }
 
 /** What a string holding a lone surrogate is told: stored, it would not read back the same. */
-export const ILL_FORMED_TEXT =
+const ILL_FORMED_TEXT =
   'must be valid Unicode text: it holds a lone surrogate (an unpaired \\uD800-\\uDFFF escape), which cannot be stored and read back as sent';
 
 /**

@@ -103,7 +103,7 @@ export function storeKey(key: string | null): void {
   sessionStorage.setItem(KEY_ITEM, key ?? '');
 }
 
-export function prefilledKey(): string | null {
+function prefilledKey(): string | null {
   const element = document.getElementById('explorer-config');
   if (!element?.textContent) return null;
   try {

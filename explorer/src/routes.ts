@@ -23,7 +23,7 @@ function decode(segment: string): string | null {
   }
 }
 
-export function parseRoute(hash: string): Route {
+function parseRoute(hash: string): Route {
   const segments = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decode);
   if (segments.some((s) => s === null) || segments.length === 0) return { page: 'home' };
   const [dataset, page, id] = segments as string[];

@@ -12,7 +12,7 @@ export interface Statement {
   facts: TimelineFactFragment[];
 }
 
-export function statementKey(fact: { subject: string; predicate: string }): string {
+function statementKey(fact: { subject: string; predicate: string }): string {
   return `${fact.subject.toLowerCase()}\u0000${fact.predicate.toLowerCase()}`;
 }
 

@@ -30,7 +30,7 @@ export function parseApiKey(key: string): { keyId: string; secret: string } | nu
   return match ? { keyId: match[1]!, secret: match[2]! } : null;
 }
 
-export function hashSecret(secret: string): string {
+function hashSecret(secret: string): string {
   return createHash('sha256').update(secret).digest('hex');
 }
 

@@ -15,8 +15,8 @@ import { analyze } from './recallTerms.js';
  * one query term, so df is exact unless their number reached the cap (store/recall.ts).
  */
 
-export const BM25_K1 = 1.2;
-export const BM25_B = 0.75;
+const BM25_K1 = 1.2;
+const BM25_B = 0.75;
 
 /** A candidate: its text (what is analyzed) and the factor its kind applies. */
 export interface Candidate<T> {

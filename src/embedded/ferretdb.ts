@@ -339,7 +339,7 @@ export async function acquireEmbeddedDb(
 }
 
 /** How often the embedded database may die before the server stops bringing it back. */
-export const EMBEDDED_RESTARTS = { max: 3, windowMs: 60_000, delayMs: 500 };
+const EMBEDDED_RESTARTS = { max: 3, windowMs: 60_000, delayMs: 500 };
 
 /**
  * The server's embedded database, brought back when it dies: started again on the same

@@ -17,7 +17,7 @@ import type { ErrorCode } from '../errors.js';
  * validator, which already answer 400 naming the problem.
  */
 
-export const MAX_JSON_NESTING = 64;
+const MAX_JSON_NESTING = 64;
 
 export interface BodyProblem {
   code: Extract<ErrorCode, 'BAD_USER_INPUT' | 'UNSUPPORTED_MEDIA_TYPE'>;
@@ -43,7 +43,7 @@ export function isJsonMediaType(header: string | null | undefined): boolean {
 }
 
 /** The most arrays and objects open at once in a JSON text, strings left out. */
-export function jsonNesting(text: string): number {
+function jsonNesting(text: string): number {
   let depth = 0;
   let deepest = 0;
   for (let i = 0; i < text.length; i++) {

@@ -13,7 +13,7 @@ import { developmentKeyFor } from './hosts.js';
  * development key (src/http/hosts.ts `developmentKeyFor`, GraphiQL's rule too). Its Content-Security-Policy lets it load and call
  * nothing but this gateway.
  */
-export const EXPLORER_PATH = '/explorer';
+const EXPLORER_PATH = '/explorer';
 
 /** explorer/build, from src/http or dist/http alike (both sit at the same depth). */
 const BUILD_DIR = new URL('../../explorer/build/', import.meta.url);

@@ -29,7 +29,7 @@ const GRAPHIQL_VERSION = (
     version: string;
   }
 ).version;
-export const GRAPHIQL_ASSETS = `/graphiql/assets/${GRAPHIQL_VERSION}`;
+const GRAPHIQL_ASSETS = `/graphiql/assets/${GRAPHIQL_VERSION}`;
 
 const PAGE_HEADERS = {
   'content-security-policy': [

@@ -37,7 +37,7 @@ export function normalizeHostName(name: string): string | null {
 const withoutTrailingDot = (name: string) => (name.endsWith('.') ? name.slice(0, -1) : name);
 
 /** localhost (and its subdomains), 127.0.0.0/8 and ::1. */
-export function isLoopbackHostName(name: string): boolean {
+function isLoopbackHostName(name: string): boolean {
   return (
     name === 'localhost' ||
     name.endsWith('.localhost') ||
@@ -56,7 +56,7 @@ export function peerAddress(c: Context): string | null {
 }
 
 /** 127.0.0.0/8 and ::1, also as IPv4-mapped IPv6 addresses. */
-export function isLoopbackAddress(address: string | null): boolean {
+function isLoopbackAddress(address: string | null): boolean {
   if (!address) return false;
   const v4 = address.startsWith('::ffff:') ? address.slice(7) : address;
   return v4 === '::1' || /^127(\.\d{1,3}){3}$/.test(v4);

@@ -75,7 +75,7 @@ export function createMetrics() {
 }
 
 /** Operation names longer than this are labelled `other`. */
-export const MAX_OPERATION_LABEL_LENGTH = 64;
+const MAX_OPERATION_LABEL_LENGTH = 64;
 /** Distinct operation names one gateway labels by name; later ones are `other`. */
 export const MAX_OPERATION_LABELS = 200;
 

@@ -32,13 +32,13 @@ export const QUERY_LIMITS = {
   maxNesting: 64,
 } as const;
 
-export type QueryMeasure = 'cost' | 'depth' | 'aliases' | 'directives' | 'tokens' | 'nesting';
+type QueryMeasure = 'cost' | 'depth' | 'aliases' | 'directives' | 'tokens' | 'nesting';
 
 /**
  * The most brackets open at once in a GraphQL document's text, strings, block strings and
  * comments left out: one pass, no parse.
  */
-export function nestingDepth(source: string): number {
+function nestingDepth(source: string): number {
   let depth = 0;
   let deepest = 0;
   const BLOCK = '"""';
@@ -87,7 +87,7 @@ const nestingLimit: Plugin<RequestContext> = {
  * application/graphql-response+json, 200 with application/json (`spec: true` lets Yoga
  * choose).
  */
-export function queryTooComplex(measure: QueryMeasure, limit: number, value?: number) {
+function queryTooComplex(measure: QueryMeasure, limit: number, value?: number) {
   const found = value === undefined ? '' : ` (${value})`;
   return new GatewayError(
     'QUERY_TOO_COMPLEX',

@@ -19,7 +19,7 @@ export interface ServerTimeouts {
   keepAliveTimeoutMs: number;
 }
 
-export const DEFAULT_SERVER_TIMEOUTS: ServerTimeouts = {
+const DEFAULT_SERVER_TIMEOUTS: ServerTimeouts = {
   headersTimeoutMs: 10_000,
   requestTimeoutMs: 30_000,
   keepAliveTimeoutMs: 5_000,
@@ -55,10 +55,7 @@ function pathOf(rawPacket: unknown): string {
  * that are not HTTP: 400) itself, with an empty body. The gateway answers these in the
  * shape of the surface the request was for, like every other error.
  */
-export function answerClientError(
-  error: Error & { code?: string; rawPacket?: unknown },
-  socket: Duplex,
-) {
+function answerClientError(error: Error & { code?: string; rawPacket?: unknown }, socket: Duplex) {
   if (error.code === 'ECONNRESET' || !socket.writable) {
     socket.destroy();
     return;

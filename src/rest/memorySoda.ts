@@ -50,7 +50,7 @@ const ENTITY_FACTS_CAP = 1000;
 
 /** Memory Soda's API root: the semantic routes and recall lie below it. */
 export const MEMORY_SODA_ROOT = '/v1/memory';
-export const MEMORY_SODA_BASE = `${MEMORY_SODA_ROOT}/semantic`;
+const MEMORY_SODA_BASE = `${MEMORY_SODA_ROOT}/semantic`;
 /** The OpenAPI tag that groups this surface's routes in /openapi.json and /docs. */
 export const MEMORY_SODA_TAG = 'Memory Soda semantic API';
 

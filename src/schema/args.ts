@@ -5,7 +5,7 @@ import { MAX_QUERY_LENGTH } from '../domain/searchTerms.js';
 /** Argument rules shared by several fields, checked by the validation plugin. */
 
 /** A dataset's or an entity's name, wherever one is given: 1 to 500 characters. */
-export const MAX_NAME_LENGTH = 500;
+const MAX_NAME_LENGTH = 500;
 export const nameSchema = z
   .string()
   .min(1, 'must not be empty')
@@ -33,7 +33,7 @@ export const firstSchema = z
   .int('must be a whole number')
   .min(1, `must be between 1 and ${MAX_PAGE_SIZE}`)
   .max(MAX_PAGE_SIZE, `must be between 1 and ${MAX_PAGE_SIZE}`);
-export const afterSchema = z.string().max(1000, 'is not a cursor of this connection');
+const afterSchema = z.string().max(1000, 'is not a cursor of this connection');
 
 export const pageFirstArg = { defaultValue: DEFAULT_PAGE_SIZE, validate: firstSchema } as const;
 export const afterArg = { validate: afterSchema } as const;
@@ -45,7 +45,7 @@ export const afterArg = { validate: afterSchema } as const;
 export const DEFAULT_NESTED_LIST_SIZE = 100;
 export const MAX_NESTED_LIST_SIZE = 1000;
 
-export const nestedFirstSchema = z
+const nestedFirstSchema = z
   .number()
   .int('must be a whole number')
   .min(1, `must be between 1 and ${MAX_NESTED_LIST_SIZE}`)
@@ -56,7 +56,7 @@ export const nestedFirstArg = {
 } as const;
 
 /** Ranked recall's `query` and `first` (Dataset.recall, POST /v1/memory/recall's body). */
-export const MAX_RECALL_QUERY_LENGTH = 2000;
+const MAX_RECALL_QUERY_LENGTH = 2000;
 export const DEFAULT_RECALL_SIZE = 10;
 export const MAX_RECALL_SIZE = 50;
 

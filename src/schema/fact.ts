@@ -38,7 +38,7 @@ import { EpisodeRef } from './episode.js';
 import { nodeKey, parseNodeKey } from './nodeIds.js';
 import { storeWriteMappingErrors } from './storeErrors.js';
 
-export const FactStateEnum = builder.enumType('FactState', {
+const FactStateEnum = builder.enumType('FactState', {
   description:
     "A fact's state at an instant, checked in this order: SUPERSEDED (invalidAt <= t), FUTURE (validAt > t), EXPIRED (validUntil <= t), LIVE.",
   values: Object.fromEntries(FACT_STATES.map((s) => [s.toUpperCase(), { value: s }])) as {
@@ -49,7 +49,7 @@ export const FactStateEnum = builder.enumType('FactState', {
   },
 });
 
-export const InvalidReasonEnum = builder.enumType('InvalidReason', {
+const InvalidReasonEnum = builder.enumType('InvalidReason', {
   values: { SUPERSEDED: { value: 'superseded' }, DELETED: { value: 'deleted' } } as const,
 });
 
@@ -166,7 +166,7 @@ builder.node(FactRef, {
   }),
 });
 
-export const FactConnection = connectionType(FactRef, 'Fact');
+const FactConnection = connectionType(FactRef, 'Fact');
 
 const FACT_CURSOR = timeThenId('fact', 'validAt', 'factId');
 

@@ -47,7 +47,7 @@ export type ScopeMap = { [scope: string]: unknown; $all?: ScopeMap; $any?: Scope
 export type GrantedScopes = Readonly<Record<string, boolean>>;
 
 /** Every rule a field must pass, in scope-auth's order: type, interfaces, field. */
-export interface FieldRules {
+interface FieldRules {
   /** `Type.field` */
   coordinate: string;
   rules: ScopeMap[];
@@ -147,7 +147,7 @@ function passes(map: ScopeMap, granted: GrantedScopes, all = false): boolean {
 }
 
 /** What a rule asks for, in words: `"read"`, `"read" or "write"`, `all of ("read", "admin")`. */
-export function describeRule(map: ScopeMap, all = false): string {
+function describeRule(map: ScopeMap, all = false): string {
   const parts = Object.entries(map).map(([name, value]) =>
     name === '$all'
       ? describeRule(value as ScopeMap, true)
@@ -229,7 +229,7 @@ function concreteTypes(
 }
 
 /** The operation a request runs: the named one, or the document's only one. */
-export function selectedOperation(
+function selectedOperation(
   document: DocumentNode,
   operationName?: string | null,
 ): OperationDefinitionNode | undefined {
@@ -342,7 +342,7 @@ const NAMED_IN_MESSAGE = 10;
  * With `fields: false` (the REST routes, whose clients know no GraphQL fields) the message
  * names the scopes only.
  */
-export function operationForbidden(
+function operationForbidden(
   missing: readonly MissingScope[],
   options: { fields: boolean } = { fields: true },
 ): GatewayError {

@@ -176,7 +176,7 @@ export const INDEXES: { [K in keyof Collections]: IndexSpec[] } = {
   migrations: [],
 };
 
-export async function ensureIndexes(db: Collections): Promise<void> {
+async function ensureIndexes(db: Collections): Promise<void> {
   await Promise.all(
     (Object.keys(INDEXES) as (keyof Collections)[]).flatMap((name) =>
       INDEXES[name].map((index) =>

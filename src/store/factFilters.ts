@@ -33,7 +33,7 @@ export function selectionFilter(selection: TemporalSelection): Filter<FactDoc>[]
 }
 
 /** Facts in `state` at instant `t`, each condition excluding the ones checked before it. */
-export function stateFilter(state: FactState, t: Date): Filter<FactDoc> {
+function stateFilter(state: FactState, t: Date): Filter<FactDoc> {
   const superseded: Filter<FactDoc> = { invalidAt: { $ne: null, $lte: t } };
   const notSuperseded = invalidAtAfter(t);
   switch (state) {

@@ -32,8 +32,6 @@ export interface FactQuery {
   selection: TemporalSelection;
   q?: string | null;
   episodeId?: string | null;
-  /** Facts whose subject or object is this entity name (lower-cased here). */
-  entityName?: string | null;
   /** Facts with this subject and predicate (case-insensitive): a fact's history. */
   subjectPredicate?: { subject: string; predicate: string } | null;
   /** Keep only facts in one of these states at `statesAt` (required with `states`). */
@@ -43,13 +41,9 @@ export interface FactQuery {
   windows?: TransactionWindows | null;
 }
 
-export function factFilter(tenant: Tenant, query: FactQuery): Filter<FactDoc> {
+function factFilter(tenant: Tenant, query: FactQuery): Filter<FactDoc> {
   const clauses: Filter<FactDoc>[] = [{ workspaceId: tenant.workspaceId, dataset: tenant.dataset }];
   if (query.episodeId) clauses.push({ episodeId: normalizeUuid(query.episodeId) });
-  if (query.entityName != null) {
-    const key = entityKey(query.entityName);
-    clauses.push({ $or: [{ subjectKey: key }, { objectKey: key }] });
-  }
   if (query.subjectPredicate) {
     clauses.push({
       subjectKey: entityKey(query.subjectPredicate.subject),

@@ -28,7 +28,7 @@ import type { Tenant } from './tenant.js';
  * once (FerretDB would lose one of them).
  */
 
-export class MemoryNotFoundError extends StoreRefusal {
+class MemoryNotFoundError extends StoreRefusal {
   override name = 'MemoryNotFoundError';
   readonly code = 'NOT_FOUND';
 }
@@ -265,7 +265,7 @@ async function applyMemoryVersion(db: Collections, claim: MemoryVersionDoc): Pro
 }
 
 /** The successor's id of a supersede: fixed by the old memory and the version. */
-export function successorId(tenant: Tenant, memoryId: string, version: number): string {
+function successorId(tenant: Tenant, memoryId: string, version: number): string {
   return derivedUuid(
     'memory-successor',
     tenant.workspaceId,

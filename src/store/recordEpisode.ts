@@ -98,13 +98,13 @@ export interface RecordedEpisode {
   outcome: RecordOutcome;
 }
 
-export class EpisodeConflictError extends StoreRefusal {
+class EpisodeConflictError extends StoreRefusal {
   override name = 'EpisodeConflictError';
   readonly code = 'CONFLICT';
 }
 
 /** Facts listed in `supersedes` that the dataset does not hold, each named by its path. */
-export class UnknownFactsError extends StoreRefusal {
+class UnknownFactsError extends StoreRefusal {
   override name = 'UnknownFactsError';
   readonly code = 'BAD_USER_INPUT';
   override readonly details: Record<string, unknown>;
@@ -127,7 +127,7 @@ export class UnknownFactsError extends StoreRefusal {
 }
 
 /** The canonical JSON of an input: dates as ISO strings, ids lower-cased. */
-export function canonicalInput(input: EpisodeInput): string {
+function canonicalInput(input: EpisodeInput): string {
   return JSON.stringify({
     episodeId: normalizeUuid(input.episodeId),
     occurredAt: input.occurredAt.toISOString(),

@@ -223,7 +223,7 @@ async function believedFactsOfPairs(
 }
 
 /** One invalidation to make: the fact as read, and what to stamp on it. */
-export interface Invalidation {
+interface Invalidation {
   fact: Pick<FactDoc, '_id' | 'factId' | 'invalidAt' | 'restorations'>;
   change: { reason: InvalidReason; at: Date; supersededBy: string | null };
 }
@@ -237,7 +237,7 @@ export interface Invalidation {
  * stamped by one command and the claims marked applied by one more: at most four commands
  * whatever the number of facts. Returns the ids of the facts whose claim this call won.
  */
-export async function invalidateFacts(
+async function invalidateFacts(
   db: Collections,
   tenant: Tenant,
   invalidations: readonly Invalidation[],

@@ -36,7 +36,7 @@ export function findWorkspaceByName(db: Collections, name: string): Promise<Work
   );
 }
 
-export function findWorkspace(db: Collections, workspaceId: string): Promise<WorkspaceDoc | null> {
+function findWorkspace(db: Collections, workspaceId: string): Promise<WorkspaceDoc | null> {
   return db.workspaces.findOne({ _id: workspaceId }, { comment: 'store:findWorkspace' });
 }
 

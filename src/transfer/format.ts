@@ -176,7 +176,7 @@ const memoryLine = z
 const line = z.discriminatedUnion('type', [entityLine, episodeLine, factLine, memoryLine]);
 type Line = z.output<typeof line>;
 
-export type ImportRecord =
+type ImportRecord =
   | { kind: 'entity'; doc: EntityDoc; hasUpdatedAt: boolean }
   | { kind: 'episode'; doc: EpisodeDoc }
   | { kind: 'fact'; doc: FactDoc }

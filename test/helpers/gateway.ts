@@ -9,7 +9,7 @@ import type { Database } from '../../src/store/database.js';
 import { createApiKey } from '../../src/store/workspaces.js';
 import { openTestDatabase } from './database.js';
 
-export type Gateway = ReturnType<typeof createGateway>;
+type Gateway = ReturnType<typeof createGateway>;
 
 /**
  * A clock that starts at `start` and moves with real time: for tests whose expectations

@@ -41,7 +41,7 @@ import {
 type Blank = null | '?';
 
 /** A recorded filter: field names and operators kept, values blanked. */
-export type FilterShape = { [key: string]: unknown };
+type FilterShape = { [key: string]: unknown };
 
 export interface RecordedQuery {
   filter: FilterShape;
@@ -98,7 +98,7 @@ function conditionShape(value: unknown): unknown {
 }
 
 /** A filter with its values blanked, so one query shape is recorded once. */
-export function filterShape(filter: unknown): FilterShape {
+function filterShape(filter: unknown): FilterShape {
   if (!isPlainObject(filter)) return {};
   const out: FilterShape = {};
   for (const [key, value] of Object.entries(filter)) {

@@ -307,7 +307,6 @@ interface GenQuery {
   tenant: number;
   temporal: Temporal;
   episode: { n: number; upper: boolean } | null;
-  entityName: string | null;
   subjectPredicate: { subject: string; predicate: string } | null;
   q: string | null;
   states: { states: FactState[]; at: number } | null;
@@ -358,7 +357,6 @@ const genQuery: fc.Arbitrary<GenQuery> = fc.record({
   ),
   temporal: genTemporal,
   episode: sometimes(fc.record({ n: fc.integer({ min: 0, max: 3 }), upper: fc.boolean() })),
-  entityName: sometimes(genName),
   subjectPredicate: sometimes(
     fc
       .tuple(fc.constantFrom(...NAMES), genCasing, fc.constantFrom(...PREDICATES), genCasing)
@@ -409,7 +407,6 @@ const genWindowsQuery: fc.Arbitrary<GenQuery> = fc
     tenant,
     temporal: { kind: 'includeInvalidated' as const },
     episode: null,
-    entityName: null,
     subjectPredicate: null,
     q: null,
     states: null,
@@ -509,12 +506,6 @@ function refList(facts: RefFact[], query: GenQuery): RefFact[] {
     .filter((f) => episodeId === null || f.episodeId === episodeId)
     .filter(
       (f) =>
-        query.entityName === null ||
-        sameName(f.subject, query.entityName) ||
-        sameName(f.object, query.entityName),
-    )
-    .filter(
-      (f) =>
         query.subjectPredicate === null ||
         (sameName(f.subject, query.subjectPredicate.subject) &&
           sameName(f.predicate, query.subjectPredicate.predicate)),
@@ -559,7 +550,6 @@ function storeQuery(query: GenQuery): FactQuery {
     selection: resolveTemporalSelection(temporalArgs(query), NOW),
     q: query.q,
     episodeId: query.episode ? episodeText(query.episode) : null,
-    entityName: query.entityName,
     subjectPredicate: query.subjectPredicate,
     states: query.states?.states ?? null,
     statesAt: query.states ? new Date(query.states.at) : NOW,

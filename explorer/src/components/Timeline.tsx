@@ -10,7 +10,7 @@ const LABEL_HEIGHT = 22;
 const LANE_HEIGHT = 26;
 const ROW_PADDING = 10;
 
-export function rowHeight(statement: Statement): number {
+function rowHeight(statement: Statement): number {
   return LABEL_HEIGHT + statement.facts.length * LANE_HEIGHT + ROW_PADDING;
 }
 
@@ -227,7 +227,7 @@ function TimelineRows({
   );
 }
 
-export function barId(factId: string): string {
+function barId(factId: string): string {
   return `fact-${factId}`;
 }
 
