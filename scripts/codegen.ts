@@ -1,5 +1,5 @@
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { codegen } from '@graphql-codegen/core';
 import * as typedDocumentNode from '@graphql-codegen/typed-document-node';
 import * as typescriptOperations from '@graphql-codegen/typescript-operations';
@@ -45,6 +45,7 @@ export async function generateFiles(
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   for (const { filename, content } of await generateFiles()) {
+    mkdirSync(dirname(filename), { recursive: true });
     writeFileSync(filename, content);
     process.stdout.write(`Wrote ${filename}\n`);
   }

@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { revokeApiKey } from '../../src/store/workspaces.js';
 import {
   DatasetsDocument,
   DeleteFactDocument,
@@ -6,8 +7,7 @@ import {
   FactsDocument,
   NodeDocument,
   ViewerDocument,
-} from '../../src/generated/operations.js';
-import { revokeApiKey } from '../../src/store/workspaces.js';
+} from '../generated/operations.js';
 import { DEMO } from '../helpers/demo.js';
 import { openTestGateway, type TestGateway } from '../helpers/gateway.js';
 

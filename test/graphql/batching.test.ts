@@ -1,15 +1,12 @@
 import type { CommandStartedEvent } from 'mongodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { resolveTemporalSelection } from '../../src/domain/factState.js';
-import {
-  EntitiesWithFactsAndSubjectsDocument,
-  FactsDocument,
-} from '../../src/generated/operations.js';
 import { entitiesByNames } from '../../src/store/entities.js';
 import { episodesByIds } from '../../src/store/episodes.js';
 import { factsByIds, factsOfEntities, factsOfEpisodes, listFacts } from '../../src/store/facts.js';
 import { workspaceIdFor } from '../../src/store/workspaces.js';
 import { importJsonl } from '../../src/transfer/importJsonl.js';
+import { EntitiesWithFactsAndSubjectsDocument, FactsDocument } from '../generated/operations.js';
 import { openTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 const uuid = (n: number) => `00000000-0000-4000-8000-${n.toString(16).padStart(12, '0')}`;

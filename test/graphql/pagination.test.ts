@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { FactsDocument } from '../../src/generated/operations.js';
 import { importJsonl } from '../../src/transfer/importJsonl.js';
+import { FactsDocument } from '../generated/operations.js';
 import { openTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 const uuid = (n: number) => `00000000-0000-4000-8000-${n.toString(16).padStart(12, '0')}`;

@@ -1,11 +1,11 @@
 import type { CommandStartedEvent } from 'mongodb';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { revokeApiKey } from '../../src/store/workspaces.js';
 import {
   EpisodesDocument,
   ErasureEraseDatasetDocument,
   ViewerDocument,
-} from '../../src/generated/operations.js';
-import { revokeApiKey } from '../../src/store/workspaces.js';
+} from '../generated/operations.js';
 import { openTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 /**

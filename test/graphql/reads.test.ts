@@ -9,7 +9,7 @@ import {
   MemoriesDocument,
   NodeDocument,
   ViewerDocument,
-} from '../../src/generated/operations.js';
+} from '../generated/operations.js';
 import { DEMO } from '../helpers/demo.js';
 import { clockFrom, openTestGateway, type TestGateway } from '../helpers/gateway.js';
 

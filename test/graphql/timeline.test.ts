@@ -6,7 +6,7 @@ import {
   MemoriesDocument,
   type MemoriesQueryVariables,
   WorkspaceMemoriesDocument,
-} from '../../src/generated/operations.js';
+} from '../generated/operations.js';
 import { DEMO } from '../helpers/demo.js';
 import { clockFrom, openTestGateway, type TestGateway } from '../helpers/gateway.js';
 

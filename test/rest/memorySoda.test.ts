@@ -3,7 +3,7 @@ import {
   EntitiesDocument,
   EntityWithFactsDocument,
   FactsDocument,
-} from '../../src/generated/operations.js';
+} from '../generated/operations.js';
 import { DEMO } from '../helpers/demo.js';
 import { clockFrom, openTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { MEMORY_SODA_FACT_FIELDS } from '../helpers/memorySoda.js';

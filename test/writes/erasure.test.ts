@@ -1,6 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import type { Document } from 'mongodb';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { workspaceIdFor } from '../../src/store/workspaces.js';
+import { importJsonl } from '../../src/transfer/importJsonl.js';
 import {
   CurationCreateMemoryDocument,
   CurationDatasetMemoriesDocument,
@@ -15,9 +17,7 @@ import {
   ErasureEraseEpisodeDocument,
   ErasureRecordEpisodeDocument,
   type RecordEpisodeInput,
-} from '../../src/generated/operations.js';
-import { workspaceIdFor } from '../../src/store/workspaces.js';
-import { importJsonl } from '../../src/transfer/importJsonl.js';
+} from '../generated/operations.js';
 import { DEMO } from '../helpers/demo.js';
 import { type GraphqlError, openTestGateway, type TestGateway } from '../helpers/gateway.js';
 

@@ -1,6 +1,14 @@
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { MongoClient } from 'mongodb';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { collections } from '../../src/store/database.js';
+import type { MemoryDoc } from '../../src/store/documents.js';
+import {
+  changeMemory,
+  MemoryConflictError,
+  supersedeMemory,
+} from '../../src/store/memoryWrites.js';
+import { workspaceIdFor } from '../../src/store/workspaces.js';
 import {
   CurationArchiveMemoryDocument,
   type CurationArchiveMemoryMutationVariables,
@@ -13,15 +21,7 @@ import {
   CurationUnpinMemoryDocument,
   CurationUpdateMemoryDocument,
   type MemoryInput,
-} from '../../src/generated/operations.js';
-import { collections } from '../../src/store/database.js';
-import type { MemoryDoc } from '../../src/store/documents.js';
-import {
-  changeMemory,
-  MemoryConflictError,
-  supersedeMemory,
-} from '../../src/store/memoryWrites.js';
-import { workspaceIdFor } from '../../src/store/workspaces.js';
+} from '../generated/operations.js';
 import { testServerUri } from '../helpers/database.js';
 import { DEMO } from '../helpers/demo.js';
 import { type GraphqlError, openTestGateway, type TestGateway } from '../helpers/gateway.js';

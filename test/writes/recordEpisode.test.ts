@@ -7,6 +7,8 @@ import {
   type TopologyDescription,
 } from 'mongodb';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { recordEpisode as recordEpisodeInStore } from '../../src/store/recordEpisode.js';
+import { workspaceIdFor } from '../../src/store/workspaces.js';
 import {
   type FactInput,
   RecordEpisodeEntitiesDocument,
@@ -15,9 +17,7 @@ import {
   type RecordEpisodeInput,
   RecordEpisodeLiveFactsDocument,
   RecordEpisodeWriteDocument,
-} from '../../src/generated/operations.js';
-import { recordEpisode as recordEpisodeInStore } from '../../src/store/recordEpisode.js';
-import { workspaceIdFor } from '../../src/store/workspaces.js';
+} from '../generated/operations.js';
 import { DEMO } from '../helpers/demo.js';
 import { openTestGateway, type TestGateway } from '../helpers/gateway.js';
 

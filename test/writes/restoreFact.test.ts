@@ -1,15 +1,15 @@
 import { MongoClient } from 'mongodb';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { collections } from '../../src/store/database.js';
+import { factDocumentId } from '../../src/store/documents.js';
+import { FactNotFoundError, restoreFact } from '../../src/store/facts.js';
+import { workspaceIdFor } from '../../src/store/workspaces.js';
 import {
   CurationDeleteFactDocument,
   CurationFactDocument,
   CurationLiveFactsDocument,
   CurationRestoreFactDocument,
-} from '../../src/generated/operations.js';
-import { collections } from '../../src/store/database.js';
-import { factDocumentId } from '../../src/store/documents.js';
-import { FactNotFoundError, restoreFact } from '../../src/store/facts.js';
-import { workspaceIdFor } from '../../src/store/workspaces.js';
+} from '../generated/operations.js';
 import { testServerUri } from '../helpers/database.js';
 import { DEMO } from '../helpers/demo.js';
 import { type GraphqlError, openTestGateway, type TestGateway } from '../helpers/gateway.js';
