@@ -6,6 +6,7 @@ import type { GatewayEnv } from '../context.js';
 import { errorResponse } from '../rest/errorBodies.js';
 import { MEMORY_SODA_ROOT, MEMORY_SODA_TAG } from '../rest/memorySoda.js';
 import { SUPACLOUD_BASE, SUPACLOUD_TAG } from '../rest/supaCloud.js';
+import { pageHeaders } from './pageHeaders.js';
 
 /**
  * `/openapi.json` (OpenAPI 3.1, generated from the REST routes' zod schemas) and `/docs`,
@@ -67,22 +68,16 @@ export function mountApiDocs(app: OpenAPIHono<GatewayEnv>): void {
  * user types: it is never framed (a page on another origin could not click for them), and
  * it loads and calls nothing but this gateway.
  */
-const DOCS_PAGE_HEADERS = {
-  'content-security-policy': [
-    "default-src 'none'",
+const DOCS_PAGE_HEADERS = pageHeaders(
+  [
     "script-src 'self'",
     // Swagger UI sets styles on its elements.
     "style-src 'self' 'unsafe-inline'",
     "connect-src 'self'",
     "img-src 'self' data:",
-    "base-uri 'none'",
-    "form-action 'self'",
-    "frame-ancestors 'none'",
-  ].join('; '),
-  'referrer-policy': 'no-referrer',
-  'x-content-type-options': 'nosniff',
-  'x-frame-options': 'DENY',
-};
+  ],
+  { formAction: "'self'", noStore: false },
+);
 
 const DOCS_SCRIPT = `window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#swagger-ui', persistAuthorization: true });
 `;

@@ -4,6 +4,7 @@ import type { Context } from 'hono';
 import type { GatewayEnv } from '../context.js';
 import { errorResponse } from '../rest/errorBodies.js';
 import { developmentKeyFor } from './hosts.js';
+import { pageHeaders } from './pageHeaders.js';
 
 /**
  * The memory explorer: a page at /explorer and its two bundled assets, built by
@@ -23,23 +24,11 @@ const ASSETS: Record<string, string> = {
   'explorer.css': 'text/css; charset=utf-8',
 };
 
-const PAGE_HEADERS = {
-  'content-security-policy': [
-    "default-src 'none'",
-    "script-src 'self'",
-    "style-src 'self'",
-    "connect-src 'self'",
-    "img-src 'self' data:",
-    "base-uri 'none'",
-    "form-action 'none'",
-    "frame-ancestors 'none'",
-  ].join('; '),
-  // The page may hold the development key: never stored by a cache, never framed.
-  'cache-control': 'no-store',
-  'referrer-policy': 'no-referrer',
-  'x-content-type-options': 'nosniff',
-  'x-frame-options': 'DENY',
-};
+// The page may hold the development key: never stored by a cache.
+const PAGE_HEADERS = pageHeaders(
+  ["script-src 'self'", "style-src 'self'", "connect-src 'self'", "img-src 'self' data:"],
+  { formAction: "'none'", noStore: true },
+);
 
 export interface ExplorerOptions {
   developmentKey?: string;

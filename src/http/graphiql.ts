@@ -7,6 +7,7 @@ import type { Context } from 'hono';
 import type { GatewayEnv } from '../context.js';
 import { errorResponse } from '../rest/errorBodies.js';
 import { developmentKeyFor } from './hosts.js';
+import { pageHeaders } from './pageHeaders.js';
 
 /**
  * GraphiQL's page on GET /graphql (a browser's navigation), served by the gateway itself:
@@ -31,9 +32,8 @@ const GRAPHIQL_VERSION = (
 ).version;
 const GRAPHIQL_ASSETS = `/graphiql/assets/${GRAPHIQL_VERSION}`;
 
-const PAGE_HEADERS = {
-  'content-security-policy': [
-    "default-src 'none'",
+const PAGE_HEADERS = pageHeaders(
+  [
     "script-src 'self'",
     // GraphiQL and Monaco set styles on their elements.
     "style-src 'self' 'unsafe-inline'",
@@ -41,15 +41,9 @@ const PAGE_HEADERS = {
     "connect-src 'self'",
     "img-src 'self' data:",
     "font-src 'self' data:",
-    "base-uri 'none'",
-    "form-action 'none'",
-    "frame-ancestors 'none'",
-  ].join('; '),
-  'cache-control': 'no-store',
-  'referrer-policy': 'no-referrer',
-  'x-content-type-options': 'nosniff',
-  'x-frame-options': 'DENY',
-};
+  ],
+  { formAction: "'none'", noStore: true },
+);
 
 /** Search parameters GraphiQL reads an operation (or headers) from on load. */
 const PRELOADING = ['query', 'variables', 'headers', 'operationName', 'extensions'];

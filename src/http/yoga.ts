@@ -1,6 +1,7 @@
 import { useGraphQlJit } from '@envelop/graphql-jit';
 import {
   type DocumentNode,
+  getOperationAST,
   Kind,
   NoSchemaIntrospectionCustomRule,
   type OperationDefinitionNode,
@@ -31,17 +32,7 @@ export interface YogaOptions {
 
 const INTROSPECTION_FIELDS = new Set(['__schema', '__type', '__typename']);
 
-function selectedOperation(
-  document: DocumentNode,
-  operationName?: string | null,
-): OperationDefinitionNode | undefined {
-  const operations = document.definitions.filter(
-    (d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION,
-  );
-  return operationName ? operations.find((o) => o.name?.value === operationName) : operations[0];
-}
-
-function isIntrospectionOnly(operation: OperationDefinitionNode | undefined): boolean {
+function isIntrospectionOnly(operation: OperationDefinitionNode | null | undefined): boolean {
   if (!operation) return false;
   return operation.selectionSet.selections.every(
     (s) => s.kind === Kind.FIELD && INTROSPECTION_FIELDS.has(s.name.value),
@@ -58,7 +49,7 @@ function keyRequired({
   args: { document: DocumentNode; operationName?: string | null; contextValue: RequestContext };
 }): void {
   const ctx = args.contextValue;
-  if (!ctx.auth && !isIntrospectionOnly(selectedOperation(args.document, args.operationName))) {
+  if (!ctx.auth && !isIntrospectionOnly(getOperationAST(args.document, args.operationName))) {
     throw unauthenticated(ctx.authProblem, 'request');
   }
 }
@@ -104,7 +95,7 @@ function observeOperations(labels: OperationLabels, metrics?: Metrics): Plugin<R
   return {
     onExecute({ args }) {
       const ctx = args.contextValue;
-      const operation = selectedOperation(args.document, args.operationName);
+      const operation = getOperationAST(args.document, args.operationName);
       ctx.observed.operation = operation
         ? labels.of(operation.name?.value ?? null, ctx.auth !== null)
         : null;
@@ -130,7 +121,7 @@ function observeOperations(labels: OperationLabels, metrics?: Metrics): Plugin<R
  */
 const variablesCheckedFirst: Plugin<RequestContext> = {
   onExecute({ args, setResultAndStopExecution }) {
-    const operation = selectedOperation(args.document, args.operationName);
+    const operation = getOperationAST(args.document, args.operationName);
     if (!operation?.variableDefinitions?.length) return;
     const coerced = getVariableValues(
       args.schema,
@@ -198,7 +189,7 @@ export function createGraphqlYoga(options: YogaOptions = {}) {
         {
           // The schema has no subscriptions: graphql-js answers one with its own error.
           enableIf: (args) =>
-            selectedOperation(args.document, args.operationName)?.operation !== 'subscription',
+            getOperationAST(args.document, args.operationName)?.operation !== 'subscription',
         },
       ),
     ],

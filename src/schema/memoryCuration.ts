@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { tenantOf } from '../context.js';
+import { type AuthenticatedContext, tenantOf } from '../context.js';
 import type { MemoryDoc } from '../store/documents.js';
 import { findMemory } from '../store/memories.js';
 import {
@@ -129,6 +129,27 @@ builder.mutationField('createMemory', (t) =>
   }),
 );
 
+/** The arguments that name a memory and the version its writer last read. */
+interface VersionedArgs {
+  dataset: string;
+  memoryId: string;
+  expectedVersion?: number | null;
+}
+
+/** Changes the memory `args` name as its next version (store/memoryWrites.ts changeMemory). */
+function changeNamedMemory(ctx: AuthenticatedContext, args: VersionedArgs, change: MemoryChange) {
+  return storeWriteMappingErrors(ctx.store, (store) =>
+    changeMemory(
+      store,
+      tenantOf(ctx, args.dataset),
+      args.memoryId,
+      args.expectedVersion ?? null,
+      change,
+      ctx.now,
+    ),
+  );
+}
+
 /** A mutation that changes one memory as its next version. */
 function versionedMutation(name: string, description: string, change: (now: Date) => MemoryChange) {
   builder.mutationField(name, (t) =>
@@ -141,19 +162,7 @@ function versionedMutation(name: string, description: string, change: (now: Date
         expectedVersion: t.arg.int(expectedVersionArg),
       },
       complexity: OWN_QUERY_OBJECT_COST,
-      resolve: (_root, args, ctx) => {
-        const { now } = ctx;
-        return storeWriteMappingErrors(ctx.store, (store) =>
-          changeMemory(
-            store,
-            tenantOf(ctx, args.dataset),
-            args.memoryId,
-            args.expectedVersion ?? null,
-            change(now),
-            now,
-          ),
-        );
-      },
+      resolve: (_root, args, ctx) => changeNamedMemory(ctx, args, change(ctx.now)),
     }),
   );
 }
@@ -192,21 +201,12 @@ builder.mutationField('updateMemory', (t) =>
       const set = Object.fromEntries(
         Object.entries(args.patch).filter(([, v]) => v !== null && v !== undefined),
       ) as Partial<MemoryDoc>;
-      const { now } = ctx;
-      return storeWriteMappingErrors(ctx.store, (store) =>
-        changeMemory(
-          store,
-          tenantOf(ctx, args.dataset),
-          args.memoryId,
-          args.expectedVersion ?? null,
-          // A patch that changes nothing (empty, or every value as it is) is no new
-          // version: bumping it would fail other clients' expectedVersion for nothing.
-          (m) =>
-            Object.entries(set).every(([k, v]) => m[k as keyof MemoryDoc] === v)
-              ? 'unchanged'
-              : { set },
-          now,
-        ),
+      // A patch that changes nothing (empty, or every value as it is) is no new version:
+      // bumping it would fail other clients' expectedVersion for nothing.
+      return changeNamedMemory(ctx, args, (m) =>
+        Object.entries(set).every(([k, v]) => m[k as keyof MemoryDoc] === v)
+          ? 'unchanged'
+          : { set },
       );
     },
   }),

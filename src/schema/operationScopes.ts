@@ -8,6 +8,7 @@ import {
   type GraphQLObjectType,
   type GraphQLSchema,
   getNamedType,
+  getOperationAST,
   type InlineFragmentNode,
   isAbstractType,
   isObjectType,
@@ -228,18 +229,6 @@ function concreteTypes(
   return [];
 }
 
-/** The operation a request runs: the named one, or the document's only one. */
-function selectedOperation(
-  document: DocumentNode,
-  operationName?: string | null,
-): OperationDefinitionNode | undefined {
-  const operations = document.definitions.filter(
-    (d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION,
-  );
-  if (operationName) return operations.find((o) => o.name?.value === operationName);
-  return operations.length === 1 ? operations[0] : undefined;
-}
-
 function rootTypeOf(
   schema: GraphQLSchema,
   operation: OperationDefinitionNode,
@@ -268,7 +257,8 @@ export function missingScopes(
   request: OperationRequest,
   granted: GrantedScopes,
 ): MissingScope[] {
-  const operation = selectedOperation(document, request.operationName);
+  // The named operation, or the document's only one (graphql-js's rule).
+  const operation = getOperationAST(document, request.operationName);
   const root = operation && rootTypeOf(schema, operation);
   if (!operation || !root) return [];
   const rules = declaredRules(schema).fields;

@@ -41,7 +41,8 @@ const READS: Record<string, number> = {
 
 const CURSORS = new Set(['find', 'aggregate']);
 
-const WRITES = new Set([
+/** The driver's collection methods that write (the store's, and the write outcome's, wrappers). */
+export const WRITE_METHODS = new Set([
   'insertOne',
   'insertMany',
   'updateOne',
@@ -93,7 +94,7 @@ export function withDeadline(
             return (value as (...a: unknown[]) => unknown).apply(target, padded);
           };
         }
-        if (WRITES.has(property)) {
+        if (WRITE_METHODS.has(property)) {
           return (...args: unknown[]) => {
             try {
               left();

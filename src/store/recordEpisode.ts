@@ -60,13 +60,21 @@ import type { Tenant } from './tenant.js';
  * names them in `supersededBy`, and the episode exists before its facts.
  */
 
-export interface FactInput {
-  subject: string;
-  predicate: string;
-  object: string;
-  objectIsEntity: boolean;
-  confidence: number;
-  sourceQuote: string | null;
+/** What a fact says, as a recording gives it and the fact stores it. */
+const STATEMENT_FIELDS = [
+  'subject',
+  'predicate',
+  'object',
+  'objectIsEntity',
+  'confidence',
+  'sourceQuote',
+] as const satisfies (keyof FactDoc)[];
+type FactStatement = Pick<FactDoc, (typeof STATEMENT_FIELDS)[number]>;
+
+const statementOf = (f: FactStatement): FactStatement =>
+  Object.fromEntries(STATEMENT_FIELDS.map((k) => [k, f[k]])) as FactStatement;
+
+export interface FactInput extends FactStatement {
   validAt: Date;
   validUntil: Date | null;
   supersedes: string[];
@@ -135,12 +143,7 @@ function canonicalInput(input: EpisodeInput): string {
     content: input.content,
     entities: input.entities.map((e) => ({ name: e.name, type: e.type })),
     facts: input.facts.map((f) => ({
-      subject: f.subject,
-      predicate: f.predicate,
-      object: f.object,
-      objectIsEntity: f.objectIsEntity,
-      confidence: f.confidence,
-      sourceQuote: f.sourceQuote,
+      ...statementOf(f),
       validAt: f.validAt.toISOString(),
       validUntil: f.validUntil?.toISOString() ?? null,
       supersedes: f.supersedes.map(normalizeUuid),
@@ -366,12 +369,7 @@ async function completeEpisodeSteps(
   const facts: FactDoc[] = input.facts.map((f, i) =>
     factDocument(tenant, {
       factId: superseding[i]!.factId,
-      subject: f.subject,
-      predicate: f.predicate,
-      object: f.object,
-      objectIsEntity: f.objectIsEntity,
-      confidence: f.confidence,
-      sourceQuote: f.sourceQuote,
+      ...statementOf(f),
       episodeId,
       validAt: f.validAt,
       validUntil: validUntil[i]!,

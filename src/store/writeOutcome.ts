@@ -7,7 +7,7 @@ import {
 } from 'mongodb';
 import type { Collections } from './database.js';
 import { isDuplicateKey } from './database.js';
-import { DatabaseTimeoutError, isDatabaseTimeout } from './deadline.js';
+import { DatabaseTimeoutError, isDatabaseTimeout, WRITE_METHODS } from './deadline.js';
 
 /**
  * What a write that met a lost database did: nothing, or perhaps something. A write answers
@@ -61,20 +61,6 @@ export class WriteOutcomeUnknownError extends Error {
     super('The database stopped answering after this write began; it may have been done');
   }
 }
-
-const WRITE_METHODS = new Set([
-  'insertOne',
-  'insertMany',
-  'updateOne',
-  'updateMany',
-  'replaceOne',
-  'bulkWrite',
-  'deleteOne',
-  'deleteMany',
-  'findOneAndUpdate',
-  'findOneAndReplace',
-  'findOneAndDelete',
-]);
 
 /** Writes that change one document: a duplicate key from one of them wrote nothing. */
 const SINGLE_DOCUMENT = new Set(['insertOne', 'updateOne', 'replaceOne', 'findOneAndUpdate']);
