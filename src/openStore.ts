@@ -3,7 +3,7 @@ import { systemClock } from './clock.js';
 import type { Config } from './config.js';
 import { acquireEmbeddedDb, type RunningFerretDb } from './embedded/ferretdb.js';
 import { type Database, openDatabase } from './store/database.js';
-import { repairInvalidationClaims } from './store/facts.js';
+import { repairInvalidationClaims, repairRestorations } from './store/facts.js';
 import { migrateStore } from './store/migrations.js';
 import { repairEpisodeRecords } from './store/recordEpisode.js';
 
@@ -49,6 +49,7 @@ export async function openStore(
     if (m.changed > 0) log(`Migrated the store: ${m.describe} (${m.changed} documents).`);
   }
   await repairInvalidationClaims(database.collections);
+  await repairRestorations(database.collections);
   await repairEpisodeRecords(database.collections, systemClock());
   return {
     database,

@@ -26,7 +26,14 @@ export function derivedUuid(...parts: string[]): string {
 }
 
 /** Kinds of stored document; the kind is part of the derived key. */
-export type DocumentKind = 'dataset' | 'entity' | 'episode' | 'fact' | 'memory' | 'workspace';
+export type DocumentKind =
+  | 'change'
+  | 'dataset'
+  | 'entity'
+  | 'episode'
+  | 'fact'
+  | 'memory'
+  | 'workspace';
 
 /** The `_id` of a stored document from its natural key. */
 export function documentId(kind: DocumentKind, ...key: string[]): string {

@@ -10,15 +10,17 @@ export function encodeCursor(kind: string, parts: (string | number)[]): string {
   return Buffer.from(JSON.stringify([kind, ...parts])).toString('base64url');
 }
 
-/** What each part of a connection's sort key is: an instant (epoch ms) or a string. */
-export type CursorShape = readonly ('time' | 'string')[];
+/**
+ * What each part of a connection's sort key is: an instant (epoch ms), a string, or a
+ * position (a whole number from 0).
+ */
+export type CursorShape = readonly ('time' | 'string' | 'position')[];
 
-const fitsShape = (part: unknown, type: 'time' | 'string') =>
-  type === 'string'
-    ? typeof part === 'string'
-    : typeof part === 'number' &&
-      Number.isSafeInteger(part) &&
-      !Number.isNaN(new Date(part).getTime());
+const fitsShape = (part: unknown, type: CursorShape[number]) => {
+  if (type === 'string') return typeof part === 'string';
+  if (typeof part !== 'number' || !Number.isSafeInteger(part)) return false;
+  return type === 'position' ? part >= 0 : !Number.isNaN(new Date(part).getTime());
+};
 
 export function decodeCursor(
   kind: string,

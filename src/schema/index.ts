@@ -10,6 +10,7 @@ import './recordEpisode.js';
 import './erasure.js';
 import './memoryCuration.js';
 import './recall.js';
+import './datasetChange.js';
 
 /**
  * The executable schema: every domain file above adds its types and root fields. The

@@ -1,4 +1,5 @@
 import { type Collection, type Db, MongoClient, type MongoClientOptions } from 'mongodb';
+import type { ChangeDoc } from './changes.js';
 import type {
   ApiKeyDoc,
   AuditDoc,
@@ -31,6 +32,7 @@ export interface Collections {
   restorations: Collection<RestorationDoc>;
   audit: Collection<AuditDoc>;
   migrations: Collection<MigrationDoc>;
+  changes: Collection<ChangeDoc>;
 }
 
 export function collections(db: Db): Collections {
@@ -48,6 +50,7 @@ export function collections(db: Db): Collections {
     restorations: db.collection('restorations'),
     audit: db.collection('audit'),
     migrations: db.collection('migrations'),
+    changes: db.collection('changes'),
   };
 }
 
@@ -82,6 +85,7 @@ export const SHARDED_COLLECTIONS: readonly (keyof Collections)[] = [
   'episodeRecords',
   'memoryVersions',
   'restorations',
+  'changes',
 ];
 
 /**
@@ -170,10 +174,28 @@ export const INDEXES: { [K in keyof Collections]: IndexSpec[] } = {
     { key: { workspaceId: 1, dataset: 1 }, name: 'tenant' },
   ],
   memoryVersions: [{ key: { workspaceId: 1, dataset: 1, memoryId: 1 }, name: 'tenant_memory' }],
-  restorations: [{ key: { workspaceId: 1, dataset: 1, factId: 1 }, name: 'tenant_fact' }],
-  audit: [{ key: { workspaceId: 1, at: -1 }, name: 'workspace_at' }],
+  restorations: [
+    {
+      key: { applied: 1 },
+      name: 'applied',
+      allTenants:
+        'the start-up repair finds the few restorations not yet applied, in every workspace',
+    },
+    { key: { workspaceId: 1, dataset: 1, factId: 1 }, name: 'tenant_fact' },
+  ],
+  audit: [
+    { key: { workspaceId: 1, at: -1 }, name: 'workspace_at' },
+    { key: { workspaceId: 1, dataset: 1, action: 1, at: -1 }, name: 'workspace_dataset_action_at' },
+  ],
   // Read by `_id` only.
   migrations: [],
+  changes: [
+    { key: { workspaceId: 1, dataset: 1, seq: 1 }, name: 'tenant_seq' },
+    { key: { workspaceId: 1, dataset: 1, redacted: 1, seq: 1 }, name: 'tenant_served_seq' },
+    { key: { workspaceId: 1, dataset: 1, changeId: 1 }, name: 'tenant_change' },
+    { key: { workspaceId: 1, dataset: 1, factId: 1 }, name: 'tenant_fact' },
+    { key: { workspaceId: 1, dataset: 1, episodeId: 1 }, name: 'tenant_episode' },
+  ],
 };
 
 async function ensureIndexes(db: Collections): Promise<void> {

@@ -203,12 +203,17 @@ export interface MemoryVersionDoc {
 }
 
 /** The claim of undoing one invalidation (`restore:<fact _id>:<restorations>`). */
+/** The claim `restore:<fact _id>:<generation>` (store/facts.ts restoreFact). */
 export interface RestorationDoc {
   _id: string;
   workspaceId: string;
   dataset: string;
   factId: string;
+  /** The generation it ends (absent on claims written before it was kept: in the `_id`). */
+  generation?: number;
   at: Date;
+  /** False until its follow-up is done; absent on claims written before: done. */
+  applied?: boolean;
 }
 
 /** A migration that has run to the end (store/migrations.ts). */

@@ -1,5 +1,6 @@
-import { newId, normalizeUuid } from '../domain/ids.js';
+import { derivedUuid, newId, normalizeUuid } from '../domain/ids.js';
 import { entityKey } from '../domain/names.js';
+import { appendChanges, redactChanges } from './changes.js';
 import type { Collections } from './database.js';
 import { datasetDocumentId } from './datasets.js';
 import { type AuditDoc, entityDocumentId, episodeDocumentId } from './documents.js';
@@ -43,15 +44,14 @@ export async function eraseDataset(
     db.memories.deleteMany(filter, tag),
   ]);
   await Promise.all([
+    // The feed goes whole: a client that follows the dataset learns of the erasure from
+    // its cursor, which names the dataset it read (store/changes.ts erasureSince).
+    db.changes.deleteMany(filter, tag),
     db.claims.deleteMany(filter, tag),
     db.episodeRecords.deleteMany(filter, tag),
     db.memoryVersions.deleteMany(filter, tag),
     db.restorations.deleteMany(filter, tag),
   ]);
-  await db.datasets.deleteOne(
-    { _id: datasetDocumentId(tenant.workspaceId, tenant.dataset), workspaceId: tenant.workspaceId },
-    tag,
-  );
   const counts: ErasureCounts = {
     facts: facts.deletedCount,
     entities: entities.deletedCount,
@@ -59,6 +59,11 @@ export async function eraseDataset(
     memories: memories.deletedCount,
     restoredFacts: 0,
   };
+  const datasetKey = {
+    _id: datasetDocumentId(tenant.workspaceId, tenant.dataset),
+    workspaceId: tenant.workspaceId,
+  };
+  await db.datasets.deleteOne(datasetKey, tag);
   await audit(db, {
     workspaceId: tenant.workspaceId,
     keyId: who.keyId,
@@ -88,6 +93,10 @@ export async function eraseEpisode(
   const tag = { comment: 'store:eraseEpisode' };
   const produced = await db.facts.find({ ...scope, episodeId: id }, tag).toArray();
   const producedIds = produced.map((f) => f.factId);
+  // The feed forgets them first (a crash after this leaves the content for the repeat to
+  // erase, never a change about erased content), and once more at the end.
+  const erased = { factIds: producedIds, episodeId: id };
+  await redactChanges(db, tenant, erased);
 
   // 1. Undo what its facts superseded.
   let restoredFacts = 0;
@@ -156,13 +165,11 @@ export async function eraseEpisode(
     }
   }
 
-  // 4. The episode and its record.
+  // 4. The episode, then the feed, then its record.
   const episodes = await db.episodes.deleteOne(
     { _id: episodeDocumentId(tenant, id), ...scope },
     tag,
   );
-  await db.episodeRecords.deleteOne({ _id: episodeDocumentId(tenant, id), ...scope }, tag);
-
   const counts: ErasureCounts = {
     facts: facts.deletedCount,
     entities,
@@ -170,6 +177,23 @@ export async function eraseEpisode(
     memories: 0,
     restoredFacts,
   };
+  // The feed forgets the episode and its facts and says that they went, before the record
+  // goes: its claim keys the change, so a repeat after a crash appends it once.
+  await redactChanges(db, tenant, erased);
+  if (record || Object.values(counts).some((n) => n > 0)) {
+    // Keyed by the record's claim (a repeat after a crash appends it once), hashed: the
+    // change names nothing of what went.
+    const claimedAt = (record?.recordedAt ?? now).toISOString();
+    await appendChanges(db, tenant, [
+      {
+        changeId: `episode-erased:${derivedUuid('episode-erased', id, claimedAt)}`,
+        kind: 'EPISODE_ERASED',
+        at: now,
+        counts: { ...counts },
+      },
+    ]);
+  }
+  await db.episodeRecords.deleteOne({ _id: episodeDocumentId(tenant, id), ...scope }, tag);
   await audit(db, {
     workspaceId: tenant.workspaceId,
     keyId: who.keyId,

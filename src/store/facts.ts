@@ -2,6 +2,7 @@ import type { Filter } from 'mongodb';
 import type { FactState, TemporalSelection } from '../domain/factState.js';
 import { normalizeUuid } from '../domain/ids.js';
 import { entityKey, predicateKey } from '../domain/names.js';
+import { appendChanges, invalidationChange } from './changes.js';
 import type { Collections } from './database.js';
 import { isDuplicateKey, UNPAGED_BATCH_SIZE } from './database.js';
 import {
@@ -12,6 +13,7 @@ import {
   type InvalidReason,
   invalidationClaim,
   parseInvalidationClaimId,
+  type RestorationDoc,
 } from './documents.js';
 import {
   allOf,
@@ -281,6 +283,9 @@ async function applyInvalidationClaim(db: Collections, claim: InvalidationClaimD
     },
     { comment: 'store:applyInvalidationClaim' },
   );
+  await appendChanges(db, { workspaceId: claim.workspaceId, dataset: claim.dataset }, [
+    invalidationChange(claim),
+  ]);
   await db.claims.updateOne(
     { _id: claim._id, workspaceId: claim.workspaceId, dataset: claim.dataset },
     { $set: { applied: true } },
@@ -321,41 +326,27 @@ export async function restoreFact(
   if (fact.invalidAt === null) throw refuse('not_invalidated');
   if (fact.invalidReason !== reason) throw refuse('wrong_reason');
   const generation = fact.restorations ?? 0;
-  const apply = () =>
-    db.facts.updateOne(
-      {
-        _id: fact._id,
-        workspaceId: tenant.workspaceId,
-        dataset: tenant.dataset,
-        ...inGeneration(generation),
-      },
-      {
-        $set: {
-          invalidAt: null,
-          invalidReason: null,
-          supersededBy: null,
-          restorations: generation + 1,
-        },
-      },
-      { comment: 'store:restoreFact' },
-    );
+  const claim: RestorationDoc = {
+    _id: `restore:${fact._id}:${generation}`,
+    workspaceId: tenant.workspaceId,
+    dataset: tenant.dataset,
+    factId: fact.factId,
+    generation,
+    at: now,
+    applied: false,
+  };
   try {
-    await db.restorations.insertOne(
-      {
-        _id: `restore:${fact._id}:${generation}`,
-        workspaceId: tenant.workspaceId,
-        dataset: tenant.dataset,
-        factId: fact.factId,
-        at: now,
-      },
-      { comment: 'store:restoreFact' },
-    );
+    await db.restorations.insertOne(claim, { comment: 'store:restoreFact' });
   } catch (error) {
     if (!isDuplicateKey(error)) throw error;
-    await apply();
+    const winner = await db.restorations.findOne(
+      { _id: claim._id, workspaceId: tenant.workspaceId, dataset: tenant.dataset },
+      { comment: 'store:restoreFact' },
+    );
+    if (winner && winner.applied === false) await applyRestoration(db, winner);
     throw refuse('not_invalidated');
   }
-  await apply();
+  await applyRestoration(db, claim);
   return {
     ...fact,
     invalidAt: null,
@@ -363,6 +354,47 @@ export async function restoreFact(
     supersededBy: null,
     restorations: generation + 1,
   };
+}
+
+/**
+ * Step 3 of a restoration, then its change in the feed, then the claim marked applied:
+ * each repeatable, so a retry, a racing loser or `repairRestorations` completes it.
+ */
+async function applyRestoration(db: Collections, claim: RestorationDoc): Promise<void> {
+  const tenant = { workspaceId: claim.workspaceId, dataset: claim.dataset };
+  const factDocId = claim._id.slice('restore:'.length, claim._id.lastIndexOf(':'));
+  const generation = claim.generation ?? Number(claim._id.slice(claim._id.lastIndexOf(':') + 1));
+  const tag = { comment: 'store:applyRestoration' };
+  await db.facts.updateOne(
+    { _id: factDocId, ...tenant, ...inGeneration(generation) },
+    {
+      $set: {
+        invalidAt: null,
+        invalidReason: null,
+        supersededBy: null,
+        restorations: generation + 1,
+      },
+    },
+    tag,
+  );
+  await appendChanges(db, tenant, [
+    {
+      changeId: `${claim._id}@${claim.at.toISOString()}`,
+      kind: 'FACT_RESTORED',
+      at: claim.at,
+      factId: claim.factId,
+    },
+  ]);
+  await db.restorations.updateOne({ _id: claim._id, ...tenant }, { $set: { applied: true } }, tag);
+}
+
+/** Completes restorations whose follow-up did not finish (run at start-up). */
+export async function repairRestorations(db: Collections): Promise<number> {
+  const pending = await db.restorations
+    .find({ applied: false }, { comment: 'store:repairRestorations' })
+    .toArray();
+  for (const claim of pending) await applyRestoration(db, claim);
+  return pending.length;
 }
 
 /** The first `first` facts (standard order) each of several episodes produced, whatever their state. */

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { derivedUuid, newId, normalizeUuid } from '../domain/ids.js';
+import { appendChanges, type NewChange } from './changes.js';
 import type { Collections } from './database.js';
 import { isDuplicateKey } from './database.js';
 import { datasetDocumentId } from './datasets.js';
@@ -110,6 +111,7 @@ export async function createMemory(
   await registerDataset(db, tenant, now);
   try {
     await db.memories.insertOne(doc, { comment: 'store:createMemory' });
+    await appendChanges(db, tenant, [createdChange(doc)]);
     return { memory: doc, created: true };
   } catch (error) {
     if (!isDuplicateKey(error)) throw error;
@@ -117,10 +119,22 @@ export async function createMemory(
       { _id: doc._id, workspaceId: tenant.workspaceId, dataset: tenant.dataset },
       { comment: 'store:createMemory' },
     );
-    if (existing && sameContent(existing, doc)) return { memory: existing, created: false };
+    if (existing && sameContent(existing, doc)) {
+      // A retry completes what the first attempt may not have: its change in the feed.
+      await appendChanges(db, tenant, [createdChange(existing)]);
+      return { memory: existing, created: false };
+    }
     throw new MemoryConflictError(`Memory ${memoryId} already exists with other content`);
   }
 }
+
+/** A memory's creation in the feed, keyed by the memory and the instant it was created. */
+const createdChange = (memory: MemoryDoc): NewChange => ({
+  changeId: `memory-created:${memory.memoryId}@${memory.createdAt.toISOString()}`,
+  kind: 'MEMORY_CREATED',
+  at: memory.createdAt,
+  memoryId: memory.memoryId,
+});
 
 /**
  * Records that the dataset exists (as an import does), so `dataset(name:)` finds a dataset
@@ -262,6 +276,15 @@ async function applyMemoryVersion(db: Collections, claim: MemoryVersionDoc): Pro
     { $set: claim.set },
     { comment: 'store:applyMemoryVersion' },
   );
+  await appendChanges(db, { workspaceId: claim.workspaceId, dataset: claim.dataset }, [
+    {
+      changeId: `${claim._id}@${claim.at.toISOString()}`,
+      kind: 'MEMORY_CHANGED',
+      at: claim.at,
+      memoryId: claim.memoryId,
+    },
+    ...(claim.create ? [createdChange(claim.create)] : []),
+  ]);
 }
 
 /** The successor's id of a supersede: fixed by the old memory and the version. */

@@ -3,6 +3,7 @@ import type { AnyBulkWriteOperation } from 'mongodb';
 import { derivedUuid, normalizeUuid } from '../domain/ids.js';
 import { type EntityType, entityKey } from '../domain/names.js';
 import { bulkWriteFailure, duplicateKeyIndexes, isOnlyDuplicateKeys } from './bulkErrors.js';
+import { appendChanges } from './changes.js';
 import type { Collections } from './database.js';
 import { isDuplicateKey, UNPAGED_BATCH_SIZE, UPSERTS_PER_COMMAND } from './database.js';
 import { ensureDatasets } from './datasets.js';
@@ -391,6 +392,25 @@ async function completeEpisodeSteps(
       for (const f of superseding) f.recordedAt = stored.get(f.factId)?.recordedAt ?? f.recordedAt;
     }
   }
+
+  // 4b. The feed: the episode and its facts, each fact at the instant it was stored;
+  // keyed by the record's claim, so a retry or the repair appends nothing twice.
+  const claimedAt = record.recordedAt.toISOString();
+  await appendChanges(db, tenant, [
+    {
+      changeId: `episode-recorded:${episodeId}@${claimedAt}`,
+      kind: 'EPISODE_RECORDED',
+      at: recordedAt,
+      episodeId,
+    },
+    ...superseding.map((f) => ({
+      changeId: `fact-recorded:${f.factId}@${claimedAt}`,
+      kind: 'FACT_RECORDED' as const,
+      at: f.recordedAt,
+      factId: f.factId,
+      episodeId,
+    })),
+  ]);
 
   // 5. Supersessions, each target through its per-fact invalidation claim, in a fixed
   // number of commands (store/supersession.ts).

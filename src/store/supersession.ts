@@ -2,6 +2,7 @@ import type { AnyBulkWriteOperation } from 'mongodb';
 import { entityKey, predicateKey } from '../domain/names.js';
 import { boundedValidUntil, replacedFacts, type TimelineFact } from '../domain/replacement.js';
 import { duplicateKeyIndexes } from './bulkErrors.js';
+import { appendChanges, invalidationChange } from './changes.js';
 import type { Collections } from './database.js';
 import { UNPAGED_BATCH_SIZE } from './database.js';
 import {
@@ -329,6 +330,13 @@ async function applyInvalidationClaims(
   );
   const tag = { comment: 'store:applyInvalidationClaims' };
   await db.facts.bulkWrite(stamps, { ordered: false, ...tag });
+  // In one fixed order, whichever attempt (or repair) applies them and in whatever order
+  // it found them, so every run writes the same feed.
+  await appendChanges(
+    db,
+    tenant,
+    claims.map(invalidationChange).sort((a, b) => (a.changeId < b.changeId ? -1 : 1)),
+  );
   await db.claims.updateMany(
     {
       _id: { $in: claims.map((claim) => claim._id) },

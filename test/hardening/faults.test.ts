@@ -520,6 +520,7 @@ describe('recordEpisode when the database dies in the middle', () => {
     'insert episodes',
     'update entities',
     'insert facts',
+    'insert changes',
     'insert claims',
     'update facts',
     'update claims',

@@ -521,6 +521,10 @@ describe("beta's admin key against alpha's data", () => {
         allEntities { entityId name }`,
         `episodes { totalCount edges { node { episodeId content facts { factId } } } }
         memories(includeArchived: true) { totalCount edges { node { memoryId text } } }`,
+        `changes(first: 100) {
+          totalCount
+          edges { cursor node { id kind at fact { factId } episode { episodeId content } memory { memoryId text } } }
+        }`,
       ];
       const merged: Record<string, unknown> = {};
       for (const part of parts) {
@@ -555,6 +559,13 @@ describe("beta's admin key against alpha's data", () => {
       expect(ds.allEntities.every((e) => betaOwn.entities.includes(e.entityId))).toBe(true);
       expect(ds.episodes.edges.map((e) => e.node.episodeId)).toEqual(betaOwn.episodes);
       expect(ds.memories.edges.every((e) => betaOwn.memories.includes(e.node.memoryId))).toBe(true);
+      // Beta's feed holds beta's changes only (alpha's writes went to alpha's feed).
+      const changes = (
+        merged as { changes: { edges: { node: { fact: { factId: string } | null } }[] } }
+      ).changes.edges;
+      for (const { node } of changes) {
+        if (node.fact) expect(betaOwn.facts).toContain(node.fact.factId);
+      }
     }
   });
 

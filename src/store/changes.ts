@@ -1,0 +1,212 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { documentId } from '../domain/ids.js';
+import { duplicateKeyIndexes } from './bulkErrors.js';
+import type { Collections } from './database.js';
+import { isDuplicateKey } from './database.js';
+import type { AuditDoc, InvalidationClaimDoc } from './documents.js';
+import type { ErasureCounts } from './erasure.js';
+import type { Tenant } from './tenant.js';
+
+/**
+ * A dataset's change feed (docs/LIVE_UPDATES.md): every change a write makes, in the order
+ * the store took them, each at a per-dataset sequence number claimed by inserting the
+ * change itself as `change:<tenant>:<seq>`. Inserting an existing `_id` fails atomically
+ * on FerretDB and MongoDB alike, so two writers never share a number, and a writer takes
+ * number n+1 only after it has read n, so every number a reader sees has all the lower
+ * ones already visible: reading "after seq s" in order never skips a change, on any
+ * replica. A change is never deleted (a reused number could hide a later change from a
+ * client that had read past it); erasure redacts it in place.
+ */
+
+export const DATASET_CHANGE_KINDS = [
+  'FACT_RECORDED',
+  'FACT_SUPERSEDED',
+  'FACT_DELETED',
+  'FACT_RESTORED',
+  'EPISODE_RECORDED',
+  'MEMORY_CREATED',
+  'MEMORY_CHANGED',
+  'EPISODE_ERASED',
+  'DATASET_ERASED',
+] as const;
+type DatasetChangeKind = (typeof DATASET_CHANGE_KINDS)[number];
+
+export interface ChangeDoc {
+  _id: string;
+  workspaceId: string;
+  dataset: string;
+  /** The change's place in its dataset's feed: 1, 2, 3, … with no number used twice. */
+  seq: number;
+  /**
+   * The change's natural key (its kind, its subject and the instant of the claim that made
+   * it): the same change written again by a retry or a repair has the same one, and is
+   * not appended twice.
+   */
+  changeId: string;
+  /** Its transaction time: the instant of the write that made it. */
+  at: Date;
+  kind: DatasetChangeKind;
+  factId: string | null;
+  episodeId: string | null;
+  memoryId: string | null;
+  /** An erasure's: what it removed, the only content its change carries. */
+  counts: ErasureCounts | null;
+  /** Erased content: the slot stays (its number is spent), nothing of it is served. */
+  redacted: boolean;
+}
+
+export type NewChange = Pick<ChangeDoc, 'changeId' | 'at' | 'kind'> &
+  Partial<Pick<ChangeDoc, 'factId' | 'episodeId' | 'memoryId' | 'counts'>>;
+
+function changeDocumentId(tenant: Tenant, seq: number): string {
+  return documentId('change', tenant.workspaceId, tenant.dataset, String(seq));
+}
+
+/**
+ * The change an invalidation claim makes, appended when the claim is applied (before it is
+ * marked so, so the repair of an unapplied claim appends it too). Keyed by the claim and
+ * its instant: a fact re-recorded after an erasure is claimed again under the same `_id`.
+ */
+export function invalidationChange(claim: InvalidationClaimDoc): NewChange {
+  return {
+    changeId: `${claim._id}@${claim.invalidAt.toISOString()}`,
+    kind: claim.reason === 'deleted' ? 'FACT_DELETED' : 'FACT_SUPERSEDED',
+    at: claim.invalidAt,
+    factId: claim.factId,
+  };
+}
+
+/**
+ * Lost races for a number retried. Each lost race means another writer's change landed, so
+ * this only bounds a livelock; a write that runs out fails (its retry or the start-up
+ * repair appends the change later, with a later number).
+ */
+const MAX_ATTEMPTS = 100;
+
+/**
+ * Appends changes to the dataset's feed, in the order given, skipping those already there
+ * (a retry, a repair). Numbers are claimed from the highest one seen: a duplicate `_id`
+ * means another writer took it, so the rest are tried again above the new highest.
+ */
+export async function appendChanges(
+  db: Collections,
+  tenant: Tenant,
+  changes: readonly NewChange[],
+): Promise<void> {
+  if (changes.length === 0) return;
+  const scope = { workspaceId: tenant.workspaceId, dataset: tenant.dataset };
+  const tag = { comment: 'store:appendChanges' };
+  const there = await db.changes
+    .find(
+      { ...scope, changeId: { $in: changes.map((c) => c.changeId) } },
+      { projection: { changeId: 1 }, ...tag },
+    )
+    .toArray();
+  const known = new Set(there.map((c) => c.changeId));
+  let pending = changes.filter((c) => !known.has(c.changeId));
+  for (let attempt = 0; pending.length > 0; attempt++) {
+    if (attempt >= MAX_ATTEMPTS) throw new Error('The change feed is too busy; try again');
+    const last = await db.changes.findOne(scope, {
+      sort: { seq: -1 },
+      projection: { seq: 1 },
+      ...tag,
+    });
+    const base = last?.seq ?? 0;
+    const docs: ChangeDoc[] = pending.map((c, i) => ({
+      _id: changeDocumentId(tenant, base + i + 1),
+      ...scope,
+      seq: base + i + 1,
+      changeId: c.changeId,
+      at: c.at,
+      kind: c.kind,
+      factId: c.factId ?? null,
+      episodeId: c.episodeId ?? null,
+      memoryId: c.memoryId ?? null,
+      counts: c.counts ?? null,
+      redacted: false,
+    }));
+    try {
+      await db.changes.insertMany(docs, { ordered: true, ...tag });
+      pending = [];
+    } catch (error) {
+      if (!isDuplicateKey(error)) throw error;
+      // Ordered: the changes before the first taken number went in; the rest try again.
+      const [taken] = duplicateKeyIndexes(error);
+      pending = pending.slice(taken ?? 0);
+      await sleep(Math.min(attempt, 10));
+    }
+  }
+}
+
+/** A page of the feed: the changes after `afterSeq` (0: from the start), in order. */
+export function changesAfter(
+  db: Collections,
+  tenant: Tenant,
+  afterSeq: number,
+  first: number,
+): Promise<ChangeDoc[]> {
+  return db.changes
+    .find(
+      {
+        workspaceId: tenant.workspaceId,
+        dataset: tenant.dataset,
+        seq: { $gt: afterSeq },
+        redacted: false,
+      },
+      { sort: { seq: 1 }, limit: first, comment: 'store:changesAfter' },
+    )
+    .toArray();
+}
+
+/** How many changes the dataset's feed serves (redacted ones are not served). */
+export function countChanges(db: Collections, tenant: Tenant): Promise<number> {
+  return db.changes.countDocuments(
+    { workspaceId: tenant.workspaceId, dataset: tenant.dataset, redacted: false },
+    { comment: 'store:countChanges' },
+  );
+}
+
+/**
+ * Erased content leaves the feed: the changes about the given facts and episode keep
+ * their numbers and lose the rest, their ids included (which name their subjects). A
+ * write of the erased content again is claimed anew, so it never needs the old ids.
+ * (`eraseDataset` removes the whole feed instead: the dataset's name goes too.)
+ */
+export async function redactChanges(
+  db: Collections,
+  tenant: Tenant,
+  about: { factIds: string[]; episodeId: string },
+): Promise<void> {
+  await db.changes.updateMany(
+    {
+      workspaceId: tenant.workspaceId,
+      dataset: tenant.dataset,
+      $or: [{ factId: { $in: about.factIds } }, { episodeId: about.episodeId }],
+    },
+    {
+      $set: { redacted: true, changeId: 'redacted', factId: null, episodeId: null, memoryId: null },
+    },
+    { comment: 'store:redactChanges' },
+  );
+}
+
+/**
+ * The latest erasure of the whole dataset after `since` (the creation of the dataset a
+ * client's cursor was read from), as the audit trail recorded it: the feed went with the
+ * dataset, so this is how a client that held a cursor into it learns what happened.
+ */
+export function datasetErasureAfter(
+  db: Collections,
+  tenant: Tenant,
+  since: Date,
+): Promise<AuditDoc | null> {
+  return db.audit.findOne(
+    {
+      workspaceId: tenant.workspaceId,
+      dataset: tenant.dataset,
+      action: 'eraseDataset',
+      at: { $gt: since },
+    },
+    { sort: { at: -1 }, comment: 'store:datasetErasureAfter' },
+  );
+}

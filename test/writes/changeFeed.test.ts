@@ -1,0 +1,307 @@
+import { randomUUID } from 'node:crypto';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { appendChanges } from '../../src/store/changes.js';
+import { openDatabase } from '../../src/store/database.js';
+import { recordEpisode } from '../../src/store/recordEpisode.js';
+import {
+  ChangeArchiveMemoryDocument,
+  ChangeCreateMemoryDocument,
+  ChangeDeleteFactDocument,
+  ChangeEraseDatasetDocument,
+  ChangeEraseEpisodeDocument,
+  ChangeFeedDocument,
+  type ChangeFeedQuery,
+  ChangeRecordEpisodeDocument,
+  ChangeRestoreFactDocument,
+  ChangeSupersedeMemoryDocument,
+  type RecordEpisodeInput,
+} from '../generated/operations.js';
+import { testServerUri } from '../helpers/database.js';
+import { episodeInput, factInput, testTenant } from '../helpers/episodeInput.js';
+import { type GraphqlError, openTestGateway, type TestGateway } from '../helpers/gateway.js';
+
+/**
+ * The change feed (Dataset.changes, docs/LIVE_UPDATES.md): every write appends what it
+ * changed, once, at the next number of its dataset's feed; a reader resuming after any
+ * cursor misses nothing, however writers race; erased content leaves the feed.
+ */
+
+let t: TestGateway;
+let writer: string;
+let admin: string;
+let reader: string;
+
+beforeAll(async () => {
+  t = await openTestGateway({ demoWorkspaces: [] });
+  writer = await t.key('acme', ['read', 'write']);
+  admin = await t.key('acme', ['read', 'write', 'admin']);
+  reader = await t.key('acme', ['read']);
+});
+
+type Result<T> = { status: number; body: { data?: T | null; errors?: GraphqlError[] } };
+function data<T>(result: Result<T>): T {
+  expect(result.body.errors).toBeUndefined();
+  return result.body.data!;
+}
+
+type Change = NonNullable<ChangeFeedQuery['dataset']>['changes']['edges'][number]['node'];
+
+/** Every change of the dataset after `after`, read in pages of `first`. */
+async function feed(dataset: string, after: string | null = null, first = 3): Promise<Change[]> {
+  const all: Change[] = [];
+  let cursor = after;
+  for (;;) {
+    const page = data(
+      await t.graphql(ChangeFeedDocument, { dataset, after: cursor, first }, reader),
+    ).dataset!.changes;
+    all.push(...page.edges.map((e) => e.node));
+    for (const e of page.edges) expect(e.cursor).toBe(e.node.cursor);
+    if (!page.pageInfo.hasNextPage) return all;
+    cursor = page.pageInfo.endCursor!;
+  }
+}
+
+const episode = (facts: RecordEpisodeInput['facts'], episodeId = randomUUID()) => ({
+  episode: {
+    episodeId,
+    occurredAt: '2026-11-01T00:00:00.000Z',
+    source: 'chat',
+    content: 'user: my car is a Honda Civic',
+  },
+  facts,
+});
+const fact = (subject: string, object: string, more: Record<string, unknown> = {}) => ({
+  subject,
+  predicate: 'drives',
+  object,
+  confidence: 0.9,
+  validAt: '2026-10-01T00:00:00.000Z',
+  ...more,
+});
+
+async function record(dataset: string, input: RecordEpisodeInput) {
+  return data(await t.graphql(ChangeRecordEpisodeDocument, { dataset, input }, writer))
+    .recordEpisode;
+}
+
+describe('Dataset.changes: every write, once, in order', () => {
+  it('an episode: EPISODE_RECORDED, its facts, then what they superseded; a retry adds nothing', async () => {
+    const ds = 'feed-episodes';
+    const first = await record(ds, episode([fact('user', 'a Honda Civic')]));
+    const old = first.facts[0]!.factId;
+    const input = episode([fact('user', 'a Toyota', { supersedes: [old] }), fact('user', 'x')]);
+    const second = await record(ds, input);
+    await record(ds, input);
+
+    const changes = await feed(ds);
+    expect(changes.map((c) => [c.kind, c.fact?.factId ?? c.episode?.episodeId])).toEqual([
+      ['EPISODE_RECORDED', first.episode.episodeId],
+      ['FACT_RECORDED', old],
+      ['EPISODE_RECORDED', second.episode.episodeId],
+      ['FACT_RECORDED', second.facts[0]!.factId],
+      ['FACT_RECORDED', second.facts[1]!.factId],
+      ['FACT_SUPERSEDED', old],
+    ]);
+    // Each fact as it is now; the ids are distinct and stable.
+    expect(changes[1]!.fact!.state).toBe('SUPERSEDED');
+    expect(new Set(changes.map((c) => c.id)).size).toBe(changes.length);
+    expect((await feed(ds)).map((c) => c.id)).toEqual(changes.map((c) => c.id));
+    // Resuming after any cursor gives exactly the rest.
+    for (let i = 0; i < changes.length; i++) {
+      expect((await feed(ds, changes[i]!.cursor)).map((c) => c.id)).toEqual(
+        changes.slice(i + 1).map((c) => c.id),
+      );
+    }
+    const page = data(await t.graphql(ChangeFeedDocument, { dataset: ds, first: 2 }, reader))
+      .dataset!.changes;
+    expect(page.totalCount).toBe(6);
+  });
+
+  it('delete and restore: FACT_DELETED, FACT_RESTORED, and again after a second delete', async () => {
+    const ds = 'feed-deletes';
+    const { facts } = await record(ds, episode([fact('user', 'a bike')]));
+    const id = facts[0]!.factId;
+    const start = (await feed(ds)).at(-1)!.cursor;
+    data(await t.graphql(ChangeDeleteFactDocument, { dataset: ds, id }, writer));
+    data(await t.graphql(ChangeRestoreFactDocument, { dataset: ds, id }, admin));
+    data(await t.graphql(ChangeDeleteFactDocument, { dataset: ds, id }, writer));
+    const changes = await feed(ds, start);
+    expect(changes.map((c) => [c.kind, c.fact?.factId])).toEqual([
+      ['FACT_DELETED', id],
+      ['FACT_RESTORED', id],
+      ['FACT_DELETED', id],
+    ]);
+    expect(new Set(changes.map((c) => c.id)).size).toBe(3);
+  });
+
+  it('memories: MEMORY_CREATED, MEMORY_CHANGED per version, a supersede changes one and creates one', async () => {
+    const ds = 'feed-memories';
+    const input = {
+      text: 'Prefers short answers',
+      memoryKind: 'preference',
+      scope: 'user',
+      sourceType: 'chat',
+    };
+    const memoryId = randomUUID();
+    const created = data(
+      await t.graphql(
+        ChangeCreateMemoryDocument,
+        { dataset: ds, input: { ...input, memoryId } },
+        writer,
+      ),
+    ).createMemory;
+    // A retried create adds nothing.
+    data(
+      await t.graphql(
+        ChangeCreateMemoryDocument,
+        { dataset: ds, input: { ...input, memoryId } },
+        writer,
+      ),
+    );
+    data(await t.graphql(ChangeArchiveMemoryDocument, { dataset: ds, memoryId }, writer));
+    const successor = data(
+      await t.graphql(
+        ChangeSupersedeMemoryDocument,
+        { dataset: ds, memoryId, input: { ...input, text: 'Prefers long answers' } },
+        writer,
+      ),
+    ).supersedeMemory.memory.memoryId;
+    const changes = await feed(ds);
+    expect(changes.map((c) => [c.kind, c.memory?.memoryId])).toEqual([
+      ['MEMORY_CREATED', created.memoryId],
+      ['MEMORY_CHANGED', memoryId],
+      ['MEMORY_CHANGED', memoryId],
+      ['MEMORY_CREATED', successor],
+    ]);
+  });
+
+  it('a bad cursor is BAD_USER_INPUT, a key without read is FORBIDDEN, another workspace sees nothing', async () => {
+    const ds = 'feed-episodes';
+    const bad = await t.graphql(ChangeFeedDocument, { dataset: ds, after: 'nope' }, reader);
+    expect(bad.body.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    const noRead = await t.graphql(
+      ChangeFeedDocument,
+      { dataset: ds },
+      await t.key('acme', ['write']),
+    );
+    expect(noRead.body.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+    const other = await t.graphql(
+      ChangeFeedDocument,
+      { dataset: ds },
+      await t.key('globex', ['read']),
+    );
+    expect(data(other).dataset).toBeNull();
+  });
+});
+
+describe('erasure leaves no trace of the erased content in the feed', () => {
+  it('eraseEpisode: its changes go, what it superseded comes back restored, EPISODE_ERASED says what went', async () => {
+    const ds = 'feed-erase-episode';
+    const kept = await record(ds, episode([fact('user', 'a Honda Civic')]));
+    const old = kept.facts[0]!.factId;
+    const erased = await record(ds, episode([fact('user', 'a Toyota', { supersedes: [old] })]));
+    const erasedId = erased.episode.episodeId;
+    data(await t.graphql(ChangeEraseEpisodeDocument, { dataset: ds, id: erasedId }, admin));
+    // A repeat removes nothing and says nothing more.
+    data(await t.graphql(ChangeEraseEpisodeDocument, { dataset: ds, id: erasedId }, admin));
+
+    const changes = await feed(ds);
+    expect(changes.map((c) => c.kind)).toEqual([
+      'EPISODE_RECORDED',
+      'FACT_RECORDED',
+      'FACT_SUPERSEDED',
+      'FACT_RESTORED',
+      'EPISODE_ERASED',
+    ]);
+    const json = JSON.stringify(changes);
+    expect(json).not.toContain(erased.facts[0]!.factId);
+    expect(changes.filter((c) => c.episode?.episodeId === erasedId)).toEqual([]);
+    expect(changes.at(-1)).toMatchObject({
+      episode: null,
+      fact: null,
+      erased: { facts: 1, episodes: 1, restoredFacts: 1 },
+    });
+    expect(json).not.toContain(erasedId);
+    // In the database too: the erased fact's changes keep their numbers and nothing else.
+    const stored = await t.database.collections.changes.find({ dataset: ds }).toArray();
+    expect(JSON.stringify(stored)).not.toContain(erased.facts[0]!.factId);
+    expect(JSON.stringify(stored)).not.toContain(erasedId);
+    expect(stored.map((c) => c.seq)).toEqual(stored.map((_, i) => i + 1));
+  });
+
+  it('eraseDataset: the feed goes with the dataset; a cursor into it resumes with DATASET_ERASED', async () => {
+    const ds = 'feed-erase-dataset';
+    await record(ds, episode([fact('user', 'a Honda Civic')]));
+    const before = (await feed(ds)).at(-1)!.cursor;
+    data(await t.graphql(ChangeEraseDatasetDocument, { name: ds }, admin));
+    // Nothing of the dataset is left in the feed, its name included; the dataset is gone
+    // (a silent feed) until it is written again.
+    expect(await t.database.collections.changes.countDocuments({ dataset: ds })).toBe(0);
+    expect(data(await t.graphql(ChangeFeedDocument, { dataset: ds }, reader)).dataset).toBeNull();
+    const later = await record(ds, episode([fact('user', 'a Vespa')]));
+    // A client that had read up to the erasure resumes: the erasure, with its counts, then
+    // everything since; the notice's cursor continues in today's feed.
+    const resumed = await feed(ds, before);
+    expect(resumed.map((c) => [c.kind, c.fact?.factId ?? null])).toEqual([
+      ['DATASET_ERASED', null],
+      ['EPISODE_RECORDED', null],
+      ['FACT_RECORDED', later.facts[0]!.factId],
+    ]);
+    expect(resumed[0]!.erased).toMatchObject({ facts: 1, episodes: 1 });
+    expect((await feed(ds, resumed[0]!.cursor)).map((c) => c.id)).toEqual(
+      resumed.slice(1).map((c) => c.id),
+    );
+    // A client that starts today sees only today's feed.
+    expect((await feed(ds)).map((c) => c.kind)).toEqual(['EPISODE_RECORDED', 'FACT_RECORDED']);
+  });
+});
+
+describe('no gaps, however writers race', () => {
+  it('episodes recorded at once over separate connections: every change once, numbers 1..n', async () => {
+    const connections = await Promise.all(
+      Array.from({ length: 4 }, () => openDatabase(testServerUri(), t.database.db.databaseName)),
+    );
+    try {
+      const tenant = testTenant('acme', 'feed-race');
+      const inputs = Array.from({ length: 12 }, (_, i) =>
+        episodeInput([
+          factInput(`person ${i}`, 'likes', 'tea'),
+          factInput(`person ${i}`, 'has', 'a cat'),
+        ]),
+      );
+      await Promise.all(
+        inputs.map((input, i) =>
+          recordEpisode(connections[i % 4]!.collections, tenant, input, new Date()),
+        ),
+      );
+      const stored = await t.database.collections.changes
+        .find({ workspaceId: tenant.workspaceId, dataset: tenant.dataset })
+        .sort({ seq: 1 })
+        .toArray();
+      expect(stored.map((c) => c.seq)).toEqual(stored.map((_, i) => i + 1));
+      expect(stored).toHaveLength(12 * 3);
+      expect(new Set(stored.map((c) => c.changeId)).size).toBe(36);
+      expect((await feed('feed-race', null, 7)).map((c) => c.id)).toEqual(
+        stored.map((c) => c.changeId),
+      );
+    } finally {
+      await Promise.all(connections.map((c) => c.close()));
+    }
+  });
+
+  it('a change whose write was slow arrives after later ones, and a reader past those still gets it', async () => {
+    const ds = 'feed-slow';
+    const tenant = testTenant('acme', ds);
+    await record(ds, episode([fact('user', 'a Honda Civic')]));
+    const seen = (await feed(ds)).at(-1)!.cursor;
+    // A write that took its instant long ago appends only now (a slow write, or one its
+    // retry completed): it comes next, with its own earlier `at`.
+    const slowAt = new Date('2026-01-01T00:00:00.000Z');
+    await appendChanges(t.database.collections, tenant, [
+      { changeId: `slow:${randomUUID()}`, kind: 'FACT_DELETED', at: slowAt },
+    ]);
+    const after = await feed(ds, seen);
+    expect(after).toHaveLength(1);
+    expect(after[0]!.at).toBe(slowAt.toISOString());
+  });
+});
