@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { appendChanges } from '../../src/store/changes.js';
 import { openDatabase } from '../../src/store/database.js';
+import { invalidationClaim } from '../../src/store/documents.js';
+import { repairInvalidationClaims, repairRestorations } from '../../src/store/facts.js';
 import { recordEpisode } from '../../src/store/recordEpisode.js';
 import {
   ChangeArchiveMemoryDocument,
@@ -303,5 +305,51 @@ describe('no gaps, however writers race', () => {
     const after = await feed(ds, seen);
     expect(after).toHaveLength(1);
     expect(after[0]!.at).toBe(slowAt.toISOString());
+  });
+});
+
+describe('a write a crash cut short enters the feed when it is completed', () => {
+  it('an unapplied restoration or invalidation: the start-up repairs apply it and append its change', async () => {
+    const ds = 'feed-repair';
+    const tenant = testTenant('acme', ds);
+    const db = t.database.collections;
+    const { facts } = await record(ds, episode([fact('user', 'a bike'), fact('user', 'a car')]));
+    const [restored, deleted] = facts.map((f) => f.factId) as [string, string];
+    data(await t.graphql(ChangeDeleteFactDocument, { dataset: ds, id: restored }, writer));
+    const seen = (await feed(ds)).at(-1)!.cursor;
+
+    // As a crash right after each claim leaves them: claimed, nothing more done.
+    const target = (await db.facts.findOne({ ...tenant, factId: restored }))!;
+    await db.restorations.insertOne({
+      _id: `restore:${target._id}:0`,
+      ...tenant,
+      factId: restored,
+      generation: 0,
+      at: new Date('2026-11-30T00:00:00.000Z'),
+      applied: false,
+    });
+    const other = (await db.facts.findOne({ ...tenant, factId: deleted }))!;
+    await db.claims.insertOne(
+      invalidationClaim(
+        tenant,
+        other,
+        { reason: 'deleted', at: new Date('2026-11-30T00:00:01.000Z'), supersededBy: null },
+        false,
+      ),
+    );
+    expect(await feed(ds, seen)).toEqual([]);
+
+    expect(await repairRestorations(db)).toBeGreaterThanOrEqual(1);
+    expect(await repairInvalidationClaims(db)).toBeGreaterThanOrEqual(1);
+    const changes = await feed(ds, seen);
+    expect(changes.map((c) => [c.kind, c.fact?.factId, c.fact?.state])).toEqual([
+      ['FACT_RESTORED', restored, 'LIVE'],
+      // Invalidated: no longer believed (a deleted fact's state is SUPERSEDED).
+      ['FACT_DELETED', deleted, 'SUPERSEDED'],
+    ]);
+    // Done once: the repairs find nothing more, and the feed stays as it is.
+    await repairRestorations(db);
+    await repairInvalidationClaims(db);
+    expect((await feed(ds, seen)).map((c) => c.id)).toEqual(changes.map((c) => c.id));
   });
 });
