@@ -4,6 +4,7 @@ import type { Config } from './config.js';
 import { acquireEmbeddedDb, type RunningFerretDb } from './embedded/ferretdb.js';
 import { type Database, openDatabase } from './store/database.js';
 import { repairInvalidationClaims, repairRestorations } from './store/facts.js';
+import { repairMemoryWrites } from './store/memoryWrites.js';
 import { migrateStore } from './store/migrations.js';
 import { repairEpisodeRecords } from './store/recordEpisode.js';
 
@@ -50,6 +51,7 @@ export async function openStore(
   }
   await repairInvalidationClaims(database.collections);
   await repairRestorations(database.collections);
+  await repairMemoryWrites(database.collections, systemClock());
   await repairEpisodeRecords(database.collections, systemClock());
   return {
     database,

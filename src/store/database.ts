@@ -9,6 +9,7 @@ import type {
   EpisodeRecordDoc,
   FactDoc,
   InvalidationClaimDoc,
+  MemoryCreationDoc,
   MemoryDoc,
   MemoryVersionDoc,
   MigrationDoc,
@@ -29,6 +30,7 @@ export interface Collections {
   claims: Collection<InvalidationClaimDoc>;
   episodeRecords: Collection<EpisodeRecordDoc>;
   memoryVersions: Collection<MemoryVersionDoc>;
+  memoryCreations: Collection<MemoryCreationDoc>;
   restorations: Collection<RestorationDoc>;
   audit: Collection<AuditDoc>;
   migrations: Collection<MigrationDoc>;
@@ -47,6 +49,7 @@ export function collections(db: Db): Collections {
     claims: db.collection('claims'),
     episodeRecords: db.collection('episodeRecords'),
     memoryVersions: db.collection('memoryVersions'),
+    memoryCreations: db.collection('memoryCreations'),
     restorations: db.collection('restorations'),
     audit: db.collection('audit'),
     migrations: db.collection('migrations'),
@@ -84,6 +87,7 @@ export const SHARDED_COLLECTIONS: readonly (keyof Collections)[] = [
   'claims',
   'episodeRecords',
   'memoryVersions',
+  'memoryCreations',
   'restorations',
   'changes',
 ];
@@ -173,7 +177,22 @@ export const INDEXES: { [K in keyof Collections]: IndexSpec[] } = {
     },
     { key: { workspaceId: 1, dataset: 1 }, name: 'tenant' },
   ],
-  memoryVersions: [{ key: { workspaceId: 1, dataset: 1, memoryId: 1 }, name: 'tenant_memory' }],
+  memoryVersions: [
+    {
+      key: { applied: 1 },
+      name: 'applied',
+      allTenants: 'the start-up repair finds the few versions not yet applied, in every workspace',
+    },
+    { key: { workspaceId: 1, dataset: 1, memoryId: 1 }, name: 'tenant_memory' },
+  ],
+  memoryCreations: [
+    {
+      key: { pending: 1 },
+      name: 'pending',
+      allTenants: 'the start-up repair finds the few creations still owed to the feed',
+    },
+    { key: { workspaceId: 1, dataset: 1 }, name: 'tenant' },
+  ],
   restorations: [
     {
       key: { applied: 1 },

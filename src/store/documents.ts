@@ -200,9 +200,25 @@ export interface MemoryVersionDoc {
   /** A memory this version creates (the successor of a supersede). */
   create: MemoryDoc | null;
   at: Date;
+  /** False until its follow-up is done (its change in the feed); absent on older claims: done. */
+  applied?: boolean;
 }
 
-/** The claim of undoing one invalidation (`restore:<fact _id>:<restorations>`). */
+/**
+ * A memory's creation, owed to the feed: written before the memory, removed once the
+ * memory's MEMORY_CREATED change is appended (store/memoryWrites.ts createMemory), so the
+ * start-up repair appends the change of a creation a crash cut short.
+ */
+export interface MemoryCreationDoc {
+  /** The memory's `_id`. */
+  _id: string;
+  workspaceId: string;
+  dataset: string;
+  memoryId: string;
+  pending: true;
+  at: Date;
+}
+
 /** The claim `restore:<fact _id>:<generation>` (store/facts.ts restoreFact). */
 export interface RestorationDoc {
   _id: string;

@@ -50,6 +50,7 @@ export async function eraseDataset(
     db.claims.deleteMany(filter, tag),
     db.episodeRecords.deleteMany(filter, tag),
     db.memoryVersions.deleteMany(filter, tag),
+    db.memoryCreations.deleteMany(filter, tag),
     db.restorations.deleteMany(filter, tag),
   ]);
   const counts: ErasureCounts = {

@@ -109,23 +109,85 @@ export async function createMemory(
   const memoryId = normalizeUuid(input.memoryId ?? newId());
   const doc = buildMemory(tenant, memoryId, input, now);
   await registerDataset(db, tenant, now);
+  // Owed to the feed first, so a crash after the insert leaves the change to the repair.
+  try {
+    await db.memoryCreations.insertOne(
+      {
+        _id: doc._id,
+        workspaceId: tenant.workspaceId,
+        dataset: tenant.dataset,
+        memoryId,
+        pending: true,
+        at: now,
+      },
+      { comment: 'store:createMemory' },
+    );
+  } catch (error) {
+    // A retry's, or a racing creator's: whoever gets there pays it.
+    if (!isDuplicateKey(error)) throw error;
+  }
   try {
     await db.memories.insertOne(doc, { comment: 'store:createMemory' });
-    await appendChanges(db, tenant, [createdChange(doc)]);
-    return { memory: doc, created: true };
   } catch (error) {
     if (!isDuplicateKey(error)) throw error;
     const existing = await db.memories.findOne(
       { _id: doc._id, workspaceId: tenant.workspaceId, dataset: tenant.dataset },
       { comment: 'store:createMemory' },
     );
-    if (existing && sameContent(existing, doc)) {
-      // A retry completes what the first attempt may not have: its change in the feed.
-      await appendChanges(db, tenant, [createdChange(existing)]);
-      return { memory: existing, created: false };
-    }
+    if (!existing) throw error;
+    // The stored memory's creation is announced either way: a retry completes it.
+    await announceCreation(db, tenant, existing);
+    if (sameContent(existing, doc)) return { memory: existing, created: false };
     throw new MemoryConflictError(`Memory ${memoryId} already exists with other content`);
   }
+  await announceCreation(db, tenant, doc);
+  return { memory: doc, created: true };
+}
+
+/** Appends a created memory's change, then clears what was owed for it. */
+async function announceCreation(db: Collections, tenant: Tenant, memory: MemoryDoc) {
+  await appendChanges(db, tenant, [createdChange(memory)]);
+  await db.memoryCreations.deleteOne(
+    { _id: memory._id, workspaceId: tenant.workspaceId, dataset: tenant.dataset },
+    { comment: 'store:announceCreation' },
+  );
+}
+
+/**
+ * Claims a crash can leave half done are completed by the start-up repair only once they
+ * are this old: a creator or writer still at work on another process finishes its own.
+ */
+const REPAIR_AFTER_MS = 60_000;
+
+/**
+ * Pays what memory writes a crash cut short owe the feed (run at start-up): each owed
+ * creation whose memory exists is announced, one whose memory never got written is
+ * dropped; each version claim not marked applied is applied (a no-op if it was) with its
+ * change.
+ */
+export async function repairMemoryWrites(db: Collections, now: Date): Promise<number> {
+  const before = new Date(now.getTime() - REPAIR_AFTER_MS);
+  const owed = await db.memoryCreations
+    .find({ pending: true, at: { $lt: before } }, { comment: 'store:repairMemoryWrites' })
+    .toArray();
+  for (const creation of owed) {
+    const tenant = { workspaceId: creation.workspaceId, dataset: creation.dataset };
+    const memory = await db.memories.findOne(
+      { _id: creation._id, ...tenant },
+      { comment: 'store:repairMemoryWrites' },
+    );
+    if (memory) await announceCreation(db, tenant, memory);
+    else
+      await db.memoryCreations.deleteOne(
+        { _id: creation._id, ...tenant },
+        { comment: 'store:repairMemoryWrites' },
+      );
+  }
+  const versions = await db.memoryVersions
+    .find({ applied: false, at: { $lt: before } }, { comment: 'store:repairMemoryWrites' })
+    .toArray();
+  for (const claim of versions) await applyMemoryVersion(db, claim);
+  return owed.length + versions.length;
 }
 
 /** A memory's creation in the feed, keyed by the memory and the instant it was created. */
@@ -211,6 +273,7 @@ export async function changeMemory(
       set: { ...memoryChange(planned.set), version, updatedAt: now },
       create: planned.create ?? null,
       at: now,
+      applied: false,
     };
     try {
       await db.memoryVersions.insertOne(claim, { comment: 'store:changeMemory' });
@@ -285,6 +348,11 @@ async function applyMemoryVersion(db: Collections, claim: MemoryVersionDoc): Pro
     },
     ...(claim.create ? [createdChange(claim.create)] : []),
   ]);
+  await db.memoryVersions.updateOne(
+    { _id: claim._id, workspaceId: claim.workspaceId, dataset: claim.dataset },
+    { $set: { applied: true } },
+    { comment: 'store:applyMemoryVersion' },
+  );
 }
 
 /** The successor's id of a supersede: fixed by the old memory and the version. */

@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { appendChanges } from '../../src/store/changes.js';
 import { openDatabase } from '../../src/store/database.js';
-import { invalidationClaim } from '../../src/store/documents.js';
+import { invalidationClaim, memoryDocument } from '../../src/store/documents.js';
 import { repairInvalidationClaims, repairRestorations } from '../../src/store/facts.js';
+import { repairMemoryWrites } from '../../src/store/memoryWrites.js';
 import { recordEpisode } from '../../src/store/recordEpisode.js';
 import {
   ChangeArchiveMemoryDocument,
@@ -351,5 +352,83 @@ describe('a write a crash cut short enters the feed when it is completed', () =>
     await repairRestorations(db);
     await repairInvalidationClaims(db);
     expect((await feed(ds, seen)).map((c) => c.id)).toEqual(changes.map((c) => c.id));
+  });
+});
+
+describe('memory writes a crash cut short enter the feed at the start-up repair', () => {
+  it('an owed creation whose memory was written, an unapplied version: announced once; an owed creation never written: dropped', async () => {
+    const ds = 'feed-memory-repair';
+    const tenant = testTenant('acme', ds);
+    const db = t.database.collections;
+    const long = new Date('2026-11-01T00:00:00.000Z');
+    const now = new Date('2026-11-01T00:10:00.000Z');
+    const input = {
+      text: 'Likes tea',
+      memoryKind: 'preference',
+      scope: 'user',
+      sourceType: 'chat',
+    };
+    // A memory created and then changed through the API: two changes.
+    const memoryId = data(
+      await t.graphql(ChangeCreateMemoryDocument, { dataset: ds, input }, writer),
+    ).createMemory.memoryId;
+    data(await t.graphql(ChangeArchiveMemoryDocument, { dataset: ds, memoryId }, writer));
+    expect(await db.memoryCreations.countDocuments({ dataset: ds })).toBe(0);
+
+    // As a crash leaves them: a memory written whose creation was still owed, one owed
+    // whose memory never got written, and a version applied but not marked (its change not
+    // appended).
+    const written = memoryDocument(tenant, {
+      memoryId: randomUUID(),
+      text: 'Has a cat',
+      memoryKind: 'fact',
+      scope: 'user',
+      sourceType: 'chat',
+      sourceId: null,
+      projectId: null,
+      userId: null,
+      importance: 0.5,
+      salience: 0.5,
+      pinned: false,
+      version: 1,
+      archivedAt: null,
+      createdAt: long,
+      updatedAt: long,
+      lastUsedAt: null,
+      validFrom: long,
+      validUntil: null,
+      supersededBy: null,
+    });
+    await db.memories.insertOne(written);
+    const owed = (id: string, memory: string) => ({
+      _id: id,
+      ...tenant,
+      memoryId: memory,
+      pending: true as const,
+      at: long,
+    });
+    await db.memoryCreations.insertMany([
+      owed(written._id, written.memoryId),
+      owed('never-written', randomUUID()),
+    ]);
+    const version = (await db.memoryVersions.findOne({ ...tenant, memoryId }))!;
+    await db.memoryVersions.updateOne({ _id: version._id }, { $set: { applied: false, at: long } });
+    // (Its change never appended: the last of the feed, so its number is free again.)
+    await db.changes.deleteOne({
+      ...tenant,
+      changeId: `${version._id}@${version.at.toISOString()}`,
+    });
+    const seen = (await feed(ds)).at(-1)!.cursor;
+
+    expect(await repairMemoryWrites(db, now)).toBe(3);
+    console.log(JSON.stringify(await db.changes.find({ dataset: ds }).toArray()));
+    expect((await feed(ds, seen)).map((c) => [c.kind, c.memory?.memoryId])).toEqual([
+      ['MEMORY_CREATED', written.memoryId],
+      ['MEMORY_CHANGED', memoryId],
+    ]);
+    expect(await db.memoryCreations.countDocuments({ dataset: ds })).toBe(0);
+    expect((await db.memoryVersions.findOne({ _id: version._id }))!.applied).toBe(true);
+    // Once: nothing is owed any more.
+    expect(await repairMemoryWrites(db, now)).toBe(0);
   });
 });
