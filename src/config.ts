@@ -134,6 +134,16 @@ const schema = z.object({
   CORS_ORIGINS: corsOrigins.optional(),
   /** Embedded mode only: the Host names requests may use (default loopback names and HOST). */
   ALLOWED_HOSTS: allowedHosts.optional(),
+  /**
+   * Live updates (docs/LIVE_UPDATES.md): how often each followed dataset's feed is read for
+   * other processes' writes (this process's own wake it at once).
+   */
+  LIVE_POLL_MS: wholeNumber(50, 60_000).default(1000),
+  /** Live streams open at once in a gateway process, and per API key (the rest: RATE_LIMITED). */
+  LIVE_STREAMS: wholeNumber(0, 1_000_000).default(1000),
+  LIVE_STREAMS_PER_KEY: wholeNumber(0, 100_000).default(20),
+  /** Changes one stream may have waiting for its client; past it, the stream ends (resume from the last cursor). */
+  LIVE_BUFFER: wholeNumber(1, 1_000_000).default(1000),
   /** How long shutdown waits for in-flight requests before closing connections. */
   SHUTDOWN_TIMEOUT_MS: wholeNumber(0, 300_000).default(10_000),
 });

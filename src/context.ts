@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type ErrorScope, GatewayError } from './errors.js';
+import type { LiveStreams } from './http/liveStreams.js';
 import { type BatchObserver, createLoaders, type Loaders } from './loaders.js';
 import type { Collections } from './store/database.js';
 import { withDeadline } from './store/deadline.js';
@@ -36,6 +37,20 @@ export interface RequestContext {
    * a warning so none goes unseen.
    */
   observed: { operation: string | null; problems: string[] };
+  /**
+   * Live streams (src/http/liveStreams.ts); null where none are served (a context built
+   * outside the gateway's edge).
+   */
+  live: LiveStreams | null;
+  /** Aborted when the client goes (a live stream then ends at once). */
+  signal: AbortSignal;
+  /**
+   * A live stream's next event is resolved as a request of its own: a new instant, a new
+   * database deadline and new loaders (a stream lives far longer than one request).
+   */
+  beginEvent(now: Date): void;
+  /** Whether the key this request sent is still valid, read from the database now. */
+  keyStillValid(): Promise<boolean>;
 }
 
 /** Hono's per-request variables at the edge: the request context, built once, and the request id. */
@@ -61,37 +76,55 @@ export async function createRequestContext(
     dbTimeoutMs?: number;
     onBatch?: BatchObserver;
     readCache?: ReadCache | null;
+    live?: LiveStreams | null;
   },
 ): Promise<RequestContext> {
   const readCache = options.readCache ?? null;
-  const deadline =
-    options.dbTimeoutMs === undefined
-      ? Number.POSITIVE_INFINITY
-      : performance.now() + options.dbTimeoutMs;
-  const bounded = Number.isFinite(deadline) ? withDeadline(store, deadline) : store;
+  const bounds = () => {
+    const deadline =
+      options.dbTimeoutMs === undefined
+        ? Number.POSITIVE_INFINITY
+        : performance.now() + options.dbTimeoutMs;
+    return { deadline, store: Number.isFinite(deadline) ? withDeadline(store, deadline) : store };
+  };
+  const first = bounds();
   const header = request.headers.get('authorization');
   const key = header ? BEARER.exec(header)?.[1] : undefined;
-  const auth = key ? await authenticateApiKey(bounded, key, readCache) : null;
-  const { now } = options;
+  const auth = key ? await authenticateApiKey(first.store, key, readCache) : null;
   let loaders: Loaders | null = null;
-  return {
+  const context: RequestContext = {
     requestId: options.requestId ?? randomUUID(),
-    now,
-    store: bounded,
-    deadline,
+    now: options.now,
+    store: first.store,
+    deadline: first.deadline,
     readCache,
     auth,
     authProblem: auth ? null : header ? 'invalid' : 'missing',
     get loaders() {
       if (!auth) throw unauthenticated(header ? 'invalid' : 'missing');
-      loaders ??= createLoaders(bounded, auth.workspaceId, now, {
+      const self = this as RequestContext;
+      loaders ??= createLoaders(self.store, auth.workspaceId, self.now, {
         readCache,
         onBatch: options.onBatch,
       });
       return loaders;
     },
     observed: { operation: null, problems: [] },
+    live: options.live ?? null,
+    signal: request.signal,
+    // `this`, not the object built here: the server adapter hands GraphQL a copy of it
+    // (its properties, getters included), and the copy is what resolvers read.
+    beginEvent(this: RequestContext, now: Date) {
+      const next = bounds();
+      this.now = now;
+      this.store = next.store;
+      this.deadline = next.deadline;
+      loaders = null;
+    },
+    keyStillValid: async () =>
+      key !== undefined && (await authenticateApiKey(store, key, null)) !== null,
   };
+  return context;
 }
 
 export function unauthenticated(

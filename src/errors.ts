@@ -28,6 +28,12 @@ export const ERROR_STATUS = {
    * with the same id is safe (src/store/writeOutcome.ts).
    */
   WRITE_OUTCOME_UNKNOWN: 503,
+  /**
+   * A live stream ended by the gateway, safe to resume with the last cursor received: its
+   * client fell too far behind (STREAM_OVERFLOW), or the process is shutting down.
+   */
+  STREAM_OVERFLOW: 503,
+  SHUTTING_DOWN: 503,
   /** A part of the gateway that is not installed (the explorer before `npm run build`). */
   NOT_BUILT: 503,
 } as const;

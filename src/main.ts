@@ -15,6 +15,7 @@ import { reportEmbeddedSize } from './embedded/sizeNotice.js';
 import { createGateway } from './http/app.js';
 import { createLogger, createMetrics, observeDatabase } from './http/observability.js';
 import { listen } from './http/server.js';
+import { serveGraphqlWebSocket } from './http/webSocket.js';
 import { openStore } from './openStore.js';
 import { databaseTimeouts } from './store/database.js';
 
@@ -49,6 +50,12 @@ async function main(): Promise<void> {
     workspaceConcurrency: config.WORKSPACE_CONCURRENCY ?? (store.embedded ? 2 : 16),
     workspaceQueue: config.WORKSPACE_QUEUE,
     corsOrigins: config.CORS_ORIGINS,
+    live: {
+      pollMs: config.LIVE_POLL_MS,
+      maxStreams: config.LIVE_STREAMS,
+      maxStreamsPerKey: config.LIVE_STREAMS_PER_KEY,
+      bufferLimit: config.LIVE_BUFFER,
+    },
     // The Host check guards the development key and the embedded store from DNS rebinding;
     // a MONGODB_URI deployment sits behind its own proxy and names.
     ...(store.embedded && config.ALLOWED_HOSTS !== '*'
@@ -98,12 +105,22 @@ async function main(): Promise<void> {
     },
   );
 
+  const webSocket = serveGraphqlWebSocket(server, gateway, {
+    ...(store.embedded && config.ALLOWED_HOSTS !== '*'
+      ? { allowedHosts: config.ALLOWED_HOSTS }
+      : {}),
+    maxPayloadBytes: config.BODY_LIMIT_BYTES,
+  });
+
   let stopping = false;
   const shutdown = async (code: number, reason: string) => {
     if (stopping) return;
     stopping = true;
     logger.info({ reason }, 'shutting down');
+    // Every live stream ends (SHUTTING_DOWN, then complete; WebSockets close as "going
+    // away"), so its client resumes on another process from its last cursor.
     gateway.beginShutdown();
+    await webSocket.close();
     // Stop accepting without touching open connections: http.Server#close would also
     // drop connections it thinks idle, including ones whose request is still arriving.
     // Each open connection gets its response with `Connection: close` and ends; only

@@ -20,6 +20,7 @@ import { type CorsOrigins, corsPolicy } from './cors.js';
 import { mountExplorer } from './explorer.js';
 import { graphiqlPage, mountGraphiql } from './graphiql.js';
 import { peerAddress, requestHostName } from './hosts.js';
+import { type LiveStreamOptions, LiveStreams } from './liveStreams.js';
 import type { Metrics } from './observability.js';
 import { setResponseHeader } from './responseHeaders.js';
 import { workspaceLimiter } from './workspaceLimit.js';
@@ -61,7 +62,16 @@ export interface GatewayOptions extends YogaOptions {
    * embedded mode (DNS rebinding would otherwise reach a developer's gateway); absent: any.
    */
   allowedHosts?: readonly string[];
+  /**
+   * Live streams (docs/LIVE_UPDATES.md): LIVE_POLL_MS, LIVE_STREAMS, LIVE_STREAMS_PER_KEY,
+   * LIVE_BUFFER; the keys of open streams are verified again every `readCacheTtlMs` (1 s
+   * without a cache) unless `keyRecheckMs` says otherwise.
+   */
+  live?: Partial<LiveStreamOptions>;
 }
+
+/** The live-stream limits' defaults, as src/config.ts's. */
+const LIVE_DEFAULTS = { pollMs: 1000, maxStreams: 1000, maxStreamsPerKey: 20, bufferLimit: 1000 };
 
 /** The pages the gateway serves, with their assets (`/docs/*` also matches `/docs`). */
 const PAGE_PATHS = ['/graphiql/*', '/docs/*', '/explorer/*'];
@@ -96,10 +106,22 @@ interface Lifecycle {
 export function createGateway(options: GatewayOptions) {
   const app: EdgeApp = new OpenAPIHono<GatewayEnv>();
   const lifecycle: Lifecycle = { shuttingDown: false, inFlight: 0 };
+  const live = new LiveStreams(options.database.collections, options.clock ?? systemClock, {
+    ...LIVE_DEFAULTS,
+    keyRecheckMs:
+      options.readCacheTtlMs && options.readCacheTtlMs > 0 ? options.readCacheTtlMs : 1000,
+    ...(options.logger
+      ? {
+          onReadError: (err: unknown) =>
+            options.logger?.warn({ err }, 'live: reading a feed failed'),
+        }
+      : {}),
+    ...options.live,
+  });
   observeRequests(app, options, lifecycle);
   checkHosts(app, options);
   serveProbes(app, options, lifecycle);
-  guardApiRoutes(app, options);
+  const edge = guardApiRoutes(app, options, live);
   const restNotFound = mountRestRoutes(app);
   mountApiDocs(app);
   mountExplorer(app, options);
@@ -110,10 +132,18 @@ export function createGateway(options: GatewayOptions) {
     app,
     yoga,
     fetch: (request: Request, env?: unknown) => app.fetch(request, env),
-    /** Shutdown: readiness turns 503 and responses ask clients to reconnect elsewhere. */
+    live,
+    /** What the WebSocket transport (src/http/webSocket.ts) shares with HTTP requests. */
+    edge,
+    /**
+     * Shutdown: readiness turns 503, responses ask clients to reconnect elsewhere, and every
+     * live stream ends with SHUTTING_DOWN.
+     */
     beginShutdown: () => {
       lifecycle.shuttingDown = true;
+      live.close();
     },
+    shuttingDown: () => lifecycle.shuttingDown,
     inFlight: () => lifecycle.inFlight,
   };
 }
@@ -211,7 +241,7 @@ function serveProbes(app: EdgeApp, { database, metrics }: GatewayOptions, lifecy
  * per-address rate limit (before any key lookup), the body's size, then the request
  * context (the key verified, the clock read) and the per-key rate limit.
  */
-function guardApiRoutes(app: EdgeApp, options: GatewayOptions) {
+function guardApiRoutes(app: EdgeApp, options: GatewayOptions, live: LiveStreams) {
   const { metrics } = options;
   const store = options.database.collections;
   const clock = options.clock ?? systemClock;
@@ -224,6 +254,21 @@ function guardApiRoutes(app: EdgeApp, options: GatewayOptions) {
   const workspaces =
     concurrency > 0 ? workspaceLimiter({ concurrency, queue: options.workspaceQueue ?? 32 }) : null;
   const addressLimiter = perMinute(options.rateLimitPerAddressPerMinute);
+  /** The request context: built once per request, the same for GraphQL, REST and WebSocket. */
+  const contextOf = (request: Request, requestId: string) =>
+    createRequestContext(request, store, {
+      requestId,
+      now: clock(),
+      ...(options.dbTimeoutMs === undefined ? {} : { dbTimeoutMs: options.dbTimeoutMs }),
+      readCache,
+      live,
+      ...(metrics
+        ? {
+            onBatch: (loader: string, size: number) =>
+              metrics.loaderBatches.observe({ loader }, size),
+          }
+        : {}),
+    });
 
   /** One point from `limiter` for `who`, or a 429 with Retry-After in the surface's shape. */
   async function rateLimited(
@@ -280,18 +325,7 @@ function guardApiRoutes(app: EdgeApp, options: GatewayOptions) {
       }),
     );
     app.use(path, async (c, next) => {
-      c.set(
-        'requestContext',
-        await createRequestContext(c.req.raw, store, {
-          requestId: c.get('requestId'),
-          now: clock(),
-          ...(options.dbTimeoutMs === undefined ? {} : { dbTimeoutMs: options.dbTimeoutMs }),
-          readCache,
-          ...(metrics
-            ? { onBatch: (loader, size) => metrics.loaderBatches.observe({ loader }, size) }
-            : {}),
-        }),
-      );
+      c.set('requestContext', await contextOf(c.req.raw, c.get('requestId')));
       await next();
     });
     // A JSON body GraphQL cannot read (src/http/bodies.ts) is the client's mistake; its
@@ -330,6 +364,7 @@ function guardApiRoutes(app: EdgeApp, options: GatewayOptions) {
       });
     }
   }
+  return { contextOf, keyLimiter, addressLimiter, corsOrigins: options.corsOrigins ?? [] };
 }
 
 /**

@@ -140,8 +140,18 @@ export function measureOperation(
 
 /** Cost and depth, measured on the operation about to run, before it runs. */
 function costLimit(metrics?: Metrics): Plugin<RequestContext> {
-  return {
-    onExecute({ args }) {
+  const check = ({
+    args,
+  }: {
+    args: {
+      schema: GraphQLSchema;
+      document: DocumentNode;
+      variableValues?: Record<string, unknown> | null;
+      operationName?: string | null;
+      contextValue: RequestContext;
+    };
+  }) => {
+    {
       const { cost, depth } = measureOperation(
         args.schema,
         args.document,
@@ -158,8 +168,10 @@ function costLimit(metrics?: Metrics): Plugin<RequestContext> {
         metrics?.errors.inc({ code: refusal.code });
         throw refusal;
       }
-    },
+    }
   };
+  // A subscription's selection is measured as a query's: each event resolves it once.
+  return { onExecute: check, onSubscribe: check };
 }
 
 /** Every query limit, as Yoga plugins. */

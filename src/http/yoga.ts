@@ -92,14 +92,20 @@ const authorizeBeforeExecution: Plugin<RequestContext> = {
  * execution included.
  */
 function observeOperations(labels: OperationLabels, metrics?: Metrics): Plugin<RequestContext> {
+  const name = ({
+    args,
+  }: {
+    args: { document: DocumentNode; operationName?: string | null; contextValue: RequestContext };
+  }) => {
+    const ctx = args.contextValue;
+    const operation = getOperationAST(args.document, args.operationName);
+    ctx.observed.operation = operation
+      ? labels.of(operation.name?.value ?? null, ctx.auth !== null)
+      : null;
+  };
   return {
-    onExecute({ args }) {
-      const ctx = args.contextValue;
-      const operation = getOperationAST(args.document, args.operationName);
-      ctx.observed.operation = operation
-        ? labels.of(operation.name?.value ?? null, ctx.auth !== null)
-        : null;
-    },
+    onExecute: name,
+    onSubscribe: name,
     onResultProcess({ result, serverContext }) {
       if (!metrics || Array.isArray(result) || Symbol.asyncIterator in result) return;
       const ctx = (serverContext as Partial<RequestContext>).observed;
@@ -187,7 +193,7 @@ export function createGraphqlYoga(options: YogaOptions = {}) {
       useGraphQlJit(
         {},
         {
-          // The schema has no subscriptions: graphql-js answers one with its own error.
+          // Subscriptions run on graphql-js: each event executes once, nothing to compile for.
           enableIf: (args) =>
             getOperationAST(args.document, args.operationName)?.operation !== 'subscription',
         },

@@ -39,6 +39,9 @@ const SUPACLOUD_CODES: Record<ErrorCode, string> = {
   DATABASE_TIMEOUT: 'database_error',
   WRITE_OUTCOME_UNKNOWN: 'database_error',
   NOT_BUILT: 'internal_error',
+  // Live streams' ends; REST never answers them.
+  STREAM_OVERFLOW: 'internal_error',
+  SHUTTING_DOWN: 'internal_error',
 };
 
 /** GraphQL's error body: one error and its code (any code GraphQL answers, not only the gateway's). */

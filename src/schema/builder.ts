@@ -87,3 +87,4 @@ export const builder = new SchemaBuilder<{
 builder.addScalarType('DateTime', dateTimeScalar);
 builder.queryType({});
 builder.mutationType({});
+builder.subscriptionType({});

@@ -1,17 +1,19 @@
+import { tenantOf } from '../context.js';
+import { GatewayError } from '../errors.js';
 import {
-  type ChangeDoc,
-  changesAfter,
   countChanges,
   DATASET_CHANGE_KINDS,
-  datasetErasureAfter,
+  type FeedChange,
+  type FeedPosition,
+  feedAfter,
 } from '../store/changes.js';
-import type { AuditDoc } from '../store/documents.js';
+import type { FeedEvent, StreamEnd } from '../store/changeWatch.js';
 import { tenantOfDataset } from '../store/tenant.js';
-import { afterArg, pageFirstArg } from './args.js';
+import { afterArg, datasetArg, pageFirstArg } from './args.js';
 import { builder } from './builder.js';
 import { connectionType, resolvePage } from './connections.js';
 import { LOADED_OBJECT_COST, pageComplexity } from './cost.js';
-import { type CursorKey, encodeCursor } from './cursors.js';
+import { type CursorKey, decodeCursor, encodeCursor } from './cursors.js';
 import { DatasetRef } from './dataset.js';
 import { EpisodeRef } from './episode.js';
 import { ErasureCountsRef } from './erasure.js';
@@ -29,39 +31,13 @@ const DatasetChangeKindEnum = builder.enumType('DatasetChangeKind', {
   values: DATASET_CHANGE_KINDS,
 });
 
-/**
- * A change as the feed serves it, with the creation instant of the dataset it was read
- * from (its feed's epoch): a cursor holds both, so a cursor into a feed that an erasure
- * removed is told apart from one into today's.
- */
-type FeedChange = Pick<
-  ChangeDoc,
-  'dataset' | 'seq' | 'changeId' | 'at' | 'kind' | 'factId' | 'episodeId' | 'memoryId' | 'counts'
-> & { epoch: number };
-
 /** A change's cursor: its feed's epoch and its number there. */
-const CHANGE_CURSOR: CursorKey<FeedChange, { epoch: number; seq: number }> = {
+const CHANGE_CURSOR: CursorKey<FeedChange, FeedPosition> = {
   kind: 'change',
   shape: ['time', 'position'],
   of: (change) => [change.epoch, change.seq],
   position: ([epoch, seq]) => ({ epoch: epoch as number, seq: seq as number }),
 };
-
-/** What a client whose cursor named an erased feed is told first: that it was erased. */
-function erasureNotice(erased: AuditDoc | null, dataset: string, epoch: number): FeedChange {
-  return {
-    dataset,
-    seq: 0,
-    changeId: `dataset-erased:${erased?._id ?? epoch}`,
-    at: erased?.at ?? new Date(epoch),
-    kind: 'DATASET_ERASED',
-    factId: null,
-    episodeId: null,
-    memoryId: null,
-    counts: erased ? (erased.counts as unknown as ChangeDoc['counts']) : null,
-    epoch,
-  };
-}
 
 const DatasetChangeRef = builder.objectRef<FeedChange>('DatasetChange').implement({
   description:
@@ -136,27 +112,51 @@ builder.objectFields(DatasetRef, (t) => ({
         info,
         count: () => countChanges(ctx.store, tenant),
         list: async ({ first, after }) => {
-          const epoch = ds.createdAt.getTime();
-          const served = (c: ChangeDoc): FeedChange => ({ ...c, epoch });
-          // A cursor into a feed an erasure removed: that erasure, then today's feed.
-          const stale = after !== null && after.epoch !== epoch;
-          const notice = stale
-            ? [
-                erasureNotice(
-                  await datasetErasureAfter(ctx.store, tenant, new Date(after.epoch)),
-                  ds.name,
-                  epoch,
-                ),
-              ]
-            : [];
-          const changes = (
-            await changesAfter(ctx.store, tenant, stale ? 0 : (after?.seq ?? 0), first + 1)
-          ).map(served);
-          const all = [...notice, ...changes];
+          const all = await feedAfter(ctx.store, tenant, ds.createdAt.getTime(), after, first + 1);
           return { changes: all.slice(0, first), hasNextPage: all.length > first };
         },
         nodes: (page) => page.changes,
       });
+    },
+  }),
+}));
+
+/** How a live stream the gateway ended says so: the error, and that resuming is safe. */
+const STREAM_ENDS: Record<StreamEnd, () => GatewayError> = {
+  overflow: () =>
+    new GatewayError(
+      'STREAM_OVERFLOW',
+      'This stream fell too far behind (LIVE_BUFFER changes waiting); subscribe again with after: the last cursor you received',
+    ),
+  shutdown: () =>
+    new GatewayError(
+      'SHUTTING_DOWN',
+      'This gateway process is shutting down; subscribe again (with after: the last cursor you received) to continue on another',
+    ),
+  revoked: () =>
+    new GatewayError('UNAUTHENTICATED', 'The API key of this stream is no longer valid'),
+};
+
+builder.subscriptionFields((t) => ({
+  datasetChanges: t.withAuth({ read: true }).field({
+    type: DatasetChangeRef,
+    description:
+      "The dataset's changes as they happen (docs/LIVE_UPDATES.md). Without `after`, from now; with a cursor (of `Dataset.changes` or of an earlier event), every change after it first, then live. A dataset that does not exist (or is another workspace's) is a silent stream. An error event ends the stream: STREAM_OVERFLOW and SHUTTING_DOWN are safe to resume from the last cursor.",
+    args: {
+      dataset: t.arg.string(datasetArg),
+      after: t.arg.string(afterArg),
+    },
+    complexity: LOADED_OBJECT_COST,
+    subscribe: (_root, args, ctx) => {
+      const after = args.after
+        ? CHANGE_CURSOR.position(decodeCursor(CHANGE_CURSOR.kind, args.after, CHANGE_CURSOR.shape))
+        : null;
+      if (!ctx.live) throw new GatewayError('NOT_BUILT', 'Live updates are not served here');
+      return ctx.live.follow(ctx, tenantOf(ctx, args.dataset), after);
+    },
+    resolve: (event: FeedEvent) => {
+      if ('end' in event) throw STREAM_ENDS[event.end]();
+      return event.change;
     },
   }),
 }));

@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { documentId } from '../domain/ids.js';
 import { duplicateKeyIndexes } from './bulkErrors.js';
@@ -57,6 +58,21 @@ export interface ChangeDoc {
 
 export type NewChange = Pick<ChangeDoc, 'changeId' | 'at' | 'kind'> &
   Partial<Pick<ChangeDoc, 'factId' | 'episodeId' | 'memoryId' | 'counts'>>;
+
+/**
+ * Feed writes made by this process, by tenant (`feedKey`): the watches of this process
+ * (store/changeWatch.ts) read at once instead of at their next poll. Other processes'
+ * writes reach them by polling.
+ */
+export const localFeedWrites = new EventEmitter();
+localFeedWrites.setMaxListeners(0);
+
+export const feedKey = (tenant: Tenant) => JSON.stringify([tenant.workspaceId, tenant.dataset]);
+
+/** Tells this process's watch of the dataset, if any, that its feed has changed. */
+export function announceFeedWrite(tenant: Tenant): void {
+  localFeedWrites.emit(feedKey(tenant));
+}
 
 function changeDocumentId(tenant: Tenant, seq: number): string {
   return documentId('change', tenant.workspaceId, tenant.dataset, String(seq));
@@ -128,8 +144,10 @@ export async function appendChanges(
     try {
       await db.changes.insertMany(docs, { ordered: true, ...tag });
       pending = [];
+      announceFeedWrite(tenant);
     } catch (error) {
       if (!isDuplicateKey(error)) throw error;
+      announceFeedWrite(tenant);
       // Ordered: the changes before the first taken number went in; the rest try again.
       const [taken] = duplicateKeyIndexes(error);
       pending = pending.slice(taken ?? 0);
@@ -156,6 +174,81 @@ export function changesAfter(
       { sort: { seq: 1 }, limit: first, comment: 'store:changesAfter' },
     )
     .toArray();
+}
+
+/** The highest number the dataset's feed has used (0: none), redacted changes included. */
+export async function lastChangeSeq(db: Collections, tenant: Tenant): Promise<number> {
+  const last = await db.changes.findOne(
+    { workspaceId: tenant.workspaceId, dataset: tenant.dataset },
+    { sort: { seq: -1 }, projection: { seq: 1 }, comment: 'store:lastChangeSeq' },
+  );
+  return last?.seq ?? 0;
+}
+
+/**
+ * A change as the feed serves it, with the creation instant of the dataset it was read
+ * from (its feed's epoch; 0: the dataset did not exist): a cursor holds both, so a cursor
+ * into a feed that an erasure removed is told apart from one into today's.
+ */
+export type FeedChange = Pick<
+  ChangeDoc,
+  'dataset' | 'seq' | 'changeId' | 'at' | 'kind' | 'factId' | 'episodeId' | 'memoryId' | 'counts'
+> & { epoch: number };
+
+/** Where a reader of the feed is: after change `seq` of the feed of epoch `epoch`. */
+export interface FeedPosition {
+  epoch: number;
+  seq: number;
+}
+
+/**
+ * What a reader whose position is in an erased feed is told first: that the dataset was
+ * erased (the audit trail's record of it, when there is one), at position 0 of `epoch`.
+ */
+export function erasureNotice(erased: AuditDoc | null, dataset: string, epoch: number): FeedChange {
+  return {
+    dataset,
+    seq: 0,
+    changeId: `dataset-erased:${erased?._id ?? epoch}`,
+    at: erased?.at ?? new Date(epoch),
+    kind: 'DATASET_ERASED',
+    factId: null,
+    episodeId: null,
+    memoryId: null,
+    counts: erased ? (erased.counts as unknown as ChangeDoc['counts']) : null,
+    epoch,
+  };
+}
+
+/**
+ * Up to `first` changes after `after` (null: from the start) of the feed of the dataset
+ * created at `epoch`. A position in an older feed (an erasure removed it) reads that
+ * erasure first, then today's feed from its start.
+ */
+export async function feedAfter(
+  db: Collections,
+  tenant: Tenant,
+  epoch: number,
+  after: FeedPosition | null,
+  first: number,
+): Promise<FeedChange[]> {
+  const stale = after !== null && after.epoch !== epoch;
+  const notice = stale
+    ? [
+        erasureNotice(
+          await datasetErasureAfter(db, tenant, new Date(after.epoch)),
+          tenant.dataset,
+          epoch,
+        ),
+      ]
+    : [];
+  const changes = await changesAfter(db, tenant, stale ? 0 : (after?.seq ?? 0), first);
+  return [...notice, ...changes.map((c): FeedChange => ({ ...pickFeedFields(c), epoch }))];
+}
+
+function pickFeedFields(c: ChangeDoc): Omit<FeedChange, 'epoch'> {
+  const { dataset, seq, changeId, at, kind, factId, episodeId, memoryId, counts } = c;
+  return { dataset, seq, changeId, at, kind, factId, episodeId, memoryId, counts };
 }
 
 /** How many changes the dataset's feed serves (redacted ones are not served). */

@@ -1,6 +1,6 @@
 import { derivedUuid, newId, normalizeUuid } from '../domain/ids.js';
 import { entityKey } from '../domain/names.js';
-import { appendChanges, redactChanges } from './changes.js';
+import { announceFeedWrite, appendChanges, redactChanges } from './changes.js';
 import type { Collections } from './database.js';
 import { datasetDocumentId } from './datasets.js';
 import { type AuditDoc, entityDocumentId, episodeDocumentId } from './documents.js';
@@ -45,7 +45,7 @@ export async function eraseDataset(
   ]);
   await Promise.all([
     // The feed goes whole: a client that follows the dataset learns of the erasure from
-    // its cursor, which names the dataset it read (store/changes.ts erasureSince).
+    // its cursor, which names the dataset it read (store/changes.ts datasetErasureAfter).
     db.changes.deleteMany(filter, tag),
     db.claims.deleteMany(filter, tag),
     db.episodeRecords.deleteMany(filter, tag),
@@ -74,6 +74,9 @@ export async function eraseDataset(
     at: now,
     counts: { ...counts },
   });
+  // The watches of this process see the dataset gone at once, its audit record with it
+  // (others at their next poll).
+  announceFeedWrite(tenant);
   return counts;
 }
 

@@ -888,3 +888,67 @@ describe('matrix: every REST route × every key', () => {
     }
   }
 });
+
+describe('matrix: every Subscription field × every key (GraphQL over SSE)', () => {
+  const SUBSCRIPTION_CASES: Record<string, { query: string; expected: Record<KeyName, Outcome> }> =
+    {
+      datasetChanges: {
+        query: `subscription { datasetChanges(dataset: "${DATASET}") { kind fact { subject } } }`,
+        expected: READERS,
+      },
+    };
+
+  it('has a row for every Subscription field', () => {
+    expect(Object.keys(SUBSCRIPTION_CASES).sort()).toEqual(
+      Object.keys(schema.getSubscriptionType()!.getFields()).sort(),
+    );
+  });
+
+  for (const [name, c] of Object.entries(SUBSCRIPTION_CASES)) {
+    it(`${name}: 401 without a key, 403 without read, the changes for readers, silence for another workspace`, async () => {
+      const opened = new Map<KeyName, { text: () => string; cancel: () => Promise<void> }>();
+      for (const key of KEY_NAMES) {
+        const response = await t.request('/graphql', {
+          method: 'POST',
+          key: keys[key],
+          headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+          body: JSON.stringify({ query: c.query }),
+        });
+        const expected = c.expected[key];
+        if (expected === '401' || expected === '403') {
+          const text = await response.text();
+          expect(response.status).toBe(Number(expected));
+          expect(text).toContain(expected === '401' ? 'UNAUTHENTICATED' : 'FORBIDDEN');
+          expect(text).not.toMatch(DEMO_CONTENT);
+          continue;
+        }
+        expect(response.status).toBe(200);
+        const reader = response.body!.getReader();
+        let text = '';
+        void (async () => {
+          for (;;) {
+            const { value, done } = await reader.read().catch(() => ({ value: null, done: true }));
+            if (done) return;
+            text += new TextDecoder().decode(value!);
+          }
+        })();
+        opened.set(key, { text: () => text, cancel: () => reader.cancel() });
+      }
+      while (t.gateway.live.counts().streams < opened.size) {
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      await new Promise((r) => setTimeout(r, 100));
+      await recordFresh();
+      for (const [key, stream] of opened) {
+        if (c.expected[key] !== 'data') continue;
+        while (!stream.text().includes('FACT_RECORDED'))
+          await new Promise((r) => setTimeout(r, 10));
+        expect(stream.text()).toContain('subject ');
+      }
+      const silent = opened.get('otherWorkspace')!;
+      await new Promise((r) => setTimeout(r, 100));
+      expect(silent.text()).not.toContain('event: next');
+      for (const stream of opened.values()) await stream.cancel();
+    });
+  }
+});

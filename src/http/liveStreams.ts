@@ -1,0 +1,164 @@
+import type { Clock } from '../clock.js';
+import type { AuthenticatedContext } from '../context.js';
+import { GatewayError } from '../errors.js';
+import type { FeedPosition } from '../store/changes.js';
+import { ChangeWatches, type FeedEvent, type StreamEnd } from '../store/changeWatch.js';
+import type { Collections } from '../store/database.js';
+import type { Tenant } from '../store/tenant.js';
+
+/**
+ * The live streams of one gateway process (docs/LIVE_UPDATES.md), whatever their transport
+ * (GraphQL over SSE or over WebSocket): the change watches they read from, the limits on
+ * how many are open, the check that their keys are still valid, and their end at shutdown.
+ */
+
+export interface LiveStreamOptions {
+  /** How often a watched feed is read for other processes' writes (LIVE_POLL_MS). */
+  pollMs: number;
+  /** Streams open at once in the process (LIVE_STREAMS) and per key (LIVE_STREAMS_PER_KEY); 0: none. */
+  maxStreams: number;
+  maxStreamsPerKey: number;
+  /** Changes one stream may have waiting (LIVE_BUFFER). */
+  bufferLimit: number;
+  /**
+   * How often the keys of open streams are verified again, read from the database (each
+   * distinct key once): the key cache's TTL, so a revoked key's streams end within it.
+   */
+  keyRecheckMs: number;
+  onReadError?: (error: unknown) => void;
+}
+
+interface OpenStream {
+  end: (reason: StreamEnd) => void;
+}
+
+/** One key's open streams, and how to verify the key again. */
+interface KeyStreams {
+  streams: Set<OpenStream>;
+  stillValid: () => Promise<boolean>;
+}
+
+export class LiveStreams {
+  readonly watches: ChangeWatches;
+  private readonly byKey = new Map<string, KeyStreams>();
+  private open = 0;
+  private closed = false;
+  private readonly recheck: NodeJS.Timeout;
+
+  constructor(
+    db: Collections,
+    private readonly clock: Clock,
+    private readonly options: LiveStreamOptions,
+  ) {
+    this.watches = new ChangeWatches(db, {
+      pollMs: options.pollMs,
+      bufferLimit: options.bufferLimit,
+      ...(options.onReadError ? { onReadError: options.onReadError } : {}),
+    });
+    this.recheck = setInterval(() => void this.recheckKeys(), options.keyRecheckMs);
+    this.recheck.unref();
+  }
+
+  /** Streams open now, for metrics and tests. */
+  counts(): { streams: number; keys: number } {
+    return { streams: this.open, keys: this.byKey.size };
+  }
+
+  /**
+   * A stream of the dataset's changes after `after` (null: from now) for the request's key,
+   * or RATE_LIMITED when the process or the key has as many open as allowed. Each event is
+   * resolved with a fresh instant, deadline and loaders (`beginEvent`). It is counted open
+   * from here until its client leaves or it ends, whether or not it was ever read.
+   */
+  follow(
+    ctx: AuthenticatedContext,
+    tenant: Tenant,
+    after: FeedPosition | null,
+  ): AsyncIterableIterator<FeedEvent> {
+    if (this.closed) {
+      throw new GatewayError('SHUTTING_DOWN', 'The gateway is shutting down; subscribe again');
+    }
+    const { keyId } = ctx.auth;
+    const mine = this.byKey.get(keyId);
+    if (this.open >= this.options.maxStreams) {
+      throw new GatewayError(
+        'RATE_LIMITED',
+        `This gateway process has as many live streams open as it serves (${this.options.maxStreams}, LIVE_STREAMS); retry later or on another replica`,
+      );
+    }
+    if ((mine?.streams.size ?? 0) >= this.options.maxStreamsPerKey) {
+      throw new GatewayError(
+        'RATE_LIMITED',
+        `This API key has as many live streams open as one key may (${this.options.maxStreamsPerKey}, LIVE_STREAMS_PER_KEY); close one first`,
+      );
+    }
+    const { events, end, leave } = this.watches.follow(tenant, after);
+    const stream: OpenStream = { end };
+    const keyStreams = mine ?? { streams: new Set(), stillValid: () => ctx.keyStillValid() };
+    keyStreams.streams.add(stream);
+    this.byKey.set(keyId, keyStreams);
+    this.open++;
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      this.open--;
+      keyStreams.streams.delete(stream);
+      if (keyStreams.streams.size === 0 && this.byKey.get(keyId) === keyStreams) {
+        this.byKey.delete(keyId);
+      }
+    };
+    // The client went: the stream ends now, whether or not its iterator is ever returned.
+    ctx.signal.addEventListener(
+      'abort',
+      () => {
+        release();
+        leave();
+      },
+      { once: true },
+    );
+    const clock = this.clock;
+    return {
+      [Symbol.asyncIterator]() {
+        return this;
+      },
+      async next() {
+        const result = await events.next();
+        if (result.done) release();
+        else ctx.beginEvent(clock());
+        return result;
+      },
+      async return() {
+        release();
+        // Wakes the follower's wait, so the generator can finish and leave its watch.
+        leave();
+        await events.return(undefined);
+        return { done: true, value: undefined };
+      },
+    };
+  }
+
+  /** Every key with open streams, verified again; a key no longer valid ends its streams. */
+  private async recheckKeys(): Promise<void> {
+    for (const [keyId, keyStreams] of this.byKey) {
+      let valid = true;
+      try {
+        valid = await keyStreams.stillValid();
+      } catch {
+        // The database did not answer: the streams stay until a check can say.
+        continue;
+      }
+      if (!valid) {
+        for (const stream of keyStreams.streams) stream.end('revoked');
+        this.byKey.delete(keyId);
+      }
+    }
+  }
+
+  /** Shutdown: no new stream opens, every open one ends with SHUTTING_DOWN. */
+  close(): void {
+    this.closed = true;
+    clearInterval(this.recheck);
+    this.watches.endAll('shutdown');
+  }
+}
