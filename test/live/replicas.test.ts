@@ -1,0 +1,179 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { print } from 'graphql';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase } from '../../src/store/database.js';
+import { createApiKey } from '../../src/store/workspaces.js';
+import {
+  ChangeFeedDocument,
+  ChangeRecordEpisodeDocument,
+  LiveDatasetChangesDocument,
+} from '../generated/operations.js';
+import { testServerUri } from '../helpers/database.js';
+import { codesOf, subscribeSse, subscribeWs } from '../helpers/live.js';
+
+/**
+ * Two gateway processes on one database: writes through one, subscribers (SSE and
+ * WebSocket) on the other, nothing lost and nothing twice, each change within the poll
+ * delay; then the subscribers' process shuts down and they resume on the first from their
+ * last cursor, missing nothing.
+ */
+
+const ROOT = new URL('../..', import.meta.url).pathname;
+const dbName = `replicas_${randomUUID().replaceAll('-', '')}`;
+const children: ChildProcess[] = [];
+let writer: string;
+let reader: string;
+
+async function startGateway(): Promise<{ base: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      MONGODB_URI: testServerUri(),
+      MONGODB_DB: dbName,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LIVE_POLL_MS: '200',
+      RATE_LIMIT_PER_MINUTE: '0',
+      LOG_LEVEL: 'warn',
+    },
+  });
+  children.push(child);
+  let output = '';
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`gateway did not start:\n${output}`)), 60_000);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        resolve(Number(match[1]));
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+  });
+  return { base: `127.0.0.1:${port}`, child };
+}
+
+async function graphql(base: string, query: string, variables: unknown, key: string) {
+  const response = await fetch(`http://${base}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+    body: JSON.stringify({ query, variables }),
+  });
+  const body = (await response.json()) as { data?: unknown; errors?: unknown };
+  expect(body.errors).toBeUndefined();
+  return body.data as never;
+}
+
+const episode = (n: number) => ({
+  episode: {
+    episodeId: randomUUID(),
+    occurredAt: '2026-11-01T00:00:00.000Z',
+    source: 'chat',
+    content: `user: fact ${n}`,
+  },
+  facts: [
+    {
+      subject: 'user',
+      predicate: 'noted',
+      object: `thing ${n}`,
+      confidence: 0.9,
+      validAt: '2026-10-01T00:00:00.000Z',
+    },
+  ],
+});
+
+let a: { base: string; child: ChildProcess };
+let b: { base: string; child: ChildProcess };
+
+beforeAll(async () => {
+  const database = await openDatabase(testServerUri(), dbName);
+  writer = (await createApiKey(database.collections, 'acme', ['read', 'write'])).key;
+  reader = (await createApiKey(database.collections, 'acme', ['read'])).key;
+  await database.close();
+  [a, b] = await Promise.all([startGateway(), startGateway()]);
+});
+
+afterAll(() => {
+  for (const child of children) child.kill('SIGKILL');
+});
+
+describe('live updates across gateway processes', () => {
+  it('writes through one process reach subscribers on the other, all of them, once, in the feed order', async () => {
+    const ds = 'replicated';
+    const sse = subscribeSse(
+      fetch,
+      `http://${b.base}/graphql`,
+      LiveDatasetChangesDocument,
+      { dataset: ds, after: null },
+      reader,
+    );
+    const ws = subscribeWs(
+      `ws://${b.base}/graphql`,
+      LiveDatasetChangesDocument,
+      { dataset: ds, after: null },
+      reader,
+    );
+    // Both streams are open once a first write has reached them.
+    await graphql(
+      a.base,
+      print(ChangeRecordEpisodeDocument),
+      { dataset: ds, input: episode(0) },
+      writer,
+    );
+    await Promise.all([sse.results(2), ws.results(2)]);
+    // Twenty episodes from four concurrent writers: forty changes.
+    await Promise.all(
+      [0, 1, 2, 3].map(async (w) => {
+        for (let i = 1; i <= 5; i++) {
+          await graphql(
+            a.base,
+            print(ChangeRecordEpisodeDocument),
+            { dataset: ds, input: episode(w * 10 + i) },
+            writer,
+          );
+        }
+      }),
+    );
+    const feed = (
+      (await graphql(a.base, print(ChangeFeedDocument), { dataset: ds, first: 100 }, reader)) as {
+        dataset: { changes: { edges: { node: { id: string } }[] } };
+      }
+    ).dataset.changes.edges.map((e) => e.node.id);
+    expect(feed).toHaveLength(42);
+    for (const sub of [sse, ws]) {
+      const events = (await sub.results(42)).map((r) => r.data!.datasetChanges.id);
+      expect(events).toEqual(feed);
+    }
+
+    // Process B shuts down: its streams end with SHUTTING_DOWN; they resume on A from their last cursor.
+    const last = sse.received.at(-1)!.data!.datasetChanges.cursor;
+    const exited = new Promise((r) => b.child.once('exit', r));
+    b.child.kill('SIGTERM');
+    await sse.ended;
+    await ws.ended;
+    expect(codesOf(sse.received.at(-1)!)).toEqual(['SHUTTING_DOWN']);
+    expect(codesOf(ws.received.at(-1)!)).toEqual(['SHUTTING_DOWN']);
+    await exited;
+    await graphql(
+      a.base,
+      print(ChangeRecordEpisodeDocument),
+      { dataset: ds, input: episode(99) },
+      writer,
+    );
+    const resumed = subscribeSse(
+      fetch,
+      `http://${a.base}/graphql`,
+      LiveDatasetChangesDocument,
+      { dataset: ds, after: last },
+      reader,
+    );
+    const after = (await resumed.results(2)).map((r) => r.data!.datasetChanges.kind);
+    expect(after).toEqual(['EPISODE_RECORDED', 'FACT_RECORDED']);
+    resumed.close();
+    ws.close();
+  });
+});
