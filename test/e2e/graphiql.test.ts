@@ -1,9 +1,12 @@
+import { randomUUID } from 'node:crypto';
 import type { ServerType } from '@hono/node-server';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadDemoDataset } from '../../src/demo/seed.js';
 import { createGateway } from '../../src/http/app.js';
-import { createApiKey } from '../../src/store/workspaces.js';
+import type { Database } from '../../src/store/database.js';
+import { recordEpisode } from '../../src/store/recordEpisode.js';
+import { createApiKey, workspaceIdFor } from '../../src/store/workspaces.js';
 import { launchChromium, PAGE_TIMEOUT } from '../helpers/browser.js';
 import { openTestDatabase } from '../helpers/database.js';
 import { closeServer, listenOnLoopback } from '../helpers/listener.js';
@@ -32,6 +35,8 @@ const QUERY = `{
 }`;
 
 let server: ServerType | null = null;
+let database: Database;
+let gatewayStreams: () => number = () => 0;
 /** Launched inside the test, not in a hook, so a missing Chromium fails the test itself. */
 let browser: Browser | null = null;
 let origin = '';
@@ -60,15 +65,17 @@ async function editorText(page: Page, selector: string): Promise<string> {
 }
 
 beforeAll(async () => {
-  const database = await openTestDatabase();
-  await loadDemoDataset(database.collections, 'acme', new Date());
-  key = (await createApiKey(database.collections, 'acme', ['read'])).key;
+  const opened = await openTestDatabase();
+  await loadDemoDataset(opened.collections, 'acme', new Date());
+  key = (await createApiKey(opened.collections, 'acme', ['read'])).key;
+  database = opened;
   const gateway = createGateway({
     database,
     // As in embedded mode: the page on a loopback host gets the key prefilled.
     developmentKey: key,
   });
 
+  gatewayStreams = () => gateway.live.counts().streams;
   ({ server, origin } = await listenOnLoopback(gateway.fetch));
 });
 
@@ -178,6 +185,80 @@ describe('GraphiQL in a browser, offline', () => {
       expect(consoleMessages.filter((m) => /Content Security Policy/i.test(m))).toEqual([]);
       // Its assets are files of their own, under a versioned path.
       expect(allRequests.some((r) => r.includes('/graphiql/assets/'))).toBe(true);
+    } finally {
+      await context.close();
+    }
+  }, 180_000);
+
+  it('runs a subscription: the changes appear in the response pane as they happen', async () => {
+    browser ??= await launchChromium(['--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1']);
+    const context = await browser.newContext({ viewport: { width: 1600, height: 1200 } });
+    try {
+      const page = await context.newPage();
+      page.setDefaultTimeout(PAGE_TIMEOUT);
+      await page.goto(`${origin}/graphql`, { waitUntil: 'load', timeout: PAGE_TIMEOUT });
+      const queryEditor = '.graphiql-query-editor';
+      await page.locator(`${queryEditor} .view-lines`).first().waitFor({ state: 'visible' });
+      await expect
+        .poll(() => editorText(page, queryEditor), { timeout: PAGE_TIMEOUT })
+        .toContain('dataset(name: "user_42")');
+      // The default query replaced by a subscription, as its user would type it.
+      await page.locator(`${queryEditor} .view-lines`).first().click();
+      await page.keyboard.press('ControlOrMeta+A');
+      await page.keyboard.press('Delete');
+      await page.keyboard.insertText(
+        'subscription Follow { datasetChanges(dataset: "user_42") { kind fact { object } } }',
+      );
+      await expect
+        .poll(() => editorText(page, queryEditor), { timeout: PAGE_TIMEOUT })
+        .toContain('subscription Follow');
+      // GraphiQL infers the operation to run from the document a moment after an edit; a
+      // click before that runs the old name ("Cannot infer operation"): click again then.
+      const run = page.locator('.graphiql-execute-button');
+      await expect
+        .poll(
+          async () => {
+            if (gatewayStreams() === 0) {
+              await run.click();
+              await new Promise((r) => setTimeout(r, 500));
+            }
+            return gatewayStreams();
+          },
+          { timeout: PAGE_TIMEOUT, intervals: [250] },
+        )
+        .toBe(1);
+      // Once the stream is open, a change recorded in the dataset shows up in the pane.
+      await recordEpisode(
+        database.collections,
+        { workspaceId: workspaceIdFor('acme'), dataset: 'user_42' },
+        {
+          episodeId: randomUUID(),
+          occurredAt: new Date('2026-11-01T00:00:00Z'),
+          source: 'chat',
+          content: 'user: I bought a tandem',
+          entities: [],
+          facts: [
+            {
+              subject: 'user',
+              predicate: 'owns',
+              object: 'a tandem',
+              objectIsEntity: false,
+              confidence: 0.9,
+              sourceQuote: null,
+              validAt: new Date('2026-11-01T00:00:00Z'),
+              validUntil: null,
+              supersedes: [],
+              replaceExisting: false,
+            },
+          ],
+        },
+        new Date(),
+      );
+      const responsePane = '.graphiql-response';
+      await expect
+        .poll(() => editorText(page, responsePane), { timeout: PAGE_TIMEOUT })
+        .toContain('"object": "a tandem"');
+      expect(await editorText(page, responsePane)).toContain('FACT_RECORDED');
     } finally {
       await context.close();
     }
