@@ -224,7 +224,7 @@ describe('GraphiQL in a browser, offline', () => {
             }
             return gatewayStreams();
           },
-          { timeout: PAGE_TIMEOUT, intervals: [250] },
+          { timeout: PAGE_TIMEOUT, interval: 250 },
         )
         .toBe(1);
       // Once the stream is open, a change recorded in the dataset shows up in the pane.
