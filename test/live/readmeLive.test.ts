@@ -1,0 +1,113 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listen } from '../../src/http/server.js';
+import { serveGraphqlWebSocket } from '../../src/http/webSocket.js';
+import { recordEpisode } from '../../src/store/recordEpisode.js';
+import { episodeInput, factInput, testTenant } from '../helpers/episodeInput.js';
+import { openTestGateway, type TestGateway } from '../helpers/gateway.js';
+
+/**
+ * The README's "Live updates" examples, run as written against a real listener: the curl
+ * command (its URL, headers and body, sent with fetch) and the graphql-ws program (run by
+ * Node from the project, so it imports what a user installs), each receiving a change
+ * recorded while it listens.
+ */
+
+const ROOT = new URL('../..', import.meta.url).pathname;
+const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+const section = readme.slice(
+  readme.indexOf('### Live updates'),
+  readme.indexOf('### Query limits'),
+);
+const curl = /```sh\n(curl -N[\s\S]*?)```/.exec(section)?.[1];
+const program = /```js\n([\s\S]*?)```/.exec(section)?.[1];
+
+let t: TestGateway;
+let server: Server;
+let webSocket: ReturnType<typeof serveGraphqlWebSocket>;
+let base: string;
+let key: string;
+let child: ChildProcess | null = null;
+
+beforeAll(async () => {
+  t = await openTestGateway({ demoWorkspaces: ['development'] });
+  key = await t.key('development', ['read']);
+  server = await new Promise<Server>((resolve) => {
+    const s = listen(t.gateway.fetch, { port: 0, hostname: '127.0.0.1' }, () => resolve(s));
+  });
+  webSocket = serveGraphqlWebSocket(server, t.gateway);
+  base = `127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterAll(async () => {
+  child?.kill('SIGKILL');
+  t.gateway.beginShutdown();
+  await webSocket.close();
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+});
+
+async function recordWhenStreaming(object: string): Promise<void> {
+  while (t.gateway.live.counts().streams < 1) await new Promise((r) => setTimeout(r, 20));
+  await new Promise((r) => setTimeout(r, 100));
+  await recordEpisode(
+    t.database.collections,
+    testTenant('development', 'user_42'),
+    episodeInput([factInput('user', 'owns', object)]),
+    new Date(),
+  );
+}
+
+describe('README: Live updates', () => {
+  it('the curl example streams a change as an SSE event', async () => {
+    expect(curl).toBeDefined();
+    const command = curl!.replaceAll('\\\n', ' ');
+    const url = /curl -N (\S+)/.exec(command)![1]!.replace('127.0.0.1:3004', base);
+    const headers = Object.fromEntries(
+      [...command.matchAll(/-H "([^:]+): ([^"]+)"/g)].map((m) => [
+        m[1]!,
+        m[2]!.replace('$KEY', key),
+      ]),
+    );
+    const body = /-d '([^']+)'/.exec(command)![1]!;
+    const controller = new AbortController();
+    const response = await fetch(url, { method: 'POST', headers, body, signal: controller.signal });
+    expect(response.headers.get('content-type')).toContain('text/event-stream');
+    const recorded = recordWhenStreaming('a tandem');
+    const reader = response.body!.getReader();
+    let text = '';
+    while (!text.includes('FACT_RECORDED')) {
+      const { value } = await reader.read();
+      text += new TextDecoder().decode(value);
+    }
+    await recorded;
+    expect(text).toContain('event: next');
+    expect(text).toContain('"object":"a tandem"');
+    controller.abort();
+    while (t.gateway.live.counts().streams > 0) await new Promise((r) => setTimeout(r, 20));
+  });
+
+  it('the graphql-ws program prints each change as it happens', async () => {
+    expect(program).toBeDefined();
+    const code = program!.replace('127.0.0.1:3004', base);
+    child = spawn(process.execPath, ['--input-type=module', '-e', code], {
+      cwd: ROOT,
+      env: { ...process.env, KEY: key },
+    });
+    let output = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    child.stderr!.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    await recordWhenStreaming('a kayak');
+    while (!output.includes('FACT_RECORDED')) await new Promise((r) => setTimeout(r, 20));
+    expect(output).toContain('EPISODE_RECORDED');
+    expect(output).toContain('FACT_RECORDED a kayak');
+    child.kill('SIGKILL');
+  });
+});
