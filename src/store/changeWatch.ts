@@ -197,6 +197,11 @@ export class ChangeWatches {
     private readonly options: ChangeWatchOptions,
   ) {}
 
+  /** Settles once every watch has read where its feed ends (tests wait for it). */
+  async started(): Promise<void> {
+    await Promise.all([...this.watches.values()].map((watch) => watch.ready));
+  }
+
   /** Datasets watched and followers, for metrics and tests. */
   counts(): { datasets: number; followers: number } {
     let followers = 0;

@@ -1,9 +1,13 @@
+import { randomUUID } from 'node:crypto';
 import type { ServerType } from '@hono/node-server';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadDemoDataset } from '../../src/demo/seed.js';
 import { createGateway } from '../../src/http/app.js';
-import { createApiKey } from '../../src/store/workspaces.js';
+import type { Database } from '../../src/store/database.js';
+import { invalidateFact } from '../../src/store/facts.js';
+import { recordEpisode } from '../../src/store/recordEpisode.js';
+import { createApiKey, workspaceIdFor } from '../../src/store/workspaces.js';
 import { launchChromium, PAGE_TIMEOUT } from '../helpers/browser.js';
 import { openTestDatabase } from '../helpers/database.js';
 import { DEMO } from '../helpers/demo.js';
@@ -26,6 +30,7 @@ let server: ServerType | null = null;
 let browser: Browser | null = null;
 let origin = '';
 let developmentKey = '';
+let database: Database;
 
 const foreignRequests: string[] = [];
 const pageErrors: string[] = [];
@@ -33,7 +38,7 @@ const pageErrors: string[] = [];
 const operations: string[] = [];
 
 beforeAll(async () => {
-  const database = await openTestDatabase();
+  database = await openTestDatabase();
   await loadDemoDataset(database.collections, 'acme', new Date());
   developmentKey = (await createApiKey(database.collections, 'acme', ['read'])).key;
   // As `npm start` on the embedded store: the page on a loopback host gets the key.
@@ -77,7 +82,10 @@ const bar = (page: Page, factId: string) => page.locator(`.bar[data-fact-id="${f
 /** Sets a datetime-local input (UTC) and waits for the gateway's answer to the re-query. */
 async function setInstant(page: Page, testId: string, value: string) {
   const answered = page.waitForResponse(
-    (r) => r.url() === `${origin}/graphql` && r.request().method() === 'POST',
+    (r) =>
+      r.url() === `${origin}/graphql` &&
+      r.request().method() === 'POST' &&
+      !(r.request().postData() ?? '').includes('ExplorerLiveChanges'),
   );
   await page.getByTestId(testId).fill(value);
   expect((await answered).status()).toBe(200);
@@ -182,7 +190,64 @@ describe('the memory explorer in a browser, offline, on the demo dataset', () =>
       await expect.poll(async () => (await active()).factId).toBe(DEMO.facts.toyotaInterest);
 
       expect(operations).toContain('ExplorerTimeline');
-      expect(new Set(operations)).toEqual(new Set(['ExplorerViewer', 'ExplorerTimeline']));
+      expect(new Set(operations)).toEqual(
+        new Set(['ExplorerViewer', 'ExplorerTimeline', 'ExplorerLiveChanges']),
+      );
+    } finally {
+      await context.close();
+    }
+    expect(foreignRequests).toEqual([]);
+    expect(pageErrors).toEqual([]);
+  }, 180_000);
+
+  it('follows the dataset live while "as known at" is now: a fact recorded meanwhile appears, a deletion restyles it', async () => {
+    const context = await openContext();
+    try {
+      const page = await newPage(context);
+      await page.goto(`${origin}/explorer#/user_42`, { waitUntil: 'load' });
+      await page.getByTestId('timeline').waitFor();
+      await expect
+        .poll(() => page.getByTestId('live-state').getAttribute('data-state'))
+        .toBe('live');
+      const tenant = { workspaceId: workspaceIdFor('acme'), dataset: 'user_42' };
+      const recorded = await recordEpisode(
+        database.collections,
+        tenant,
+        {
+          episodeId: randomUUID(),
+          occurredAt: new Date('2026-11-20T00:00:00Z'),
+          source: 'chat',
+          content: 'user: I bought a tandem bicycle',
+          entities: [],
+          facts: [
+            {
+              subject: 'user',
+              predicate: 'owns',
+              object: 'a tandem bicycle',
+              objectIsEntity: false,
+              confidence: 0.9,
+              sourceQuote: null,
+              validAt: new Date('2026-11-20T00:00:00Z'),
+              validUntil: null,
+              supersedes: [],
+              replaceExisting: false,
+            },
+          ],
+        },
+        new Date(),
+      );
+      const factId = recorded.facts[0]!.factId;
+      // No reload: the bar appears, believed true.
+      await expect.poll(() => bar(page, factId).getAttribute('class')).toContain('look-live');
+      expect(await page.getByTestId('timeline').textContent()).toContain('a tandem bicycle');
+      await invalidateFact(database.collections, tenant, factId, {
+        reason: 'deleted',
+        at: new Date(),
+      });
+      await expect.poll(() => bar(page, factId).getAttribute('class')).toContain('look-deleted');
+      // Looking back in time ("as known at" set) is not live.
+      await setInstant(page, 'known-at', '2026-09-01T00:00:00');
+      expect(await page.getByTestId('live-state').count()).toBe(0);
     } finally {
       await context.close();
     }

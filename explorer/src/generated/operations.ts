@@ -3,6 +3,18 @@ type Exact<T extends { [key: string]: unknown }> = { [K in keyof T]: T[K] };
 /** Internal type. DO NOT USE DIRECTLY. */
 export type Incremental<T> = T | { [P in keyof T]?: P extends ' $fragmentName' | '__typename' ? T[P] : never };
 import type { DocumentTypeDecoration } from '@graphql-typed-document-node/core';
+/** What a change did. FACT_* changes name their fact, EPISODE_RECORDED its episode, MEMORY_* their memory; EPISODE_ERASED and DATASET_ERASED carry only what they removed. */
+export type DatasetChangeKind =
+  | 'DATASET_ERASED'
+  | 'EPISODE_ERASED'
+  | 'EPISODE_RECORDED'
+  | 'FACT_DELETED'
+  | 'FACT_RECORDED'
+  | 'FACT_RESTORED'
+  | 'FACT_SUPERSEDED'
+  | 'MEMORY_CHANGED'
+  | 'MEMORY_CREATED';
+
 export type EntityType =
   | 'CONCEPT'
   | 'DATE'
@@ -125,6 +137,14 @@ export type ExplorerMemoriesQueryVariables = Exact<{
 
 
 export type ExplorerMemoriesQuery = { dataset: { name: string, memories: { totalCount?: number, pageInfo: { hasNextPage: boolean, endCursor: string | null }, edges: Array<{ node: { id: string, memoryId: string, text: string, memoryKind: string, scope: string, importance: number, salience: number, pinned: boolean, version: number, createdAt: string, validFrom: string, validUntil: string | null, archivedAt: string | null, supersededBy: string | null, lastUsedAt: string | null } }> } } | null };
+
+export type ExplorerLiveChangesSubscriptionVariables = Exact<{
+  dataset: string;
+  after?: string | null | undefined;
+}>;
+
+
+export type ExplorerLiveChangesSubscription = { datasetChanges: { id: string, cursor: string, kind: DatasetChangeKind } };
 
 export class TypedDocumentString<TResult, TVariables>
   extends String
@@ -591,3 +611,12 @@ export const ExplorerMemoriesDocument = new TypedDocumentString(`
   supersededBy
   lastUsedAt
 }`) as unknown as TypedDocumentString<ExplorerMemoriesQuery, ExplorerMemoriesQueryVariables>;
+export const ExplorerLiveChangesDocument = new TypedDocumentString(`
+    subscription ExplorerLiveChanges($dataset: String!, $after: String) {
+  datasetChanges(dataset: $dataset, after: $after) {
+    id
+    cursor
+    kind
+  }
+}
+    `) as unknown as TypedDocumentString<ExplorerLiveChangesSubscription, ExplorerLiveChangesSubscriptionVariables>;

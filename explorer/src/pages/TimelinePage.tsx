@@ -1,4 +1,4 @@
-import { useInfiniteQuery } from '@tanstack/react-query';
+import { useInfiniteQuery, useQueryClient } from '@tanstack/react-query';
 import { useCallback, useMemo } from 'react';
 import { request } from '../api.ts';
 import type { Instants } from '../components/InstantControls.tsx';
@@ -6,6 +6,7 @@ import { Empty, ErrorNotice, Loading } from '../components/Status.tsx';
 import { Timeline } from '../components/Timeline.tsx';
 import { ExplorerTimelineDocument, type ExplorerTimelineQuery } from '../generated/operations.ts';
 import { formatInstant } from '../instants.ts';
+import { type LiveState, useLiveChanges } from '../live.ts';
 import { connectionPaging } from '../paging.ts';
 import { groupStatements, LOOK_LABEL, lookOf } from '../statements.ts';
 
@@ -16,6 +17,8 @@ export const PAGE_SIZE = 100;
  * A dataset's statements over valid time, as the store knew them at "as known at": every
  * fact recorded by then, coloured by its state at ("true at", "as known at"). Moving
  * either instant asks the gateway again; the previous answer stays on screen meanwhile.
+ * While "as known at" is now, the page follows the dataset live: each change the gateway
+ * pushes makes it ask again, so new facts appear and superseded ones restyle.
  */
 export function TimelinePage({
   apiKey,
@@ -30,6 +33,10 @@ export function TimelinePage({
   now: Date;
   onWrongKey: () => void;
 }) {
+  const queryClient = useQueryClient();
+  const live = useLiveChanges(apiKey, dataset, instants.knownAt === null, () => {
+    void queryClient.invalidateQueries({ queryKey: ['timeline', apiKey, dataset] });
+  });
   const query = useInfiniteQuery({
     queryKey: ['timeline', apiKey, dataset, instants.validAt, instants.knownAt],
     queryFn: ({ pageParam, signal }) =>
@@ -86,7 +93,8 @@ export function TimelinePage({
         {instants.validAt ? `at ${formatInstant(instants.validAt)}` : 'now'}
         {instants.knownAt ? `, as known at ${formatInstant(instants.knownAt)}` : ''}:{' '}
         <strong data-testid="believed-count">{first.dataset.believed?.totalCount ?? 0}</strong>.
-        {query.isFetching && !query.isFetchingNextPage ? ' Updating…' : ''}
+        {query.isFetching && !query.isFetchingNextPage ? ' Updating…' : ''}{' '}
+        <LiveBadge state={live} />
       </p>
       {query.isError && (
         <ErrorNotice error={query.error} onWrongKey={onWrongKey} retry={() => query.refetch()} />
@@ -116,5 +124,28 @@ export function TimelinePage({
         />
       )}
     </section>
+  );
+}
+
+const LIVE_TEXT: Record<LiveState, string | null> = {
+  live: 'Live: changes appear as they happen',
+  connecting: 'Connecting to live changes…',
+  refused: 'Live changes refused for this key',
+  off: null,
+};
+
+/** Whether the timeline is following the dataset live (only while "as known at" is now). */
+function LiveBadge({ state }: { state: LiveState }) {
+  const text = LIVE_TEXT[state];
+  if (!text) return null;
+  return (
+    <span
+      className={`live-badge live-${state}`}
+      data-testid="live-state"
+      data-state={state}
+      role="status"
+    >
+      {text}
+    </span>
   );
 }
