@@ -46,9 +46,10 @@ export interface RequestContext {
   signal: AbortSignal;
   /**
    * A live stream's next event is resolved as a request of its own: a new instant, a new
-   * database deadline and new loaders (a stream lives far longer than one request).
+   * database deadline and new loaders (a stream lives far longer than one request); the
+   * loaders given when every stream of the workspace that receives the event shares them.
    */
-  beginEvent(now: Date): void;
+  beginEvent(now: Date, shared?: Loaders): void;
   /** Whether the key this request sent is still valid, read from the database now. */
   keyStillValid(): Promise<boolean>;
 }
@@ -114,12 +115,12 @@ export async function createRequestContext(
     signal: request.signal,
     // `this`, not the object built here: the server adapter hands GraphQL a copy of it
     // (its properties, getters included), and the copy is what resolvers read.
-    beginEvent(this: RequestContext, now: Date) {
+    beginEvent(this: RequestContext, now: Date, shared?: Loaders) {
       const next = bounds();
       this.now = now;
       this.store = next.store;
       this.deadline = next.deadline;
-      loaders = null;
+      loaders = shared ?? null;
     },
     keyStillValid: async () =>
       key !== undefined && (await authenticateApiKey(store, key, null)) !== null,

@@ -1,7 +1,8 @@
 import type { Clock } from '../clock.js';
 import type { AuthenticatedContext } from '../context.js';
 import { GatewayError } from '../errors.js';
-import type { FeedPosition } from '../store/changes.js';
+import { createLoaders, type Loaders } from '../loaders.js';
+import type { FeedChange, FeedPosition } from '../store/changes.js';
 import { ChangeWatches, type FeedEvent, type StreamEnd } from '../store/changeWatch.js';
 import type { Collections } from '../store/database.js';
 import type { Tenant } from '../store/tenant.js';
@@ -45,8 +46,15 @@ export class LiveStreams {
   private closed = false;
   private readonly recheck: NodeJS.Timeout;
 
+  /**
+   * One instant and one set of loaders per change a watch pushed, shared by every stream
+   * that receives it (all of one workspace: a watch follows one dataset): a change seen by
+   * a thousand subscribers loads its fact once, not a thousand times.
+   */
+  private readonly eventContexts = new WeakMap<FeedChange, { now: Date; loaders: Loaders }>();
+
   constructor(
-    db: Collections,
+    private readonly db: Collections,
     private readonly clock: Clock,
     private readonly options: LiveStreamOptions,
   ) {
@@ -117,15 +125,28 @@ export class LiveStreams {
       },
       { once: true },
     );
-    const clock = this.clock;
+    const eventContext = (event: FeedEvent): { now: Date; loaders?: Loaders } => {
+      if (!('change' in event)) return { now: this.clock() };
+      let shared = this.eventContexts.get(event.change);
+      if (!shared) {
+        const now = this.clock();
+        shared = { now, loaders: createLoaders(this.db, ctx.auth.workspaceId, now) };
+        this.eventContexts.set(event.change, shared);
+      }
+      return shared;
+    };
     return {
       [Symbol.asyncIterator]() {
         return this;
       },
       async next() {
         const result = await events.next();
-        if (result.done) release();
-        else ctx.beginEvent(clock());
+        if (result.done) {
+          release();
+        } else {
+          const { now, loaders } = eventContext(result.value);
+          ctx.beginEvent(now, loaders);
+        }
         return result;
       },
       async return() {
