@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,6 +23,7 @@ import { procCpuSeconds, round1, round2 } from './measure.js';
  * measured the same way on B.
  *
  *   npm run bench:live [-- --seconds 8 --rate 5 --poll-ms 1000] [--quick]
+ *     [--clients 100,1000] [--datasets 1,100] [--modes same,across,polling]
  *
  * Scenarios: 100 and 1,000 subscribers, on one dataset and spread over 100 datasets.
  */
@@ -62,6 +64,9 @@ function startGateway(uri: string, db: string, pollMs: number): Promise<Gateway>
     };
     child.stdout!.on('data', onData);
     child.stderr!.on('data', onData);
+    child.stderr!.on('data', (chunk: Buffer) => {
+      if (process.env.BENCH_LIVE_GATEWAY_LOG) process.stderr.write(chunk);
+    });
     child.once('exit', (code) => reject(new Error(`gateway exited (${code}):\n${output}`)));
   });
 }
@@ -112,7 +117,9 @@ async function subscribe(
     body: JSON.stringify({ query: SUBSCRIPTION, variables: { dataset } }),
     signal: stop,
   });
-  if (response.status !== 200) throw new Error(`subscription answered ${response.status}`);
+  if (response.status !== 200) {
+    throw new Error(`subscription answered ${response.status}: ${await response.text()}`);
+  }
   void (async () => {
     let buffer = '';
     const decoder = new TextDecoder();
@@ -144,11 +151,18 @@ async function subscribe(
   })();
 }
 
+const MODES = {
+  same: 'same process',
+  across: 'across processes',
+  polling: 'polling facts every second',
+} as const;
+type Mode = keyof typeof MODES;
+
 interface ScenarioReport {
   scenario: string;
   clients: number;
   datasets: number;
-  mode: 'same process' | 'across processes' | 'polling facts every second';
+  mode: (typeof MODES)[Mode];
   writes: number;
   delivered: number;
   expected: number;
@@ -178,6 +192,8 @@ async function runScenario(options: {
   const seen = new Map<number, Set<string>>();
   let delivered = 0;
   const stop = new AbortController();
+  // One signal for every client of the scenario: a thousand listeners on it is the design.
+  setMaxListeners(0, stop.signal);
   const record = (client: number, object: string, at: number) => {
     const mine = seen.get(client) ?? new Set();
     seen.set(client, mine);
@@ -350,6 +366,8 @@ export async function runLiveBench(options: {
   rate: number;
   pollMs: number;
   clients: number[];
+  datasets: number[];
+  modes: Mode[];
   log?: (line: string) => void;
 }): Promise<ScenarioReport[]> {
   const log = options.log ?? (() => {});
@@ -358,6 +376,9 @@ export async function runLiveBench(options: {
   const dir = mkdtempSync(join(tmpdir(), 'memory-gateway-live-'));
   let ferret: RunningFerretDb | null = null;
   const gateways: Gateway[] = [];
+  process.once('exit', () => {
+    for (const gateway of gateways) gateway.child.kill('SIGKILL');
+  });
   try {
     ferret = await startFerretDb(join(dir, 'db'));
     const database = await openDatabase(ferret.uri, 'live');
@@ -369,12 +390,8 @@ export async function runLiveBench(options: {
     gateways.push(a, b);
     const reports: ScenarioReport[] = [];
     for (const clients of options.clients) {
-      for (const datasets of [1, 100]) {
-        for (const mode of [
-          'same process',
-          'across processes',
-          'polling facts every second',
-        ] as const) {
+      for (const datasets of options.datasets) {
+        for (const mode of options.modes.map((m) => MODES[m])) {
           log(`${clients} clients over ${datasets} dataset(s), ${mode}...`);
           reports.push(
             await runScenario({
@@ -409,13 +426,27 @@ if (process.argv[1]?.endsWith('live.ts')) {
       rate: { type: 'string', default: '5' },
       'poll-ms': { type: 'string', default: '1000' },
       quick: { type: 'boolean', default: false },
+      clients: { type: 'string' },
+      datasets: { type: 'string' },
+      modes: { type: 'string' },
     },
   });
+  const list = (value: string | undefined) => value?.split(',').map((v) => v.trim());
+  // It stops by itself, whatever happens: the gateways and FerretDB are its children.
+  setTimeout(
+    () => {
+      process.stderr.write('bench:live: watchdog, stopping\n');
+      process.exit(1);
+    },
+    (values.quick ? 10 : 40) * 60_000,
+  ).unref();
   const reports = await runLiveBench({
     seconds: values.quick ? 4 : Number(values.seconds),
     rate: Number(values.rate),
     pollMs: Number(values['poll-ms']),
-    clients: values.quick ? [100] : [100, 1000],
+    clients: list(values.clients)?.map(Number) ?? (values.quick ? [100] : [100, 1000]),
+    datasets: list(values.datasets)?.map(Number) ?? [1, 100],
+    modes: (list(values.modes) as Mode[] | undefined) ?? ['same', 'across', 'polling'],
     log: (line) => process.stderr.write(`${line}\n`),
   });
   process.stdout.write(`${JSON.stringify(reports, null, 2)}\n`);
