@@ -16,6 +16,7 @@ import { authorizeOperation } from '../schema/operationScopes.js';
 import { describeIssues, illFormedText } from '../validation.js';
 import { type Metrics, type OperationLabels, operationLabels } from './observability.js';
 import { queryLimitPlugins } from './queryLimits.js';
+import { sharedEventExecution } from './sharedEvents.js';
 
 export interface YogaOptions {
   /**
@@ -187,6 +188,8 @@ export function createGraphqlYoga(options: YogaOptions = {}) {
       // Then what the key may do: it learns nothing of a cost it may not run.
       authorizeBeforeExecution,
       ...queryLimitPlugins({ introspection, metrics: options.metrics }),
+      // A change seen by many streams executes once per distinct operation.
+      sharedEventExecution,
       // Client operations run as graphql-jit functions compiled once per document (the
       // same document object Yoga's parse cache hands back for the same text), like the
       // REST adapters' operations (src/rest/runOperation.ts); docs/PERFORMANCE.md.

@@ -1,3 +1,4 @@
+import { parse } from 'graphql';
 import type { CommandStartedEvent } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eraseDataset, eraseEpisode } from '../../src/store/erasure.js';
@@ -458,6 +459,49 @@ describe('what ends or refuses a stream', () => {
     const { value } = await reader_.read();
     expect(new TextDecoder().decode(value)).toBe(':\n\n');
     await reader_.cancel();
+    await streamsOpen(0);
+  });
+});
+
+describe('a change pushed to many streams', () => {
+  it('is executed once per distinct operation: every stream of the same operation gets the same result', async () => {
+    const ds = 'live-executed-once';
+    await record(ds);
+    const document = parse(
+      'subscription($d: String!) { datasetChanges(dataset: $d) { kind fact { factId state } } }',
+    );
+    const open = async (variables: Record<string, unknown>) => {
+      const ctx = await t.gateway.edge.contextOf(
+        new Request('http://gateway.test/graphql', {
+          headers: { authorization: `Bearer ${reader}` },
+        }),
+        'test',
+      );
+      const { subscribe, schema, contextFactory } = t.gateway.yoga.getEnveloped(ctx);
+      const stream = (await subscribe({
+        schema,
+        document,
+        variableValues: variables,
+        contextValue: await contextFactory(),
+      })) as AsyncIterableIterator<unknown>;
+      return stream;
+    };
+    const a = await open({ d: ds });
+    const b = await open({ d: ds });
+    const c = await open({ d: ds, unused: true });
+    const next = [a.next(), b.next(), c.next()];
+    await streamsOpen(3);
+    await watching(ds);
+    await record(ds);
+    const [ra, rb, rc] = await Promise.all(next);
+    expect((ra!.value as { data: unknown }).data).toMatchObject({
+      datasetChanges: { kind: 'EPISODE_RECORDED' },
+    });
+    // The same operation: the very same result; other variables: executed apart.
+    expect(rb!.value).toBe(ra!.value);
+    expect(rc!.value).not.toBe(ra!.value);
+    expect(rc!.value).toEqual(ra!.value);
+    for (const s of [a, b, c]) await s.return?.();
     await streamsOpen(0);
   });
 });
