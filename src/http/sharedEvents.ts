@@ -23,7 +23,10 @@ import type { FeedEvent } from '../store/changeWatch.js';
  */
 
 /** Results by change, then document, then operation name and variables. */
-const results = new WeakMap<FeedChange, WeakMap<DocumentNode, Map<string, Promise<ExecutionResult>>>>();
+const results = new WeakMap<
+  FeedChange,
+  WeakMap<DocumentNode, Map<string, Promise<ExecutionResult>>>
+>();
 
 function executeEvent(args: ExecutionArgs, event: FeedEvent): Promise<ExecutionResult> {
   const run = async () => execute({ ...args, rootValue: event }) as Promise<ExecutionResult>;
