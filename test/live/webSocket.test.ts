@@ -34,6 +34,7 @@ beforeAll(async () => {
   });
   webSocket = serveGraphqlWebSocket(server, t.gateway, {
     allowedHosts: ['127.0.0.1', 'localhost'],
+    keepAliveMs: 200,
   });
   url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`;
 });
@@ -81,6 +82,17 @@ describe('Subscription.datasetChanges over graphql-ws', () => {
     expect(replay[0]!.id).toBe(live[1]!.id);
     first.close();
     await streamsOpen(0);
+  });
+
+  it('an idle connection is pinged (the heartbeat that keeps proxies from closing it)', async () => {
+    const idle = new WebSocket(url, 'graphql-transport-ws');
+    const pinged = new Promise<void>((resolve) => idle.once('ping', () => resolve()));
+    await new Promise<void>((resolve) => idle.once('open', () => resolve()));
+    idle.send(
+      JSON.stringify({ type: 'connection_init', payload: { authorization: `Bearer ${reader}` } }),
+    );
+    await pinged;
+    idle.close();
   });
 
   it('a connection without a valid key is closed (4403) before it can subscribe', async () => {
