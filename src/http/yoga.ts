@@ -1,6 +1,7 @@
 import { useGraphQlJit } from '@envelop/graphql-jit';
 import {
   type DocumentNode,
+  type GraphQLError,
   getOperationAST,
   Kind,
   NoSchemaIntrospectionCustomRule,
@@ -146,12 +147,21 @@ const variablesCheckedFirst: Plugin<RequestContext> = {
  * anything runs. Lone surrogates in the document itself are already graphql-js's syntax
  * errors.
  */
+function refuseIllFormedText({
+  args,
+  setResultAndStopExecution,
+}: {
+  args: { variableValues?: Record<string, unknown> | null };
+  setResultAndStopExecution: (result: { errors: GraphQLError[] }) => void;
+}): void {
+  const issue = illFormedText(args.variableValues ?? {});
+  if (issue) setResultAndStopExecution({ errors: [maskError(badInput(describeIssues([issue])))] });
+}
+
 const wellFormedVariables: Plugin<RequestContext> = {
-  onExecute({ args, setResultAndStopExecution }) {
-    const issue = illFormedText(args.variableValues ?? {});
-    if (issue)
-      setResultAndStopExecution({ errors: [maskError(badInput(describeIssues([issue])))] });
-  },
+  onExecute: refuseIllFormedText,
+  // A subscription's variables name what it follows: the same rule, before it opens.
+  onSubscribe: refuseIllFormedText,
 };
 
 /** Rejects introspection at validation when it is turned off (production default). */

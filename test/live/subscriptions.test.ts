@@ -275,12 +275,12 @@ describe('Subscription.datasetChanges over SSE', () => {
 describe('what ends or refuses a stream', () => {
   it('refused before it opens, with the status and the error in its body: no key, no read scope, a malformed cursor, over the cost limits', async () => {
     const writer = await t.key('acme', ['write']);
-    const refusal = async (query: string, key: string | null) => {
+    const refusal = async (query: string, key: string | null, variables = {}) => {
       const response = await t.request('/graphql', {
         method: 'POST',
         key,
         headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
-        body: JSON.stringify({ query }),
+        body: JSON.stringify({ query, variables }),
       });
       const text = await response.text();
       const [, data] = /data: (.*)\n/.exec(text) ?? [];
@@ -300,6 +300,10 @@ describe('what ends or refuses a stream', () => {
       reader,
     );
     expect(cursor.codes).toEqual(['BAD_USER_INPUT']);
+    // Variables that could not be stored as sent (a lone surrogate) or of the wrong type.
+    const followed = 'subscription($d: String!) { datasetChanges(dataset: $d) { id } }';
+    expect((await refusal(followed, reader, { d: '\ud800' })).codes).toEqual(['BAD_USER_INPUT']);
+    expect((await refusal(followed, reader, { d: 5 })).codes).toEqual(['BAD_USER_INPUT']);
     const costly = await refusal(
       'subscription { datasetChanges(dataset: "x") { fact { subjectEntity { facts(first: 1000) { subjectEntity { facts(first: 1000) { factId } } } } } } }',
       reader,
