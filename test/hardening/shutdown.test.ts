@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { request } from 'node:http';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -6,6 +6,7 @@ import { loadDemoDataset } from '../../src/demo/seed.js';
 import { openDatabase } from '../../src/store/database.js';
 import { createApiKey } from '../../src/store/workspaces.js';
 import { testServerUri } from '../helpers/database.js';
+import { spawnGateway } from '../helpers/spawnGateway.js';
 
 /**
  * SIGTERM during a steady load: the server stops accepting connections, lets every
@@ -15,7 +16,6 @@ import { testServerUri } from '../helpers/database.js';
  * or reset while it waited in the kernel's accept queue when the listener closed; the
  * server never saw those requests, so they are safe to retry.
  */
-const ROOT = new URL('../../', import.meta.url);
 const dbName = `shutdown_${randomBytes(4).toString('hex')}`;
 let child: ChildProcess | null = null;
 
@@ -74,31 +74,14 @@ describe('graceful shutdown', () => {
     const key = (await createApiKey(database.collections, 'acme', ['read'])).key;
     await database.close();
 
-    child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        MONGODB_URI: testServerUri(),
-        MONGODB_DB: dbName,
-        PORT: '0',
-        RATE_LIMIT_PER_MINUTE: '0',
-        LOG_LEVEL: 'info',
-      },
+    const gateway = await spawnGateway({
+      MONGODB_URI: testServerUri(),
+      MONGODB_DB: dbName,
+      RATE_LIMIT_PER_MINUTE: '0',
+      LOG_LEVEL: 'info',
     });
-    let output = '';
-    const port = await new Promise<number>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 60_000);
-      const onData = (chunk: Buffer) => {
-        output += chunk.toString();
-        const match = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(output);
-        if (match) {
-          clearTimeout(timer);
-          resolve(Number(match[1]));
-        }
-      };
-      child!.stdout!.on('data', onData);
-      child!.stderr!.on('data', onData);
-    });
+    child = gateway.child;
+    const { port } = gateway;
     const exited = new Promise<number | null>((r) => child!.once('exit', (code) => r(code)));
 
     const outcomes: Outcome[] = [];
@@ -128,7 +111,8 @@ describe('graceful shutdown', () => {
     expect(code).toBe(0);
     // Every request the server handled (by its access log) reached the client whole.
     const handled = new Set(
-      output
+      gateway
+        .output()
         .split('\n')
         .filter((line) => line.startsWith('{'))
         .map((line) => JSON.parse(line) as { msg?: string; requestId?: string })

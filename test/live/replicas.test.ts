@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { print } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,6 +11,7 @@ import {
 } from '../generated/operations.js';
 import { testServerUri } from '../helpers/database.js';
 import { codesOf, subscribeSse, subscribeWs } from '../helpers/live.js';
+import { spawnGateway } from '../helpers/spawnGateway.js';
 
 /**
  * Two gateway processes on one database: writes through one, subscribers (SSE and
@@ -19,42 +20,22 @@ import { codesOf, subscribeSse, subscribeWs } from '../helpers/live.js';
  * last cursor, missing nothing.
  */
 
-const ROOT = new URL('../..', import.meta.url).pathname;
 const dbName = `replicas_${randomUUID().replaceAll('-', '')}`;
 const children: ChildProcess[] = [];
 let writer: string;
 let reader: string;
 
 async function startGateway(): Promise<{ base: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      MONGODB_URI: testServerUri(),
-      MONGODB_DB: dbName,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      LIVE_POLL_MS: '200',
-      RATE_LIMIT_PER_MINUTE: '0',
-      LOG_LEVEL: 'warn',
-    },
+  const gateway = await spawnGateway({
+    MONGODB_URI: testServerUri(),
+    MONGODB_DB: dbName,
+    HOST: '127.0.0.1',
+    LIVE_POLL_MS: '200',
+    RATE_LIMIT_PER_MINUTE: '0',
+    LOG_LEVEL: 'warn',
   });
-  children.push(child);
-  let output = '';
-  const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`gateway did not start:\n${output}`)), 60_000);
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(output);
-      if (match) {
-        clearTimeout(timer);
-        resolve(Number(match[1]));
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-  });
-  return { base: `127.0.0.1:${port}`, child };
+  children.push(gateway.child);
+  return { base: `127.0.0.1:${gateway.port}`, child: gateway.child };
 }
 
 async function graphql(base: string, query: string, variables: unknown, key: string) {
@@ -175,5 +156,5 @@ describe('live updates across gateway processes', () => {
     expect(after).toEqual(['EPISODE_RECORDED', 'FACT_RECORDED']);
     resumed.close();
     ws.close();
-  });
+  }, 180_000);
 });
