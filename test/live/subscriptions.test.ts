@@ -508,4 +508,43 @@ describe('a change pushed to many streams', () => {
     for (const s of [a, b, c]) await s.return?.();
     await streamsOpen(0);
   });
+
+  it('is serialized once over SSE: each event is one chunk, the same bytes for every stream', async () => {
+    const ds = 'live-serialized-once';
+    const open = async () => {
+      const response = await t.gateway.fetch(
+        new Request('http://gateway.test/graphql', {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${reader}`,
+            'content-type': 'application/json',
+            accept: 'text/event-stream',
+          },
+          body: JSON.stringify({
+            query: 'subscription($d: String!) { datasetChanges(dataset: $d) { kind } }',
+            variables: { d: ds },
+          }),
+        }),
+      );
+      expect(response.headers.get('content-type')).toBe('text/event-stream');
+      const chunks = response.body!.getReader();
+      expect(new TextDecoder().decode((await chunks.read()).value)).toBe(':\n\n');
+      return chunks;
+    };
+    await record(ds);
+    const streams = [await open(), await open()];
+    const next = streams.map((s) => s.read());
+    await streamsOpen(2);
+    await watching(ds);
+    await record(ds);
+    const [a, b] = await Promise.all(next);
+    expect(new TextDecoder().decode(a!.value)).toBe(
+      'event: next\ndata: {"data":{"datasetChanges":{"kind":"EPISODE_RECORDED"}}}\n\n',
+    );
+    // The very bytes the first stream was given (the same memory): serialized once for both.
+    expect(b!.value!.buffer).toBe(a!.value!.buffer);
+    expect(b!.value!.byteOffset).toBe(a!.value!.byteOffset);
+    for (const s of streams) await s.cancel();
+    await streamsOpen(0);
+  });
 });
