@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -24,6 +24,10 @@ import { procCpuSeconds, round1, round2 } from './measure.js';
  *
  *   npm run bench:live [-- --seconds 8 --rate 5 --poll-ms 1000] [--quick]
  *     [--clients 100,1000] [--datasets 1,100] [--modes same,across,polling]
+ *     [--cpu-prof-dir DIR]
+ *
+ * The gateways run as `npm start` runs them (built to dist/ first, NODE_ENV=production);
+ * --cpu-prof-dir runs them under `node --cpu-prof`, writing a profile each into DIR.
  *
  * Scenarios: 100 and 1,000 subscribers, on one dataset and spread over 100 datasets.
  */
@@ -35,8 +39,15 @@ interface Gateway {
   base: string;
 }
 
-function startGateway(uri: string, db: string, pollMs: number): Promise<Gateway> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+/** A gateway as `npm start` runs it (dist/, built by runLiveBench), as bench/bench.ts does. */
+function startGateway(
+  uri: string,
+  db: string,
+  pollMs: number,
+  profileDir: string | undefined,
+): Promise<Gateway> {
+  const profile = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+  const child = spawn(process.execPath, [...profile, 'dist/main.js'], {
     cwd: ROOT,
     env: {
       ...process.env,
@@ -45,7 +56,7 @@ function startGateway(uri: string, db: string, pollMs: number): Promise<Gateway>
       PORT: '0',
       HOST: '127.0.0.1',
       LOG_LEVEL: 'warn',
-      NODE_ENV: 'development',
+      NODE_ENV: 'production',
       RATE_LIMIT_PER_MINUTE: '0',
       RATE_LIMIT_PER_ADDRESS_PER_MINUTE: '0',
       WORKSPACE_CONCURRENCY: '0',
@@ -69,6 +80,16 @@ function startGateway(uri: string, db: string, pollMs: number): Promise<Gateway>
     });
     child.once('exit', (code) => reject(new Error(`gateway exited (${code}):\n${output}`)));
   });
+}
+
+/** Shuts a gateway down as an operator would, killing it if it has not exited within 10 s. */
+async function stopGateway({ child }: Gateway): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(timer);
 }
 
 /** Resident memory of a process now and at its peak, in MB (from /proc). */
@@ -369,6 +390,8 @@ export async function runLiveBench(options: {
   datasets: number[];
   modes: Mode[];
   log?: (line: string) => void;
+  /** Both gateways run under `node --cpu-prof`, writing their profiles here at the end. */
+  profileDir?: string | undefined;
 }): Promise<ScenarioReport[]> {
   const log = options.log ?? (() => {});
   // Node's fetch opens as many connections to one origin as it is asked for: a thousand
@@ -385,8 +408,10 @@ export async function runLiveBench(options: {
     const writerKey = (await createApiKey(database.collections, 'acme', ['read', 'write'])).key;
     const readerKey = (await createApiKey(database.collections, 'acme', ['read'])).key;
     await database.close();
-    const a = await startGateway(ferret.uri, 'live', options.pollMs);
-    const b = await startGateway(ferret.uri, 'live', options.pollMs);
+    const built = spawnSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, encoding: 'utf8' });
+    if (built.status !== 0) throw new Error(`npm run build failed: ${built.stderr}`);
+    const a = await startGateway(ferret.uri, 'live', options.pollMs, options.profileDir);
+    const b = await startGateway(ferret.uri, 'live', options.pollMs, options.profileDir);
     gateways.push(a, b);
     const reports: ScenarioReport[] = [];
     for (const clients of options.clients) {
@@ -412,7 +437,8 @@ export async function runLiveBench(options: {
     }
     return reports;
   } finally {
-    for (const gateway of gateways) gateway.child.kill('SIGKILL');
+    // SIGTERM first, so that a profiled gateway (--cpu-prof-dir) writes its profile.
+    await Promise.all(gateways.map(stopGateway));
     await ferret?.stop();
     rmSync(dir, { recursive: true, force: true });
   }
@@ -429,6 +455,7 @@ if (process.argv[1]?.endsWith('live.ts')) {
       clients: { type: 'string' },
       datasets: { type: 'string' },
       modes: { type: 'string' },
+      'cpu-prof-dir': { type: 'string' },
     },
   });
   const list = (value: string | undefined) => value?.split(',').map((v) => v.trim());
@@ -448,6 +475,7 @@ if (process.argv[1]?.endsWith('live.ts')) {
     datasets: list(values.datasets)?.map(Number) ?? [1, 100],
     modes: (list(values.modes) as Mode[] | undefined) ?? ['same', 'across', 'polling'],
     log: (line) => process.stderr.write(`${line}\n`),
+    profileDir: values['cpu-prof-dir'],
   });
   process.stdout.write(`${JSON.stringify(reports, null, 2)}\n`);
 }
