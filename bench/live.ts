@@ -13,7 +13,7 @@ import { procCpuSeconds, round1, round2 } from './measure.js';
 
 /**
  * Live updates under load (docs/PERFORMANCE.md, "Live updates"), on an embedded FerretDB
- * of its own with two gateway processes (`src/main.ts`) on it: a writer records one-fact
+ * of its own with two gateway processes (dist/main.js) on it: a writer records one-fact
  * episodes through gateway A at a steady rate while N subscribers follow over GraphQL over
  * SSE, on A itself ("same process": woken by A's own appends) or on B ("across processes":
  * B's watches poll every LIVE_POLL_MS). For each scenario: delivery latency p50 / p99 from
