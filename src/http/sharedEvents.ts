@@ -12,11 +12,10 @@ import type { FeedEvent } from '../store/changeWatch.js';
 
 /**
  * A change pushed to many streams is executed once per distinct operation, and its event
- * serialized once: the
- * subscribers of a dataset nearly always send the same document and variables, and a
- * change's answer does not depend on which of them asks (they share one workspace, one
- * instant and one set of loaders: src/http/liveStreams.ts; what each key may run was
- * decided before execution). So each stream's event execution looks up the change and
+ * serialized once: the subscribers of a dataset nearly always send the same document and
+ * variables, and a change's answer does not depend on which of them asks (they share one
+ * workspace, one instant and one set of loaders: src/http/liveStreams.ts; what each key
+ * may run was decided before execution). So each stream's event execution looks up the change and
  * its operation (the same document object for the same text, from Yoga's parse cache, and
  * the same variables) and reuses the result the first stream computed. Without it every
  * subscriber pays the whole execution of every change (docs/PERFORMANCE.md, "Live
@@ -59,8 +58,8 @@ const isAsyncIterable = (value: unknown): value is AsyncIterable<unknown> =>
  * comment first and every 12 s, `event: next` per result, `event: complete` at the end),
  * except that each event's bytes are made once per result and written as one chunk: the
  * streams sharing a change's result write the same bytes, where Yoga's processor
- * serializes it again for each of them and writes three chunks (three socket writes)
- * per event (docs/PERFORMANCE.md, "Live updates").
+ * serializes it again for each of them, in three chunks per event (docs/PERFORMANCE.md,
+ * "Live updates").
  */
 const encoder = new TextEncoder();
 const HEARTBEAT = encoder.encode(':\n\n');
