@@ -17,6 +17,7 @@ import { homedir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { SCALAR_FIELDS } from '../store/database.js';
 
 /**
  * The embedded database: FerretDB 1.24.2 on its SQLite backend, run from the small Go
@@ -166,18 +167,21 @@ export interface RunningFerretDb {
 
 /**
  * Starts a private FerretDB whose SQLite files live in `dir`, on a free loopback port (or
- * on `listen`, e.g. to bring one back on the address it had).
+ * on `listen`, e.g. to bring one back on the address it had). It is told the store's
+ * scalar fields (SCALAR_FIELDS), so the store's queries run whole in SQL; `scalarFields:
+ * null` starts it without, as a plain FerretDB (the pushdown tests compare the two).
  */
 export async function startFerretDb(
   dir: string,
   log?: (line: string) => void,
   listen = '127.0.0.1:0',
+  scalarFields: object | null = SCALAR_FIELDS,
 ): Promise<RunningFerretDb> {
   const binary = ensureFerretDbBinary(log);
   mkdirSync(dir, { recursive: true });
-  const child = spawn(binary, ['--data-dir', resolve(dir), '--listen', listen], {
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
+  const args = ['--data-dir', resolve(dir), '--listen', listen];
+  if (scalarFields) args.push('--scalar-fields', JSON.stringify(scalarFields));
+  const child = spawn(binary, args, { stdio: ['pipe', 'pipe', 'pipe'] });
   const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => {

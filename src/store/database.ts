@@ -217,6 +217,135 @@ export const INDEXES: { [K in keyof Collections]: IndexSpec[] } = {
   ],
 };
 
+/** The type a scalar field holds when present and not null (never an array). */
+type ScalarTypeOf<V> = [NonNullable<V>] extends [string]
+  ? 'string'
+  : [NonNullable<V>] extends [Date]
+    ? 'date'
+    : [NonNullable<V>] extends [number]
+      ? 'number'
+      : [NonNullable<V>] extends [boolean]
+        ? 'bool'
+        : never;
+
+type DocumentOf<K extends keyof Collections> =
+  Collections[K] extends Collection<infer D> ? D : never;
+
+/**
+ * The fields of each collection that are scalar: absent, null, or of one type, never an
+ * array. The types are checked against the documents' own (documents.ts). The embedded
+ * database is told them at start (embedded/ferretdb.ts) and then runs every query touching
+ * only these fields whole in SQL, served by these indexes, as MongoDB does; it refuses a
+ * write that breaks the declaration rather than answer wrongly (embedded-db/README.md).
+ * Every field an index names is here, except the arrays (`recallTerms`); the index tests
+ * check that. Every collection's `_id` is a string, which the database checks too.
+ */
+export const SCALAR_FIELDS: {
+  [K in keyof Collections]: {
+    [F in Exclude<keyof DocumentOf<K>, '_id'> & string]?: ScalarTypeOf<DocumentOf<K>[F]>;
+  };
+} = {
+  workspaces: { name: 'string', createdAt: 'date' },
+  apiKeys: { workspaceId: 'string', createdAt: 'date', revokedAt: 'date' },
+  datasets: { workspaceId: 'string', name: 'string', createdAt: 'date' },
+  episodes: {
+    workspaceId: 'string',
+    dataset: 'string',
+    episodeId: 'string',
+    occurredAt: 'date',
+    recordedAt: 'date',
+    source: 'string',
+  },
+  entities: {
+    workspaceId: 'string',
+    dataset: 'string',
+    entityId: 'string',
+    name: 'string',
+    type: 'string',
+    updatedAt: 'date',
+  },
+  facts: {
+    workspaceId: 'string',
+    dataset: 'string',
+    factId: 'string',
+    episodeId: 'string',
+    subjectKey: 'string',
+    objectKey: 'string',
+    predicateKey: 'string',
+    validAt: 'date',
+    validUntil: 'date',
+    recordedAt: 'date',
+    invalidAt: 'date',
+    invalidReason: 'string',
+    supersededBy: 'string',
+    restorations: 'number',
+  },
+  memories: {
+    workspaceId: 'string',
+    dataset: 'string',
+    memoryId: 'string',
+    memoryKind: 'string',
+    scope: 'string',
+    sourceType: 'string',
+    sourceId: 'string',
+    projectId: 'string',
+    userId: 'string',
+    pinned: 'bool',
+    version: 'number',
+    archivedAt: 'date',
+    createdAt: 'date',
+    updatedAt: 'date',
+    validFrom: 'date',
+    validUntil: 'date',
+    supersededBy: 'string',
+  },
+  claims: {
+    workspaceId: 'string',
+    dataset: 'string',
+    factId: 'string',
+    invalidAt: 'date',
+    applied: 'bool',
+  },
+  episodeRecords: {
+    workspaceId: 'string',
+    dataset: 'string',
+    episodeId: 'string',
+    completedAt: 'date',
+  },
+  memoryVersions: {
+    workspaceId: 'string',
+    dataset: 'string',
+    memoryId: 'string',
+    version: 'number',
+    applied: 'bool',
+  },
+  memoryCreations: {
+    workspaceId: 'string',
+    dataset: 'string',
+    memoryId: 'string',
+    pending: 'bool',
+  },
+  restorations: {
+    workspaceId: 'string',
+    dataset: 'string',
+    factId: 'string',
+    generation: 'number',
+    applied: 'bool',
+  },
+  audit: { workspaceId: 'string', dataset: 'string', action: 'string', at: 'date' },
+  migrations: {},
+  changes: {
+    workspaceId: 'string',
+    dataset: 'string',
+    seq: 'number',
+    changeId: 'string',
+    factId: 'string',
+    episodeId: 'string',
+    memoryId: 'string',
+    redacted: 'bool',
+  },
+};
+
 async function ensureIndexes(db: Collections): Promise<void> {
   await Promise.all(
     (Object.keys(INDEXES) as (keyof Collections)[]).flatMap((name) =>

@@ -66,6 +66,48 @@ func (c *collection) Query(ctx context.Context, params *backends.QueryParams) (*
 		}, nil
 	}
 
+	// Patched for the embedded gateway (see embedded-db/README.md): a query that touches only
+	// fields the store declares scalar runs whole in SQL, served by the declared indexes:
+	// its filter exactly, its sort and limit, or its count.
+	if exact, ok := exactQuery(c.name, meta, params.Filter, params.Sort, params.ExactSort); ok {
+		if params.CountOnly {
+			var count int64
+
+			q := fmt.Sprintf(`SELECT COUNT(*) FROM %q`, meta.TableName) + exact.where
+			if err := db.QueryRowContext(ctx, q, exact.args...).Scan(&count); err != nil {
+				return nil, lazyerrors.Error(err)
+			}
+
+			return &backends.QueryResult{
+				Iter:    newQueryIterator(ctx, nil, params.OnlyRecordIDs),
+				Counted: true,
+				Count:   count,
+			}, nil
+		}
+
+		q := prepareSelectClause(meta.TableName, params.Comment, false, false) + exact.where + exact.orderBy
+		args := exact.args
+
+		limit := params.Limit
+		if exact.sorted && params.ExactLimit != 0 {
+			limit = params.ExactLimit
+		}
+
+		if limit != 0 {
+			q += ` LIMIT ?`
+			args = append(args, limit)
+		}
+
+		rows, err := db.QueryContext(ctx, q, args...)
+		if err != nil {
+			return nil, lazyerrors.Error(err)
+		}
+
+		return &backends.QueryResult{
+			Iter: newQueryIterator(ctx, rows, params.OnlyRecordIDs),
+		}, nil
+	}
+
 	q := prepareSelectClause(meta.TableName, params.Comment, meta.Capped(), params.OnlyRecordIDs)
 
 	var whereClause string
@@ -75,7 +117,7 @@ func (c *collection) Query(ctx context.Context, params *backends.QueryParams) (*
 	// equality, `$eq` or `$in` of strings, also inside a top-level `$and`, becomes a SQL
 	// condition, so only the matching rows are decoded and filtered in Go (the full filter
 	// still runs there afterwards). Upstream pushed down a lone `_id` equality only.
-	if conditions, conditionArgs := pushdownConditions(params.Filter); len(conditions) > 0 {
+	if conditions, conditionArgs := supersetConditions(c.name, params.Filter); len(conditions) > 0 {
 		whereClause = ` WHERE ` + strings.Join(conditions, ` AND `)
 		args = conditionArgs
 	}
@@ -102,6 +144,14 @@ func (c *collection) Query(ctx context.Context, params *backends.QueryParams) (*
 func (c *collection) InsertAll(ctx context.Context, params *backends.InsertAllParams) (*backends.InsertAllResult, error) {
 	if _, err := c.r.CollectionCreate(ctx, &metadata.CollectionCreateParams{DBName: c.dbName, Name: c.name}); err != nil {
 		return nil, lazyerrors.Error(err)
+	}
+
+	// Patched (see exactQuery): a declared collection only takes documents that keep its
+	// declaration, so a pushed query can never miss one.
+	for _, doc := range params.Docs {
+		if err := checkDeclared(c.name, doc); err != nil {
+			return nil, err
+		}
 	}
 
 	db := c.r.DatabaseGetExisting(ctx, c.dbName)
@@ -155,6 +205,13 @@ func (c *collection) UpdateAll(ctx context.Context, params *backends.UpdateAllPa
 	meta := c.r.CollectionGet(ctx, c.dbName, c.name)
 	if meta == nil {
 		return &res, nil
+	}
+
+	// Patched: as in InsertAll.
+	for _, doc := range params.Docs {
+		if err := checkDeclared(c.name, doc); err != nil {
+			return nil, err
+		}
 	}
 
 	q := fmt.Sprintf(`UPDATE %q SET %s = ? WHERE %s = ?`, meta.TableName, metadata.DefaultColumn, metadata.IDColumn)
@@ -272,8 +329,36 @@ func (c *collection) Explain(ctx context.Context, params *backends.ExplainParams
 	var whereClause string
 	var args []any
 
+	// The same SQL as Query (patched), so `explain` shows what a query runs.
+	if exact, ok := exactQuery(c.name, meta, params.Filter, params.Sort, params.ExactSort); ok {
+		q := `EXPLAIN QUERY PLAN ` + selectClause + exact.where + exact.orderBy
+		args = exact.args
+
+		limit := params.Limit
+		if exact.sorted && params.ExactLimit != 0 {
+			limit = params.ExactLimit
+		}
+
+		if limit != 0 {
+			q += ` LIMIT ?`
+			args = append(args, limit)
+		}
+
+		queryPlan, err := explainPlan(ctx, db, q, args)
+		if err != nil {
+			return nil, err
+		}
+
+		return &backends.ExplainResult{
+			QueryPlanner:   must.NotFail(types.NewDocument("Plan", queryPlan)),
+			FilterPushdown: true,
+			SortPushdown:   exact.sorted && params.ExactSort.Len() > 0,
+			LimitPushdown:  limit != 0,
+		}, nil
+	}
+
 	// The same conditions as Query (patched), so `explain` shows what a query pushes down.
-	if conditions, conditionArgs := pushdownConditions(params.Filter); len(conditions) > 0 {
+	if conditions, conditionArgs := supersetConditions(c.name, params.Filter); len(conditions) > 0 {
 		filterPushdown = true
 		whereClause = ` WHERE ` + strings.Join(conditions, ` AND `)
 		args = conditionArgs
@@ -292,6 +377,21 @@ func (c *collection) Explain(ctx context.Context, params *backends.ExplainParams
 		limitPushdown = true
 	}
 
+	queryPlan, err := explainPlan(ctx, db, q, args)
+	if err != nil {
+		return nil, err
+	}
+
+	return &backends.ExplainResult{
+		QueryPlanner:   must.NotFail(types.NewDocument("Plan", queryPlan)),
+		FilterPushdown: filterPushdown,
+		SortPushdown:   sortPushdown,
+		LimitPushdown:  limitPushdown,
+	}, nil
+}
+
+// explainPlan runs an `EXPLAIN QUERY PLAN` query and returns its rows as text.
+func explainPlan(ctx context.Context, db *fsql.DB, q string, args []any) (*types.Array, error) {
 	rows, err := db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, lazyerrors.Error(err)
@@ -321,12 +421,11 @@ func (c *collection) Explain(ctx context.Context, params *backends.ExplainParams
 		queryPlan.Append(fmt.Sprintf("id=%d parent=%d notused=%d detail=%s", id, parent, notused, detail))
 	}
 
-	return &backends.ExplainResult{
-		QueryPlanner:   must.NotFail(types.NewDocument("Plan", queryPlan)),
-		FilterPushdown: filterPushdown,
-		SortPushdown:   sortPushdown,
-		LimitPushdown:  limitPushdown,
-	}, nil
+	if err := rows.Err(); err != nil {
+		return nil, lazyerrors.Error(err)
+	}
+
+	return queryPlan, nil
 }
 
 // Stats implements backends.Collection interface.
@@ -529,6 +628,16 @@ func (c *collection) DropIndexes(ctx context.Context, params *backends.DropIndex
 var (
 	_ backends.Collection = (*collection)(nil)
 )
+
+// supersetConditions returns SQL conditions every document matching filter satisfies: for a
+// declared collection, necessaryConditions (exact.go), else pushdownConditions.
+func supersetConditions(collection string, filter *types.Document) ([]string, []any) {
+	if declared := metadata.ScalarFields(collection); declared != nil && filter != nil {
+		return necessaryConditions(filter, declared)
+	}
+
+	return pushdownConditions(filter)
+}
 
 // pushdownConditions returns SQL conditions every document matching filter satisfies (a
 // superset: the caller filters the rows again in Go), with their arguments.
