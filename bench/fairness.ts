@@ -21,6 +21,7 @@ import { median, procCpuSeconds, round1 } from './measure.js';
  *
  *   npm run bench:fairness [-- --facts 8000 --clients 10 --seconds 10 --db-timeout 5000]
  *     [--concurrency N]   (the gateway's WORKSPACE_CONCURRENCY; 0: no limit)
+ *     [--not-index-served] (the database without the store's scalar declarations)
  *
  * test/hardening/fairness.test.ts runs it small and checks what it reports;
  * docs/RELIABILITY.md ("Fairness and cancellation") records a run before and after.
@@ -49,13 +50,22 @@ export async function runFairness(options: {
   dbTimeoutMs: number;
   /** The gateway's per-workspace concurrency (default: its own default). */
   workspaceConcurrency?: number;
+  /**
+   * false: the embedded database runs without the store's scalar declarations, so the heavy
+   * list is decoded, sorted and counted in Go as a query no index serves would be (with
+   * them, a list of 5,000 facts is index-served and no longer heavy).
+   */
+  indexServed?: boolean;
   log?: (line: string) => void;
 }): Promise<FairnessReport> {
   const log = options.log ?? (() => {});
   const dir = mkdtempSync(join(tmpdir(), 'memory-gateway-fairness-'));
   let ferret: RunningFerretDb | null = null;
   try {
-    ferret = await startFerretDb(join(dir, 'db'));
+    ferret =
+      options.indexServed === false
+        ? await startFerretDb(join(dir, 'db'), undefined, undefined, null)
+        : await startFerretDb(join(dir, 'db'));
     const database = await openDatabase(
       ferret.uri,
       'fairness',
@@ -162,6 +172,7 @@ if (process.argv[1]?.endsWith('fairness.ts')) {
       seconds: { type: 'string', default: '10' },
       'db-timeout': { type: 'string', default: '5000' },
       concurrency: { type: 'string' },
+      'not-index-served': { type: 'boolean', default: false },
     },
   });
   {
@@ -173,6 +184,7 @@ if (process.argv[1]?.endsWith('fairness.ts')) {
       ...(values.concurrency === undefined
         ? {}
         : { workspaceConcurrency: Number(values.concurrency) }),
+      indexServed: !values['not-index-served'],
       log: (line) => process.stderr.write(`${line}\n`),
     });
     process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);

@@ -4,7 +4,8 @@ import { runFairness } from '../../bench/fairness.js';
 /**
  * One tenant's heavy queries cannot starve another, and work nobody waits for stops: a
  * workspace with a dataset of 5,000 facts runs ten concurrent full-history lists for six
- * seconds against an embedded FerretDB of its own, with DB_TIMEOUT_MS at 1.5 s, while
+ * seconds against an embedded FerretDB of its own (without the store's scalar declarations,
+ * so the lists are scanned, not index-served), with DB_TIMEOUT_MS at 1.5 s, while
  * another workspace lists its eight facts (bench/fairness.ts measures it; this checks what
  * it reports and prints the figures).
  */
@@ -19,6 +20,9 @@ describe('a heavy workspace beside a light one', () => {
       clients: 10,
       seconds: 6,
       dbTimeoutMs: DB_TIMEOUT_MS,
+      // Index-served, this list takes milliseconds; the heavy load has to be heavy in the
+      // database, as a query shape no index serves is.
+      indexServed: false,
     });
     console.log(`fairness: ${JSON.stringify(report)}`);
     // The light workspace: every answer a 200, none waiting out the heavy one's time.
