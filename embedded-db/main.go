@@ -23,6 +23,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -36,6 +37,8 @@ func main() {
 	scalarFields := flag.String("scalar-fields", "",
 		"JSON {collection: {field: type}}: the fields the store declares scalar (string, date, "+
 			"number or bool), whose queries run whole in SQL, served by indexes (README.md)")
+	cpuProfile := flag.String("cpu-profile", "",
+		"write a Go CPU profile of the whole run to this file (for `go tool pprof`)")
 	flag.Parse()
 
 	if *dataDir == "" {
@@ -73,6 +76,20 @@ func main() {
 	})
 	if err != nil {
 		fail(err.Error())
+	}
+
+	if *cpuProfile != "" {
+		out, err := os.Create(*cpuProfile)
+		if err != nil {
+			fail(err.Error())
+		}
+		if err := pprof.StartCPUProfile(out); err != nil {
+			fail(err.Error())
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			_ = out.Close()
+		}()
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

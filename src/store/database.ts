@@ -122,7 +122,19 @@ export const INDEXES: { [K in keyof Collections]: IndexSpec[] } = {
     { key: { workspaceId: 1, dataset: 1, name: 1 }, name: 'tenant_name' },
   ],
   facts: [
-    { key: { workspaceId: 1, dataset: 1, ...FACT_ORDER }, name: 'tenant_valid' },
+    {
+      // The transaction-time fields after the sort carry no order (factId is unique in a
+      // dataset); they let a count over the live view or a window read the index alone.
+      key: {
+        workspaceId: 1,
+        dataset: 1,
+        ...FACT_ORDER,
+        recordedAt: 1,
+        invalidAt: 1,
+        validUntil: 1,
+      },
+      name: 'tenant_valid_times',
+    },
     {
       key: { workspaceId: 1, dataset: 1, episodeId: 1, ...FACT_ORDER },
       name: 'tenant_episode_valid',
@@ -346,6 +358,20 @@ export const SCALAR_FIELDS: {
   },
 };
 
+/**
+ * Indexes earlier versions created and this one replaced, dropped at start once their
+ * replacements exist, so a store opened by this version keeps no index it never reads
+ * (each costs every write).
+ */
+export const RETIRED_INDEXES: {
+  [K in keyof Collections]?: { name: string; replacedBy: string }[];
+} = {
+  facts: [{ name: 'tenant_valid', replacedBy: 'tenant_valid_times' }],
+};
+
+/** MongoDB's (and FerretDB's) "no index of that name". */
+const INDEX_NOT_FOUND = 27;
+
 async function ensureIndexes(db: Collections): Promise<void> {
   await Promise.all(
     (Object.keys(INDEXES) as (keyof Collections)[]).flatMap((name) =>
@@ -354,6 +380,16 @@ async function ensureIndexes(db: Collections): Promise<void> {
       ),
     ),
   );
+  for (const [name, retired] of Object.entries(RETIRED_INDEXES) as [
+    keyof Collections,
+    { name: string }[],
+  ][]) {
+    for (const index of retired) {
+      await (db[name] as unknown as Collection).dropIndex(index.name).catch((error: unknown) => {
+        if ((error as { code?: unknown }).code !== INDEX_NOT_FOUND) throw error;
+      });
+    }
+  }
 }
 
 /**

@@ -1,10 +1,17 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
-import { INDEXES, SHARD_KEY, SHARDED_COLLECTIONS } from '../../src/store/database.js';
+import {
+  INDEXES,
+  openDatabase,
+  RETIRED_INDEXES,
+  SCALAR_FIELDS,
+  SHARD_KEY,
+  SHARDED_COLLECTIONS,
+} from '../../src/store/database.js';
 import { eraseDataset } from '../../src/store/erasure.js';
 import { listApiKeys } from '../../src/store/workspaces.js';
-import { openTestDatabase } from '../helpers/database.js';
+import { openTestDatabase, testServerUri } from '../helpers/database.js';
 import { type Declared, judgeQuery, type RecordedCommand, recordedCommand } from './plan.js';
 
 /**
@@ -257,6 +264,55 @@ describe('INDEXES', () => {
     for (const [collection, indexes] of entries) {
       const names = indexes.map((i) => i.name);
       expect(new Set(names).size, collection).toBe(names.length);
+    }
+  });
+});
+
+describe('INDEXES and the scalar declarations', () => {
+  // Arrays the store indexes (multikey); every other indexed field is one scalar type.
+  const ARRAYS = new Set(['recallTerms']);
+
+  it('declare every field an index names scalar, except the arrays', () => {
+    let checked = 0;
+    for (const [collection, indexes] of Object.entries(INDEXES)) {
+      const declared = SCALAR_FIELDS[collection as keyof typeof SCALAR_FIELDS] as Record<
+        string,
+        string
+      >;
+      for (const index of indexes) {
+        for (const field of Object.keys(index.key)) {
+          checked++;
+          if (ARRAYS.has(field)) expect(declared[field], `${collection}.${field}`).toBeUndefined();
+          else expect(declared[field], `${collection}.${index.name}: ${field}`).toBeDefined();
+        }
+      }
+    }
+    expect(checked).toBeGreaterThan(50);
+  });
+});
+
+describe('retired indexes', () => {
+  it('are dropped when the store is opened, once their replacements exist', async () => {
+    const retired = Object.entries(RETIRED_INDEXES).flatMap(([collection, list]) =>
+      (list ?? []).map((index) => ({ collection, ...index })),
+    );
+    expect(retired.length).toBeGreaterThan(0);
+    const database = await openTestDatabase();
+    // As an earlier version left them (their keys do not matter to the drop).
+    for (const { collection, name } of retired) {
+      await database.db
+        .collection(collection)
+        .createIndex({ workspaceId: 1, retired: 1 }, { name });
+    }
+    const reopened = await openDatabase(testServerUri(), database.db.databaseName);
+    try {
+      for (const { collection, name, replacedBy } of retired) {
+        const names = (await reopened.db.collection(collection).indexes()).map((i) => i.name);
+        expect(names).not.toContain(name);
+        expect(names).toContain(replacedBy);
+      }
+    } finally {
+      await reopened.close();
     }
   });
 });
