@@ -507,7 +507,17 @@ func (r *Registry) indexesCreate(ctx context.Context, dbName, collectionName str
 			strings.Join(columns, ", "),
 		)
 
-		if _, err := db.ExecContext(ctx, q); err != nil {
+		// Patched for the embedded gateway: the store's indexes come with planner statistics
+		// (scalars.go, indexStatistics), created with them in one transaction.
+		if stat, ok := indexStatistics(index, declared); ok {
+			err = db.InTransaction(ctx, func(tx *fsql.Tx) error {
+				return createWithStatistics(ctx, tx, q, c.TableName, c.TableName+"_"+index.Name, stat)
+			})
+		} else {
+			_, err = db.ExecContext(ctx, q)
+		}
+
+		if err != nil {
 			_ = r.indexesDrop(ctx, dbName, collectionName, created)
 			return lazyerrors.Error(err)
 		}
