@@ -480,7 +480,10 @@ func (r *Registry) indexesCreate(ctx context.Context, dbName, collectionName str
 			// Patched for the embedded gateway (see embedded-db/README.md): a field the store
 			// declares scalar is indexed by its SQL value, the expression the pushed conditions
 			// and sorts use (collection.go), so they are served by the index.
-			if _, ok := declared[key.Field]; ok {
+			// The `_id` of a declared collection is a string (exact.go, checkDeclared); in a
+			// compound index it is indexed by its SQL value too, as sorts on it are written.
+			_, ok := declared[key.Field]
+			if ok || (declared != nil && key.Field == "_id" && len(index.Key) > 1) {
 				columns[i] = ScalarColumn(key.Field)
 				if key.Descending {
 					columns[i] += " DESC"

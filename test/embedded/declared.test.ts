@@ -1,0 +1,324 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { BSON, type Collection, type Document, type Filter, MongoClient } from 'mongodb';
+
+const { EJSON } = BSON;
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningFerretDb, startFerretDb } from '../../src/embedded/ferretdb.js';
+
+/**
+ * Queries on fields the store declares scalar run whole in SQL (embedded-db/README.md):
+ * filter, sort, limit and count, served by indexes. Here a collection with declared fields
+ * (and undeclared ones holding arrays and mixed types) lives in two embedded databases, one
+ * told the declaration and one not (which filters, sorts and counts in Go, as upstream
+ * FerretDB does); random documents and random queries must get byte-identical answers from
+ * both, and the declared one must really have pushed them. Writes that would break the
+ * declaration are refused and change nothing.
+ */
+
+const DECLARED = {
+  items: { workspaceId: 'string', key: 'string', at: 'date', n: 'number', flag: 'bool' },
+};
+const INDEXES = [
+  { workspaceId: 1, at: -1, _id: -1 },
+  { workspaceId: 1, key: 1, at: -1, _id: -1 },
+  { workspaceId: 1, n: 1, _id: 1 },
+] as const;
+
+let dir: string;
+const servers: RunningFerretDb[] = [];
+const clients: MongoClient[] = [];
+let pushed: Collection<Document>;
+let plain: Collection<Document>;
+
+async function open(name: string, scalarFields: object | null): Promise<Collection<Document>> {
+  const server = await startFerretDb(join(dir, name), undefined, undefined, scalarFields);
+  servers.push(server);
+  const client = await MongoClient.connect(server.uri);
+  clients.push(client);
+  const items = client.db('declared').collection('items');
+  for (const key of INDEXES) await items.createIndex(key);
+  return items;
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'embedded-declared-'));
+  [pushed, plain] = await Promise.all([open('pushed', DECLARED), open('plain', null)]);
+}, 120_000);
+
+afterAll(async () => {
+  for (const client of clients) await client.close();
+  for (const server of servers) await server.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const T0 = Date.UTC(2026, 0, 1);
+// Few distinct values, so equal values (ties, duplicates) are frequent.
+const KEYS = ['a', 'B', 'b', 'é', 'e\u0301', 'a b', '', 'z&<"\\'];
+const genDate = fc.integer({ min: 0, max: 6 }).map((i) => new Date(T0 + i * 3_600_000));
+const genNumber = fc.oneof(fc.integer({ min: -3, max: 3 }), fc.constantFrom(0.5, -1.5, 2.25));
+/** A declared field: absent, null, or its type. */
+const declaredValue = <T>(value: fc.Arbitrary<T>) =>
+  fc.oneof(
+    { weight: 1, arbitrary: fc.constant(undefined) },
+    { weight: 1, arbitrary: fc.constant(null) },
+    { weight: 4, arbitrary: value },
+  );
+/** An undeclared field: anything, arrays and mixed types included. */
+const genAnything = fc.oneof(
+  fc.constant(undefined),
+  fc.constant(null),
+  fc.constantFrom(...KEYS),
+  genNumber,
+  genDate,
+  fc.boolean(),
+  fc.array(fc.oneof(fc.constantFrom(...KEYS), genNumber), { maxLength: 3 }),
+  fc.constant({ x: 1 }),
+);
+
+const genDocs = fc
+  .array(
+    fc.record({
+      workspaceId: fc.constantFrom('t1', 't2'),
+      key: declaredValue(fc.constantFrom(...KEYS)),
+      at: declaredValue(genDate),
+      n: declaredValue(genNumber),
+      flag: declaredValue(fc.boolean()),
+      tags: genAnything,
+      other: genAnything,
+    }),
+    { minLength: 0, maxLength: 30 },
+  )
+  .map((docs) =>
+    docs.map((doc, i) => {
+      const out: Document = { _id: `d${String(i).padStart(2, '0')}` };
+      for (const [k, v] of Object.entries(doc)) if (v !== undefined) out[k] = v;
+      return out;
+    }),
+  );
+
+/** A value to compare a field with: usually of its declared type, sometimes another. */
+const comparand = (field: 'key' | 'at' | 'n' | 'flag' | 'tags' | 'other') => {
+  const own = {
+    key: fc.constantFrom(...KEYS),
+    at: genDate,
+    n: genNumber,
+    flag: fc.boolean(),
+    tags: fc.constantFrom(...KEYS),
+    other: genNumber,
+  }[field] as fc.Arbitrary<unknown>;
+  return fc.oneof(
+    { weight: 5, arbitrary: own },
+    { weight: 1, arbitrary: genAnything.filter((v) => v !== undefined) },
+  );
+};
+
+const genField = fc.constantFrom('key', 'at', 'n', 'flag', 'tags', 'other', '_id' as const);
+const genClause: fc.Arbitrary<Filter<Document>> = genField.chain((field) => {
+  if (field === '_id') {
+    return fc.oneof(
+      fc.integer({ min: 0, max: 31 }).map((i) => ({ _id: `d${String(i).padStart(2, '0')}` })),
+      fc.array(fc.integer({ min: 0, max: 31 }), { maxLength: 4 }).map((is) => ({
+        _id: { $in: is.map((i) => `d${String(i).padStart(2, '0')}`) },
+      })),
+    ) as fc.Arbitrary<Filter<Document>>;
+  }
+  const value = comparand(field);
+  return fc.oneof(
+    value.map((v) => ({ [field]: v })),
+    fc.constant({ [field]: null }),
+    fc
+      .tuple(
+        fc.constantFrom('$eq', '$ne', '$gt', '$gte', '$lt', '$lte'),
+        fc.oneof(value, fc.constant(null)),
+      )
+      .map(([op, v]) => ({ [field]: { [op]: v } })),
+    fc
+      .array(fc.oneof(value, fc.constant(null)), { maxLength: 3 })
+      .map((vs) => ({ [field]: { $in: vs } })),
+    fc
+      .tuple(fc.constantFrom('$gt', '$gte'), value, fc.constantFrom('$lt', '$lte'), value)
+      .map(([a, v, b, w]) => ({ [field]: { [a]: v, [b]: w } })),
+  );
+});
+const genFilter: fc.Arbitrary<Filter<Document>> = fc
+  .tuple(
+    fc.option(fc.constantFrom('t1', 't2'), { nil: null }),
+    fc.array(
+      fc.oneof(
+        { weight: 3, arbitrary: genClause },
+        {
+          weight: 1,
+          arbitrary: fc.array(genClause, { minLength: 1, maxLength: 3 }).map((cs) => ({ $or: cs })),
+        },
+      ),
+      { maxLength: 3 },
+    ),
+  )
+  .map(([workspaceId, clauses]) => {
+    const all = [...(workspaceId ? [{ workspaceId }] : []), ...clauses];
+    return all.length === 0 ? {} : { $and: all };
+  });
+// Every sort ends in `_id` (unique), as every store sort ends in a unique id: ties are
+// ordered by neither side (Go's sort is not stable).
+const genSort = fc.constantFrom<Record<string, 1 | -1> | null>(
+  null,
+  { at: -1, _id: -1 },
+  { key: 1, at: -1, _id: -1 },
+  { n: 1, _id: 1 },
+  { flag: -1, n: -1, _id: 1 },
+  { tags: 1, _id: 1 },
+);
+const genQuery = fc
+  .record({
+    filter: genFilter,
+    sort: genSort,
+    skip: fc.integer({ min: 0, max: 3 }),
+    limit: fc.integer({ min: 0, max: 6 }),
+  })
+  // Without a sort, the order (and so which documents a skip or limit keeps) is unspecified.
+  .map((q) => (q.sort ? q : { ...q, skip: 0, limit: 0 }));
+type Query = typeof genQuery extends fc.Arbitrary<infer Q> ? Q : never;
+
+async function answer(items: Collection<Document>, q: Query) {
+  let cursor = items.find(q.filter);
+  if (q.sort) cursor = cursor.sort(q.sort);
+  cursor = cursor.skip(q.skip).limit(q.limit);
+  const found = await cursor.toArray().then(
+    (docs) => EJSON.stringify(q.sort ? docs : docs.sort((a, b) => (a._id < b._id ? -1 : 1))),
+    (error: { code?: number; message?: string }) => `error ${error.code}`,
+  );
+  const counted = await items.countDocuments(q.filter).then(
+    (n) => n,
+    (error: { code?: number }) => `error ${error.code}`,
+  );
+  return { found, counted };
+}
+
+describe('a declared collection answers as one without the declaration', () => {
+  it('random documents and queries: byte-identical finds (sorted, skipped, limited) and counts', async () => {
+    let queries = 0;
+    let nonEmpty = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        genDocs,
+        fc.array(genQuery, { minLength: 20, maxLength: 20 }),
+        async (docs, qs) => {
+          await Promise.all([pushed.deleteMany({}), plain.deleteMany({})]);
+          if (docs.length > 0) await Promise.all([pushed.insertMany(docs), plain.insertMany(docs)]);
+          for (const q of qs) {
+            const [a, b] = await Promise.all([answer(pushed, q), answer(plain, q)]);
+            expect(a, EJSON.stringify(q)).toEqual(b);
+            queries++;
+            if (typeof a.counted === 'number' && a.counted > 0) nonEmpty++;
+          }
+        },
+      ),
+      { numRuns: 40, endOnFailure: true },
+    );
+    // The generators make queries that match something, not only empty answers.
+    expect(queries).toBe(800);
+    expect(nonEmpty).toBeGreaterThan(100);
+  }, 240_000);
+});
+
+describe('the declared collection is index-served', () => {
+  const explain = (items: Collection<Document>, command: Document) =>
+    items.db.command({ explain: { find: 'items', ...command } });
+
+  it('a workspaceId range sorted and limited runs whole in SQL, in the index', async () => {
+    const command = {
+      filter: { workspaceId: 't1', at: { $lte: new Date(T0 + 3 * 3_600_000) } },
+      sort: { at: -1, _id: -1 },
+      limit: 3,
+    };
+    const plan = await explain(pushed, command);
+    expect(plan).toMatchObject({ filterPushdown: true, sortPushdown: true, limitPushdown: true });
+    expect(plan.queryPlanner.Plan.join('\n')).toMatch(
+      /SEARCH .* USING INDEX .*workspaceId_1_at_-1__id_-1/,
+    );
+    expect(plan.queryPlanner.Plan.join('\n')).not.toMatch(/TEMP B-TREE/);
+    // Without the declaration the same query is sorted and limited in Go.
+    expect(await explain(plain, command)).toMatchObject({
+      sortPushdown: false,
+      limitPushdown: false,
+    });
+  });
+
+  it('an $or of two keys is served by the key index, not a walk in sort order', async () => {
+    const plan = await explain(pushed, {
+      filter: {
+        $and: [{ workspaceId: 't1' }, { $or: [{ key: 'a' }, { key: { $in: ['b', 'é'] } }] }],
+      },
+      sort: { at: -1, _id: -1 },
+      limit: 5,
+    });
+    expect(plan.queryPlanner.Plan.join('\n')).toMatch(
+      /USING INDEX .*workspaceId_1_key_1_at_-1__id_-1/,
+    );
+  });
+
+  it('a sort on an undeclared field, or a comparison with another type, is left to Go', async () => {
+    expect(
+      await explain(pushed, { filter: { workspaceId: 't1' }, sort: { tags: 1, _id: 1 }, limit: 2 }),
+    ).toMatchObject({
+      sortPushdown: false,
+      limitPushdown: false,
+    });
+    // `n` is declared a number: a string comparand matches nothing in MongoDB, nor here.
+    await pushed.deleteMany({});
+    await pushed.insertMany([{ _id: 'x1', workspaceId: 't1', n: 1 } as Document]);
+    expect(await pushed.countDocuments({ n: { $lt: 'z' } })).toBe(0);
+    expect(await pushed.countDocuments({ n: { $lt: 2 } })).toBe(1);
+  });
+});
+
+describe('writes that would break the declaration', () => {
+  it('are refused, naming the field, and change nothing', async () => {
+    await pushed.deleteMany({});
+    await pushed.insertOne({
+      _id: 'kept',
+      workspaceId: 't1',
+      at: new Date(T0),
+      tags: ['any', 1],
+    } as Document);
+    const before = EJSON.stringify(await pushed.find({}).toArray());
+    const refusals: [string, () => Promise<unknown>][] = [
+      [
+        'an array in a declared field',
+        () => pushed.insertOne({ _id: 'bad1', workspaceId: ['t1'] } as Document),
+      ],
+      [
+        'another type in a declared field',
+        () => pushed.insertOne({ _id: 'bad2', workspaceId: 't1', at: 'today' } as Document),
+      ],
+      [
+        'a number _id',
+        () => pushed.insertOne({ _id: 7, workspaceId: 't1' } as unknown as Document),
+      ],
+      [
+        'an update to another type',
+        () => pushed.updateOne({ _id: 'kept' } as Document, { $set: { n: 'many' } }),
+      ],
+      [
+        'an update to an array',
+        () => pushed.updateOne({ _id: 'kept' } as Document, { $push: { key: 'x' } }),
+      ],
+      [
+        'an upsert of another type',
+        () => pushed.updateOne({ _id: 'new' } as Document, { $set: { flag: 1 } }, { upsert: true }),
+      ],
+    ];
+    for (const [what, write] of refusals) {
+      await expect(write(), what).rejects.toThrow(/workspaceId|at|_id|n|key|flag/);
+    }
+    expect(EJSON.stringify(await pushed.find({}).toArray())).toBe(before);
+    // The same writes are fine where nothing is declared.
+    await plain.deleteMany({});
+    await plain.insertOne({ _id: 'bad1', workspaceId: ['t1'] } as Document);
+    expect(await plain.countDocuments({})).toBe(1);
+  });
+});
