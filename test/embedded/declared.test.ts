@@ -124,7 +124,7 @@ const genClause: fc.Arbitrary<Filter<Document>> = genField.chain((field) => {
       fc.array(fc.integer({ min: 0, max: 31 }), { maxLength: 4 }).map((is) => ({
         _id: { $in: is.map((i) => `d${String(i).padStart(2, '0')}`) },
       })),
-    ) as fc.Arbitrary<Filter<Document>>;
+    ) as unknown as fc.Arbitrary<Filter<Document>>;
   }
   const value = comparand(field);
   return fc.oneof(
@@ -305,7 +305,7 @@ describe('writes that would break the declaration', () => {
       ],
       [
         'an update to an array',
-        () => pushed.updateOne({ _id: 'kept' } as Document, { $push: { key: 'x' } }),
+        () => pushed.updateOne({ _id: 'kept' } as Document, { $push: { key: 'x' } as Document }),
       ],
       [
         'an upsert of another type',

@@ -6,18 +6,28 @@
  * every page), `countFacts` and `factsOfEntities`, and compares every answer with plain
  * array filtering over the temporal rules (docs/TEMPORAL_MODEL.md), re-stated here on
  * millisecond numbers (not the domain functions the store is built on).
+ *
+ * The same history also goes into an embedded database started without the store's scalar
+ * declarations, which filters, sorts, limits and counts in Go as upstream FerretDB does;
+ * every answer of the test's database must be byte-identical to its answer, and the test's
+ * database must really have served the fact list from an index (embedded-db/README.md).
  */
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import fc from 'fast-check';
 import { stemmer } from 'stemmer';
 import { eng } from 'stopword';
-import { beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
   FACT_STATES,
   type FactState,
   resolveTemporalSelection,
   type TemporalArgs,
 } from '../../src/domain/factState.js';
-import type { Collections, Database } from '../../src/store/database.js';
+import { type RunningFerretDb, startFerretDb } from '../../src/embedded/ferretdb.js';
+import { type Collections, type Database, openDatabase } from '../../src/store/database.js';
 import type { FactView } from '../../src/store/documents.js';
 import type { FactCursor } from '../../src/store/factFilters.js';
 import { countFacts, type FactQuery, factsOfEntities, listFacts } from '../../src/store/facts.js';
@@ -575,9 +585,58 @@ let storeCalls = 0;
 let factsWritten = 0;
 const mismatches: string[] = [];
 
+let unpushed: Database;
+let unpushedServer: RunningFerretDb;
+let unpushedDir: string;
+let pushdownChecks = 0;
+
 beforeAll(async () => {
   database = await openTestDatabase();
+  unpushedDir = mkdtempSync(join(tmpdir(), 'fact-queries-unpushed-'));
+  unpushedServer = await startFerretDb(join(unpushedDir, 'db'), undefined, undefined, null);
+  unpushed = await openDatabase(unpushedServer.uri, 'fact_queries');
+}, 120_000);
+
+afterAll(async () => {
+  await unpushed?.close();
+  await unpushedServer?.stop();
+  rmSync(unpushedDir, { recursive: true, force: true });
 });
+
+/** The same store call on the test's database and the unpushed one: byte-identical answers. */
+async function bothAnswer<T>(what: string, call: (db: Collections) => Promise<T>): Promise<T> {
+  const [answer, plain] = await Promise.all([
+    call(database.collections),
+    call(unpushed.collections),
+  ]);
+  const text = (v: unknown) =>
+    JSON.stringify(v instanceof Map ? [...v.entries()].sort(([a], [b]) => (a < b ? -1 : 1)) : v);
+  comparisons++;
+  if (text(answer) !== text(plain)) {
+    mismatches.push(`${what}: pushed and unpushed differ\n  ${text(answer)}\n  ${text(plain)}`);
+  }
+  return answer;
+}
+
+/**
+ * The fact list's query on the test's database is index-served: on the embedded FerretDB
+ * its sort and limit run in SQL; on MongoDB (MONGODB_URI) its plan is an index scan.
+ */
+async function expectIndexServed(tenant: Tenant): Promise<void> {
+  const command = {
+    find: 'facts',
+    filter: { workspaceId: tenant.workspaceId, dataset: tenant.dataset, validAt: { $lte: NOW } },
+    sort: { validAt: -1, factId: -1 },
+    limit: 5,
+  };
+  const plan = await database.db.command({ explain: command });
+  if ('filterPushdown' in plan) {
+    expect(plan).toMatchObject({ filterPushdown: true, sortPushdown: true, limitPushdown: true });
+  } else {
+    expect(JSON.stringify(plan.queryPlanner?.winningPlan)).toContain('IXSCAN');
+  }
+  pushdownChecks++;
+}
 
 async function clear(db: Collections): Promise<void> {
   await Promise.all([
@@ -591,6 +650,7 @@ async function clear(db: Collections): Promise<void> {
 
 async function importHistory(history: GenFact[], names: [string, string]): Promise<RefFact[]> {
   const db = database.collections;
+  await clear(unpushed.collections);
   const refs: RefFact[] = [];
   for (const ws of [0, 1]) {
     const lines: object[] = [];
@@ -612,13 +672,16 @@ async function importHistory(history: GenFact[], names: [string, string]): Promi
         });
       }
     }
-    const outcome = await importJsonl(db, {
-      workspace: names[ws]!,
-      content: lines.map((l) => JSON.stringify(l)).join('\n'),
-      now: NOW,
-    });
+    const content = lines.map((l) => JSON.stringify(l)).join('\n');
+    const outcome = await importJsonl(db, { workspace: names[ws]!, content, now: NOW });
     if (!outcome.ok) throw new Error(`import failed: ${JSON.stringify(outcome.errors)}`);
     expect(outcome.counts.facts).toBe(lines.length - DATASETS.length * 3);
+    const plain = await importJsonl(unpushed.collections, {
+      workspace: names[ws]!,
+      content,
+      now: NOW,
+    });
+    expect(plain.ok && plain.counts).toEqual(outcome.counts);
   }
   factsWritten += refs.length;
 
@@ -677,7 +740,6 @@ async function checkQuery(
   query: GenQuery,
   names: [string, string],
 ): Promise<boolean> {
-  const db = database.collections;
   const tenant = tenantOf(names, query.tenant);
   const fq = storeQuery(query);
   const expected = refList(refs, query).map((f) => f.key);
@@ -688,7 +750,9 @@ async function checkQuery(
   let after: FactCursor | null = null;
   for (let page = 0; page <= expected.length + 1; page++) {
     storeCalls++;
-    const result = await listFacts(db, tenant, fq, { first: query.pageSize, after });
+    const result = await bothAnswer(`listFacts page ${page}`, (db) =>
+      listFacts(db, tenant, fq, { first: query.pageSize, after }),
+    );
     const keys = result.facts.map(keyOf);
     const from = walked.length;
     ok =
@@ -711,7 +775,7 @@ async function checkQuery(
   ok = compare('walk of every page', query, expected, walked) && ok;
 
   storeCalls++;
-  const total = await countFacts(db, tenant, fq);
+  const total = await bothAnswer('countFacts', (db) => countFacts(db, tenant, fq));
   comparisons++;
   if (total !== expected.length) {
     mismatches.push(
@@ -725,12 +789,9 @@ async function checkQuery(
   // shared query, which the store must read again alone.
   if (query.entityNames !== null) {
     storeCalls++;
-    const byName = await factsOfEntities(
-      db,
-      tenant,
-      query.entityNames,
-      fq.selection,
-      query.pageSize,
+    const names = query.entityNames;
+    const byName = await bothAnswer('factsOfEntities', (db) =>
+      factsOfEntities(db, tenant, names, fq.selection, query.pageSize),
     );
     const temporal = refTemporal(query.temporal, query.episode !== null);
     const keys = [...new Set(query.entityNames.map((n) => n.toLowerCase()))].sort();
@@ -772,6 +833,7 @@ it.each([
             const names = workspaceNames(caseNumber++);
             await clear(database.collections);
             const refs = await importHistory(history, names);
+            await expectIndexServed(tenantOf(names, 0));
             const results = await Promise.all(queries.map((q) => checkQuery(refs, q, names)));
             return results.every(Boolean);
           },
@@ -789,6 +851,7 @@ it.each([
     expect(mismatches.slice(0, 10)).toEqual([]);
     // A run that compared nothing (FACT_PROPERTY_HISTORIES=0, a generator gone empty) fails.
     expect(comparisons).toBeGreaterThan(0);
+    expect(pushdownChecks).toBeGreaterThan(0);
   },
   180_000,
 );
