@@ -23,7 +23,8 @@ import { median, round1 } from './measure.js';
  * (each time the next page of 100 arrives and is drawn), then scroll back and forth
  * --steps times. Reported: the page's longest main-thread task and its total blocking
  * time (the part of each task over 50 ms: what a user feels as a frozen page), the
- * document's rows, and the subject over the baseline.
+ * document's rows, how long the first page and the next ones took to be drawn, and the
+ * subject over the baseline.
  *
  *   npm run bench:explorer [-- --facts 10000] [--pages 5] [--steps 40] [--out report.json]
  *
@@ -59,6 +60,10 @@ interface Measure {
   /** From setting a scroll position to the frame after the one that drew it. */
   slowestScrollStepMs: number;
   medianScrollStepMs: number;
+  /** From asking for the page to its first bar drawn (the first page of facts). */
+  firstPageMs: number;
+  /** From scrolling to the end to the next page drawn, median over the pages. */
+  nextPageMs: number | null;
 }
 
 async function loadedCount(page: Page): Promise<number> {
@@ -68,12 +73,16 @@ async function loadedCount(page: Page): Promise<number> {
 }
 
 async function measure(page: Page, origin: string, dataset: string, facts: number) {
+  const asked = performance.now();
   await page.goto(`${origin}/explorer#/${encodeURIComponent(dataset)}`, { waitUntil: 'load' });
   await page.locator('.bar').first().waitFor({ timeout: 120_000 });
+  const firstPageMs = performance.now() - asked;
   const scroller = page.getByTestId('timeline');
+  const pageMs: number[] = [];
   for (let i = 1; i < PAGES; i++) {
     const before = await loadedCount(page);
     if (before >= facts) break;
+    const scrolled = performance.now();
     await scroller.evaluate((element) => {
       element.scrollTop = element.scrollHeight;
     });
@@ -85,6 +94,7 @@ async function measure(page: Page, origin: string, dataset: string, facts: numbe
       before,
       { timeout: 120_000 },
     );
+    pageMs.push(performance.now() - scrolled);
   }
   // Each step: move the scroll position, then wait for the frame after the one that drew it.
   const stepMs: number[] = [];
@@ -127,6 +137,8 @@ async function measure(page: Page, origin: string, dataset: string, facts: numbe
     totalBlockingMs: round1(tasks.reduce((sum, d) => sum + Math.max(0, d - 50), 0)),
     slowestScrollStepMs: round1(Math.max(...stepMs)),
     medianScrollStepMs: round1(median(stepMs)),
+    firstPageMs: round1(firstPageMs),
+    nextPageMs: pageMs.length > 0 ? round1(median(pageMs)) : null,
   } satisfies Measure;
 }
 
@@ -179,15 +191,16 @@ try {
         slowestScrollStep: ratio(subject.slowestScrollStepMs, baseline.slowestScrollStepMs),
         medianScrollStep: ratio(subject.medianScrollStepMs, baseline.medianScrollStepMs),
         rowsInDocument: ratio(subject.rowsInDocument, baseline.rowsInDocument),
+        firstPage: ratio(subject.firstPageMs, baseline.firstPageMs),
       },
     };
     for (const r of results) {
       process.stdout.write(
-        `${r.dataset.padEnd(8)} ${String(r.facts).padStart(6)} facts, ${r.loaded} loaded, ${r.rowsInDocument} rows in the document; longest task ${r.longestTaskMs} ms, total blocking ${r.totalBlockingMs} ms; scroll step median ${r.medianScrollStepMs} ms, slowest ${r.slowestScrollStepMs} ms\n`,
+        `${r.dataset.padEnd(8)} ${String(r.facts).padStart(6)} facts, ${r.loaded} loaded, ${r.rowsInDocument} rows in the document; longest task ${r.longestTaskMs} ms, total blocking ${r.totalBlockingMs} ms; scroll step median ${r.medianScrollStepMs} ms, slowest ${r.slowestScrollStepMs} ms; first page ${r.firstPageMs} ms, next pages ${r.nextPageMs ?? '-'} ms\n`,
       );
     }
     process.stdout.write(
-      `${LARGE} over ${DEMO_DATASET}: longest task ×${report.ratios.longestTask}, scroll step median ×${report.ratios.medianScrollStep}, slowest ×${report.ratios.slowestScrollStep}, rows in the document ×${report.ratios.rowsInDocument}\n`,
+      `${LARGE} over ${DEMO_DATASET}: longest task ×${report.ratios.longestTask}, scroll step median ×${report.ratios.medianScrollStep}, slowest ×${report.ratios.slowestScrollStep}, rows in the document ×${report.ratios.rowsInDocument}, first page ×${report.ratios.firstPage}\n`,
     );
     if (values.out) writeFileSync(values.out, `${JSON.stringify(report, null, 2)}\n`);
   } finally {
