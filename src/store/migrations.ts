@@ -1,6 +1,6 @@
 import type { AnyBulkWriteOperation } from 'mongodb';
 import { factRecallTerms, recallTerms } from '../domain/recallTerms.js';
-import type { Collections } from './database.js';
+import { type Collections, isDuplicateKey } from './database.js';
 import type { FactDoc, MemoryDoc } from './documents.js';
 
 /**
@@ -38,11 +38,17 @@ export async function migrateStore(
   for (const migration of MIGRATIONS) {
     if (done.has(migration.id)) continue;
     const changed = await migration.run(db);
-    await db.migrations.updateOne(
-      { _id: migration.id },
-      { $setOnInsert: { appliedAt: now } },
-      { upsert: true, comment: 'store:migrateStore' },
-    );
+    await db.migrations
+      .updateOne(
+        { _id: migration.id },
+        { $setOnInsert: { appliedAt: now } },
+        { upsert: true, comment: 'store:migrateStore' },
+      )
+      .catch((error: unknown) => {
+        // Racing upserts (not atomic on FerretDB, and possible on MongoDB too): another
+        // process opening the store recorded it first, which is all this one meant to do.
+        if (!isDuplicateKey(error)) throw error;
+      });
     applied.push({ id: migration.id, describe: migration.describe, changed });
   }
   return applied;

@@ -101,4 +101,18 @@ describe('migrating a store written by the previous version', () => {
     ]);
     expect(await migrateStore(db, AT)).toEqual([]);
   });
+
+  it('processes opening a fresh store at once all start, and the migration is recorded once', async () => {
+    const { collections: db } = await openTestDatabase();
+    // On FerretDB an upsert is not atomic: racing ones may meet a duplicate key, which
+    // means another process recorded the migration (the gateway beside a CLI command).
+    for (let round = 0; round < 5; round++) {
+      await db.migrations.deleteMany({});
+      const runs = await Promise.allSettled(
+        Array.from({ length: 6 }, (_, i) => migrateStore(db, new Date(AT.getTime() + i))),
+      );
+      expect(runs.map((r) => r.status)).toEqual(runs.map(() => 'fulfilled'));
+      expect(await db.migrations.countDocuments({})).toBe(1);
+    }
+  });
 });
