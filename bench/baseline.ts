@@ -92,9 +92,6 @@ const allOf = (clauses: Filter<Document>[]): Filter<Document> =>
   clauses.length === 1 ? clauses[0]! : { $and: clauses };
 
 const WORD = /[\p{L}\p{M}\p{N}]+/gu;
-const searchTerms = (text: string) => [
-  ...new Set(text.normalize('NFC').toLowerCase().match(WORD) ?? []),
-];
 
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?([Zz]|[+-]\d{2}:\d{2})$/;
@@ -150,8 +147,9 @@ async function listFacts(dataset: string, params: URLSearchParams) {
 
   const clauses: Filter<Document>[] = [{ workspaceId, dataset }];
   if (episodeId) clauses.push({ episodeId });
-  const words = q ? searchTerms(q) : [];
-  if (words.length > 0) clauses.push({ terms: { $all: words } });
+  // The stored recall terms (src/store/factFilters.ts queryFilter), analyzed as recall does.
+  const words = q ? [...new Set(analyze(q))] : [];
+  if (words.length > 0) clauses.push({ recallTerms: { $all: words } });
   const now = new Date();
   if (asOf) clauses.push(...bitemporal(asOf, asOf));
   else if (!includeInvalidated && !episodeId) clauses.push(...bitemporal(now, now));
