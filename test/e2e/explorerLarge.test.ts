@@ -61,7 +61,9 @@ describe('the memory explorer on 10,000 facts', () => {
     const pageSizes: number[] = [];
     const withCounts: boolean[] = [];
     const firstPages: boolean[] = [];
-    const pages: LoadedFact[][] = [];
+    // Each page by the cursor it was asked after (null: the first), the latest answer kept:
+    // a page asked again (the first, when the live stream opens) replaces itself.
+    const pages = new Map<string | null, LoadedFact[]>();
     const pageErrors: string[] = [];
     try {
       const page = await context.newPage();
@@ -69,12 +71,18 @@ describe('the memory explorer on 10,000 facts', () => {
       page.on('pageerror', (error) => pageErrors.push(error.message));
       page.on('response', async (response) => {
         if (!response.url().endsWith('/graphql')) return;
-        const body = response.request().postDataJSON() as { operationName: string };
+        const body = response.request().postDataJSON() as {
+          operationName: string;
+          variables: { after?: string | null };
+        };
         if (body.operationName !== 'ExplorerTimeline') return;
         const answer = (await response.json()) as {
           data: { dataset: { facts: { edges: { node: LoadedFact }[] } } };
         };
-        pages.push(answer.data.dataset.facts.edges.map((edge) => edge.node));
+        pages.set(
+          body.variables.after ?? null,
+          answer.data.dataset.facts.edges.map((edge) => edge.node),
+        );
       });
       page.on('request', (request) => {
         if (!request.url().endsWith('/graphql')) return;
@@ -115,8 +123,8 @@ describe('the memory explorer on 10,000 facts', () => {
       expect(bars).toBeLessThan(400);
       // The pages join up: no fact twice, none skipped in the gateway's order (validAt,
       // then factId, descending), so the rows the page drew are the dataset's first facts.
-      await expect.poll(() => pages.length).toBeGreaterThanOrEqual(4);
-      const loaded = pages.flat();
+      await expect.poll(() => pages.size).toBeGreaterThanOrEqual(4);
+      const loaded = [...pages.values()].flat();
       expect(new Set(loaded.map((f) => f.factId)).size).toBe(loaded.length);
       const order = (f: LoadedFact) => `${f.validAt} ${f.factId}`;
       expect(loaded.map(order)).toEqual(loaded.map(order).sort().reverse());
