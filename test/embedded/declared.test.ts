@@ -276,6 +276,50 @@ describe('the declared collection is index-served', () => {
   });
 });
 
+describe('a data directory made before the declaration', () => {
+  it('has its indexes built again on the declared values when the store asks for them', async () => {
+    const data = join(dir, 'older');
+    const command = {
+      find: 'items',
+      filter: { workspaceId: 't1', at: { $lte: new Date(T0 + 3 * 3_600_000) } },
+      sort: { at: -1, _id: -1 } as const,
+      limit: 3,
+    };
+    const plans: string[] = [];
+    const answers: string[] = [];
+    for (const scalarFields of [null, DECLARED]) {
+      const server = await startFerretDb(data, undefined, undefined, scalarFields);
+      const client = await MongoClient.connect(server.uri);
+      try {
+        const items = client.db('declared').collection('items');
+        // As the store does at every start: the same indexes, by the same names.
+        for (const key of INDEXES) await items.createIndex(key);
+        if (scalarFields === null) {
+          await items.insertMany(
+            Array.from({ length: 20 }, (_, i) => ({
+              _id: `o${i}`,
+              workspaceId: i % 2 ? 't1' : 't2',
+              at: new Date(T0 + (i % 7) * 3_600_000),
+            })) as Document[],
+          );
+        }
+        plans.push((await items.db.command({ explain: command })).queryPlanner.Plan.join('\n'));
+        answers.push(
+          EJSON.stringify(await items.find(command.filter).sort(command.sort).limit(3).toArray()),
+        );
+      } finally {
+        await client.close();
+        await server.stop();
+      }
+    }
+    // Declared now: the index serves the sort; the answer is the one before.
+    expect(plans[1]).toMatch(/SEARCH .* USING INDEX .*workspaceId_1_at_-1__id_-1/);
+    expect(plans[1]).not.toMatch(/TEMP B-TREE/);
+    expect(answers[1]).toBe(answers[0]);
+    expect(JSON.parse(answers[0]!)).toHaveLength(3);
+  }, 120_000);
+});
+
 describe('writes that would break the declaration', () => {
   it('are refused, naming the field, and change nothing', async () => {
     await pushed.deleteMany({});

@@ -120,6 +120,17 @@ func (r *Registry) initCollections(ctx context.Context, dbName string, db *fsql.
 		return lazyerrors.Error(err)
 	}
 
+	_ = rows.Close()
+
+	// Patched for the embedded gateway: indexes of declared collections built before the
+	// declaration (or before a change to how its columns are written) are built again, so
+	// the pushed queries are served by them (scalars.go, rebuildStaleIndexes).
+	for _, c := range colls {
+		if err = rebuildStaleIndexes(ctx, db, c); err != nil {
+			return lazyerrors.Error(err)
+		}
+	}
+
 	r.colls[dbName] = colls
 
 	return nil
@@ -465,56 +476,15 @@ func (r *Registry) indexesCreate(ctx context.Context, dbName, collectionName str
 			continue
 		}
 
-		q := "CREATE "
-
-		if index.Unique {
-			q += "UNIQUE "
-		}
-
-		q += "INDEX %q ON %q (%s)"
-
-		columns := make([]string, len(index.Key))
 		declared := ScalarFields(collectionName)
-
-		for i, key := range index.Key {
-			// Patched for the embedded gateway (see embedded-db/README.md): a field the store
-			// declares scalar is indexed by its SQL value, the expression the pushed conditions
-			// and sorts use (collection.go), so they are served by the index.
-			// The `_id` of a declared collection is a string (exact.go, checkDeclared); in a
-			// compound index it is indexed by its SQL value too, as sorts on it are written.
-			_, ok := declared[key.Field]
-			if ok || (declared != nil && key.Field == "_id" && len(index.Key) > 1) {
-				columns[i] = ScalarColumn(key.Field)
-				if key.Descending {
-					columns[i] += " DESC"
-				}
-
-				continue
-			}
-
-			fields := strings.Split(key.Field, ".")
-			for j, f := range fields {
-				fields[j] = fmt.Sprintf("%q", f)
-			}
-
-			columns[i] = fmt.Sprintf("%s->%s", DefaultColumn, strings.Join(fields, "->"))
-			if key.Descending {
-				columns[i] += " DESC"
-			}
-		}
-
-		q = fmt.Sprintf(
-			q,
-			c.TableName+"_"+index.Name,
-			c.TableName,
-			strings.Join(columns, ", "),
-		)
+		name := c.TableName + "_" + index.Name
+		q := indexCreateSQL(c.TableName, index, declared)
 
 		// Patched for the embedded gateway: the store's indexes come with planner statistics
 		// (scalars.go, indexStatistics), created with them in one transaction.
 		if stat, ok := indexStatistics(index, declared); ok {
 			err = db.InTransaction(ctx, func(tx *fsql.Tx) error {
-				return createWithStatistics(ctx, tx, q, c.TableName, c.TableName+"_"+index.Name, stat)
+				return createWithStatistics(ctx, tx, q, c.TableName, name, stat)
 			})
 		} else {
 			_, err = db.ExecContext(ctx, q)
@@ -634,3 +604,53 @@ func (r *Registry) Collect(ch chan<- prometheus.Metric) {
 var (
 	_ prometheus.Collector = (*Registry)(nil)
 )
+
+// indexCreateSQL is the CREATE INDEX statement of index on table tableName (patched for the
+// embedded gateway: a declared field's column is its SQL value, see ScalarColumn).
+func indexCreateSQL(tableName string, index IndexInfo, declared map[string]ScalarType) string {
+	q := "CREATE "
+
+	if index.Unique {
+		q += "UNIQUE "
+	}
+
+	q += "INDEX %q ON %q (%s)"
+
+	columns := make([]string, len(index.Key))
+
+	for i, key := range index.Key {
+		// Patched for the embedded gateway (see embedded-db/README.md): a field the store
+		// declares scalar is indexed by its SQL value, the expression the pushed conditions
+		// and sorts use (collection.go), so they are served by the index.
+		// The `_id` of a declared collection is a string (exact.go, checkDeclared); in a
+		// compound index it is indexed by its SQL value too, as sorts on it are written.
+		_, ok := declared[key.Field]
+		if ok || (declared != nil && key.Field == "_id" && len(index.Key) > 1) {
+			columns[i] = ScalarColumn(key.Field)
+			if key.Descending {
+				columns[i] += " DESC"
+			}
+
+			continue
+		}
+
+		fields := strings.Split(key.Field, ".")
+		for j, f := range fields {
+			fields[j] = fmt.Sprintf("%q", f)
+		}
+
+		columns[i] = fmt.Sprintf("%s->%s", DefaultColumn, strings.Join(fields, "->"))
+		if key.Descending {
+			columns[i] += " DESC"
+		}
+	}
+
+	q = fmt.Sprintf(
+		q,
+		tableName+"_"+index.Name,
+		tableName,
+		strings.Join(columns, ", "),
+	)
+
+	return q
+}

@@ -157,3 +157,59 @@ func createWithStatistics(ctx context.Context, tx *fsql.Tx, create, tbl, idx, st
 
 	return nil
 }
+
+// rebuildStaleIndexes builds again, at start, each index of a declared collection that
+// SQLite holds under another definition than the one indexCreateSQL writes now: one made
+// before the collection was declared, or before a change to how a declared field's column
+// is written. The pushed queries' expressions would not match it, so they would be answered
+// right but not from the index. The index keeps its name and FerretDB's metadata; only its
+// SQL changes, with its statistics, in one transaction.
+func rebuildStaleIndexes(ctx context.Context, db *fsql.DB, c *Collection) error {
+	declared := ScalarFields(c.Name)
+	if declared == nil {
+		return nil
+	}
+
+	for _, index := range c.Settings.Indexes {
+		if index.Name == "_id_" {
+			continue
+		}
+
+		name := c.TableName + "_" + index.Name
+		create := indexCreateSQL(c.TableName, index, declared)
+
+		var current string
+
+		q := "SELECT sql FROM sqlite_schema WHERE type = 'index' AND name = ?"
+		if err := db.QueryRowContext(ctx, q, name).Scan(&current); err != nil {
+			return lazyerrors.Error(err)
+		}
+
+		if current == create {
+			continue
+		}
+
+		err := db.InTransaction(ctx, func(tx *fsql.Tx) error {
+			if _, err := tx.ExecContext(ctx, fmt.Sprintf("DROP INDEX %q", name)); err != nil {
+				return lazyerrors.Error(err)
+			}
+
+			if stat, ok := indexStatistics(index, declared); ok {
+				return createWithStatistics(ctx, tx, create, c.TableName, name, stat)
+			}
+
+			for _, q := range []string{create, "ANALYZE sqlite_schema"} {
+				if _, err := tx.ExecContext(ctx, q); err != nil {
+					return lazyerrors.Error(err)
+				}
+			}
+
+			return nil
+		})
+		if err != nil {
+			return lazyerrors.Error(err)
+		}
+	}
+
+	return nil
+}
