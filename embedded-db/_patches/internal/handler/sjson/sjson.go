@@ -69,7 +69,6 @@ import (
 	"fmt"
 	"io"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/AlekSi/pointer"
@@ -229,8 +228,8 @@ func Unmarshal(data []byte) (*types.Document, error) {
 // and decoding one (a struct, with unknown fields refused) cost a quarter of a document
 // read; decoded schemas are kept by their text and never changed once decoded.
 var (
-	schemas     sync.Map // string -> *schema
-	schemasKept atomic.Int64
+	schemasM sync.RWMutex
+	schemas  = map[string]*schema{}
 )
 
 // maxSchemasKept bounds the cache; past it, further schemas are decoded each time.
@@ -238,11 +237,16 @@ const maxSchemasKept = 1024
 
 // cachedSchema returns the decoded schema of the given `$s` text.
 func cachedSchema(jsch []byte) (*schema, error) {
-	if sch, ok := schemas.Load(string(jsch)); ok {
-		return sch.(*schema), nil
+	// A map indexed by string(bytes) looks up without copying the bytes.
+	schemasM.RLock()
+	sch, ok := schemas[string(jsch)]
+	schemasM.RUnlock()
+
+	if ok {
+		return sch, nil
 	}
 
-	sch := new(schema)
+	sch = new(schema)
 	r := bytes.NewReader(jsch)
 	dec := json.NewDecoder(r)
 	dec.DisallowUnknownFields()
@@ -255,11 +259,11 @@ func cachedSchema(jsch []byte) (*schema, error) {
 		return nil, lazyerrors.Error(err)
 	}
 
-	if schemasKept.Load() < maxSchemasKept {
-		if _, loaded := schemas.LoadOrStore(string(jsch), sch); !loaded {
-			schemasKept.Add(1)
-		}
+	schemasM.Lock()
+	if len(schemas) < maxSchemasKept {
+		schemas[string(jsch)] = sch
 	}
+	schemasM.Unlock()
 
 	return sch, nil
 }

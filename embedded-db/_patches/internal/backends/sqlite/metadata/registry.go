@@ -476,19 +476,11 @@ func (r *Registry) indexesCreate(ctx context.Context, dbName, collectionName str
 			continue
 		}
 
-		declared := ScalarFields(collectionName)
-		name := c.TableName + "_" + index.Name
-		q := indexCreateSQL(c.TableName, index, declared)
-
-		// Patched for the embedded gateway: the store's indexes come with planner statistics
-		// (scalars.go, indexStatistics), created with them in one transaction.
-		if stat, ok := indexStatistics(index, declared); ok {
-			err = db.InTransaction(ctx, func(tx *fsql.Tx) error {
-				return createWithStatistics(ctx, tx, q, c.TableName, name, stat)
-			})
-		} else {
-			_, err = db.ExecContext(ctx, q)
-		}
+		// Patched for the embedded gateway: the index's columns and planner statistics
+		// follow the store's declaration (scalars.go, createIndex).
+		err = db.InTransaction(ctx, func(tx *fsql.Tx) error {
+			return createIndex(ctx, tx, c, index, false)
+		})
 
 		if err != nil {
 			_ = r.indexesDrop(ctx, dbName, collectionName, created)

@@ -121,36 +121,53 @@ func indexStatistics(index IndexInfo, declared map[string]ScalarType) (string, b
 	return strings.Join(parts, " "), true
 }
 
-// createWithStatistics runs create (the index idx of table tbl) with its statistics in
-// sqlite_stat1. The statistics go in first, so the other connections load them with the
-// schema change that creates the index; this connection, which adds the index to its schema
-// without reading them, reloads them (ANALYZE sqlite_schema). sqlite_stat1 exists once
-// ANALYZE has run: on the (small) metadata table, the first time.
-func createWithStatistics(ctx context.Context, tx *fsql.Tx, create, tbl, idx, stat string) error {
-	var exists int
+// createIndex creates index of collection c as indexCreateSQL writes it, first dropping
+// the existing one of that name when replace is set. An index indexStatistics describes gets
+// its statistics in sqlite_stat1 first, so the other connections load them with the schema
+// change that creates it; this connection, which adds the index to its schema without
+// reading them, reloads them (ANALYZE sqlite_schema). sqlite_stat1 exists once ANALYZE has
+// run: on the (small) metadata table, the first time.
+func createIndex(ctx context.Context, tx *fsql.Tx, c *Collection, index IndexInfo, replace bool) error {
+	declared := ScalarFields(c.Name)
+	name := c.TableName + "_" + index.Name
+	stat, withStatistics := indexStatistics(index, declared)
 
-	q := "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'sqlite_stat1'"
-	if err := tx.QueryRowContext(ctx, q).Scan(&exists); err != nil {
-		return lazyerrors.Error(err)
+	var queries []string
+	var args [][]any
+
+	add := func(q string, a ...any) {
+		queries = append(queries, q)
+		args = append(args, a)
 	}
 
-	if exists == 0 {
-		if _, err := tx.ExecContext(ctx, fmt.Sprintf("ANALYZE %q", metadataTableName)); err != nil {
+	if replace {
+		add(fmt.Sprintf("DROP INDEX %q", name))
+	}
+
+	if withStatistics {
+		var exists int
+
+		q := "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'sqlite_stat1'"
+		if err := tx.QueryRowContext(ctx, q).Scan(&exists); err != nil {
 			return lazyerrors.Error(err)
 		}
+
+		if exists == 0 {
+			add(fmt.Sprintf("ANALYZE %q", metadataTableName))
+		}
+
+		add("DELETE FROM sqlite_stat1 WHERE tbl = ? AND idx = ?", c.TableName, name)
+		add("INSERT INTO sqlite_stat1 (tbl, idx, stat) VALUES (?, ?, ?)", c.TableName, name, stat)
 	}
 
-	if _, err := tx.ExecContext(ctx, "DELETE FROM sqlite_stat1 WHERE tbl = ? AND idx = ?", tbl, idx); err != nil {
-		return lazyerrors.Error(err)
+	add(indexCreateSQL(c.TableName, index, declared))
+
+	if withStatistics {
+		add("ANALYZE sqlite_schema")
 	}
 
-	q = "INSERT INTO sqlite_stat1 (tbl, idx, stat) VALUES (?, ?, ?)"
-	if _, err := tx.ExecContext(ctx, q, tbl, idx, stat); err != nil {
-		return lazyerrors.Error(err)
-	}
-
-	for _, q := range []string{create, "ANALYZE sqlite_schema"} {
-		if _, err := tx.ExecContext(ctx, q); err != nil {
+	for i, q := range queries {
+		if _, err := tx.ExecContext(ctx, q, args[i]...); err != nil {
 			return lazyerrors.Error(err)
 		}
 	}
@@ -176,7 +193,6 @@ func rebuildStaleIndexes(ctx context.Context, db *fsql.DB, c *Collection) error 
 		}
 
 		name := c.TableName + "_" + index.Name
-		create := indexCreateSQL(c.TableName, index, declared)
 
 		var current string
 
@@ -185,26 +201,12 @@ func rebuildStaleIndexes(ctx context.Context, db *fsql.DB, c *Collection) error 
 			return lazyerrors.Error(err)
 		}
 
-		if current == create {
+		if current == indexCreateSQL(c.TableName, index, declared) {
 			continue
 		}
 
 		err := db.InTransaction(ctx, func(tx *fsql.Tx) error {
-			if _, err := tx.ExecContext(ctx, fmt.Sprintf("DROP INDEX %q", name)); err != nil {
-				return lazyerrors.Error(err)
-			}
-
-			if stat, ok := indexStatistics(index, declared); ok {
-				return createWithStatistics(ctx, tx, create, c.TableName, name, stat)
-			}
-
-			for _, q := range []string{create, "ANALYZE sqlite_schema"} {
-				if _, err := tx.ExecContext(ctx, q); err != nil {
-					return lazyerrors.Error(err)
-				}
-			}
-
-			return nil
+			return createIndex(ctx, tx, c, index, true)
 		})
 		if err != nil {
 			return lazyerrors.Error(err)
