@@ -46,11 +46,13 @@ import {
  *
  *   npm run bench -- [--quick] [--out bench-results.json] [--connections 4] [--pairs N]
  *     [--round SECONDS] [--only id,id] [--facts N] [--cpu-prof] [--cpu-prof-baseline]
- *     [--log-level warn]
+ *     [--cpu-prof-dir DIR] [--log-level warn]
  *
  * --cpu-prof (--cpu-prof-baseline) runs the gateway (the baseline) under `node --cpu-prof`
  * and summarizes the profile's top frames over the measured rounds (the CPU figures are
- * then inflated by the profiler: use it to look, not to score).
+ * then inflated by the profiler: use it to look, not to score). --cpu-prof-dir keeps the
+ * profiles (`gateway/`, `baseline/`) in DIR for Chrome's DevTools or speedscope; otherwise
+ * they go with the run's temporary folder.
  */
 
 exitOnHelp(import.meta.url);
@@ -66,6 +68,7 @@ const { values } = parseArgs({
     facts: { type: 'string' },
     'cpu-prof': { type: 'boolean', default: false },
     'cpu-prof-baseline': { type: 'boolean', default: false },
+    'cpu-prof-dir': { type: 'string' },
     'log-level': { type: 'string', default: 'warn' },
     'node-options': { type: 'string', default: '' },
   },
@@ -106,7 +109,7 @@ const t0 = performance.now();
 // ---------------------------------------------------------------- processes
 
 const dir = mkdtempSync(join(tmpdir(), 'memory-gateway-bench-'));
-const profDir = join(dir, 'prof');
+const profDir = values['cpu-prof-dir'] ? resolve(values['cpu-prof-dir']) : join(dir, 'prof');
 const running: {
   ferret: RunningFerretDb | null;
   gateway: ChildProcess | null;
