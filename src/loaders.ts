@@ -45,12 +45,18 @@ export interface GroupedLoaderSpec<K, V> {
    * group shares: its dataset, its arguments); returns the answer for each key.
    */
   load: (keys: K[], head: K) => Promise<(key: K) => V>;
+  /**
+   * The key's identity in the loader's cache (default: its JSON): keys that must share one
+   * answer must have the same one, however the resolver spelled them.
+   */
+  cacheKey?: (key: K) => string;
 }
 
 /**
  * A DataLoader whose batch reports its size, groups its keys, makes one store call per
- * group, and answers in key order. Keys are cached by their JSON: resolvers build a new
- * key object for every parent, and equal keys must share one answer.
+ * group, and answers in key order. Keys are cached by `cacheKey` (their JSON unless the
+ * spec says otherwise): resolvers build a new key object for every parent, and equal keys
+ * must share one answer.
  */
 function groupedLoader<K, V>(
   spec: GroupedLoaderSpec<K, V>,
@@ -59,22 +65,23 @@ function groupedLoader<K, V>(
   return new DataLoader<K, V, string>(
     async (keys) => {
       onBatch?.(spec.name, keys.length);
+      // Each key's group once: a group can take a selection's resolution to compute.
+      const groupOf = keys.map(spec.group);
       const groups = new Map<string, K[]>();
-      for (const key of keys) {
-        const g = spec.group(key);
-        const members = groups.get(g);
+      keys.forEach((key, i) => {
+        const members = groups.get(groupOf[i]!);
         if (members) members.push(key);
-        else groups.set(g, [key]);
-      }
+        else groups.set(groupOf[i]!, [key]);
+      });
       const answers = new Map<string, (key: K) => V>();
       await Promise.all(
         [...groups].map(async ([g, members]) =>
           answers.set(g, await spec.load(members, members[0]!)),
         ),
       );
-      return keys.map((key) => answers.get(spec.group(key))!(key));
+      return keys.map((key, i) => answers.get(groupOf[i]!)!(key));
     },
-    { cacheKeyFn: (key) => JSON.stringify(key) },
+    { cacheKeyFn: spec.cacheKey ?? ((key) => JSON.stringify(key)) },
   );
 }
 
@@ -129,6 +136,8 @@ export function createLoaders(
     loader<K, V | null>({
       name,
       group: (k) => k.dataset,
+      // By the id as the store compares it: `Acme` and `acme` are one entity, one answer.
+      cacheKey: (k) => JSON.stringify([k.dataset, normalize(idOf(k))]),
       load: async (keys, head) => {
         const found = await find(db, tenant(head.dataset), keys.map(idOf));
         return (k) => found.get(normalize(idOf(k))) ?? null;
@@ -209,10 +218,19 @@ export function createLoaders(
     normalizeUuid,
   );
 
+  /**
+   * Entities this request has already read (a page of them): a fact's entity among them is
+   * answered from that read instead of being looked up again by derived id.
+   */
+  const knownEntities = (entities: readonly EntityDoc[]) => {
+    for (const e of entities) entityByName.prime({ dataset: e.dataset, name: e.name }, e);
+  };
+
   return {
     datasetByName,
     factById,
     entityByName,
+    knownEntities,
     episodeById,
     memoryById,
     factsOfEntity,

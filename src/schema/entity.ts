@@ -113,7 +113,10 @@ builder.objectFields(DatasetRef, (t) => ({
         info,
         count: () => countEntities(ctx.store, tenant, { type }),
         list: (page) => listEntities(ctx.store, tenant, { type, ...page }),
-        nodes: (page) => page.entities,
+        nodes: (page) => {
+          ctx.loaders.knownEntities(page.entities);
+          return page.entities;
+        },
       });
     },
   }),
@@ -125,6 +128,7 @@ builder.objectFields(DatasetRef, (t) => ({
       const { entities } = await listEntities(ctx.store, tenantOfDataset(ds), {
         first: WHOLE_LIST_CAP,
       });
+      ctx.loaders.knownEntities(entities);
       return entities;
     },
   }),

@@ -60,6 +60,22 @@ beforeAll(async () => {
       }),
     );
   }
+  // Entities a fact spells in another case than their stored (lower-cased) names.
+  lines.push(
+    JSON.stringify({ type: 'entity', dataset: 'cased', name: 'Alice', entityType: 'PERSON' }),
+    JSON.stringify({ type: 'entity', dataset: 'cased', name: 'Bob', entityType: 'PERSON' }),
+    JSON.stringify({
+      type: 'fact',
+      dataset: 'cased',
+      factId: uuid(5000),
+      subject: 'ALICE',
+      predicate: 'knows',
+      object: 'Bob',
+      objectIsEntity: true,
+      confidence: 1,
+      validAt: '2026-01-01',
+    }),
+  );
   const outcome = await importJsonl(t.database.collections, {
     now: new Date(),
     workspace: 'acme',
@@ -95,6 +111,48 @@ describe('DataLoader batching', () => {
     expect(fifty).toEqual(five);
     // Key, dataset, entities, their facts, the facts' subject entities.
     expect(five.length).toBeLessThanOrEqual(6);
+  });
+
+  it("a fact's entities already on the page are answered from it, however the fact spells them", async () => {
+    const lookups = () =>
+      commands.filter((c) => c.command.comment === 'store:entitiesByNames').map((c) => c.command);
+    const query = `query($dataset: String!, $first: Int!) { dataset(name: $dataset) {
+      entities(first: $first) { edges { node { name
+        facts { subject subjectEntity { name type } objectEntity { name } } } } } } }`;
+    const ask = (dataset: string, first: number) => async () => {
+      const response = await t.request('/graphql', {
+        method: 'POST',
+        key,
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify({ query, variables: { dataset, first } }),
+      });
+      const body = await response.json();
+      expect(body.errors).toBeUndefined();
+      return body.data.dataset.entities.edges.map(
+        (e: { node: { name: string; facts: unknown[] } }) => e.node,
+      );
+    };
+
+    let cased: { name: string; facts: unknown[] }[] = [];
+    await commandsFor(async () => {
+      cased = await ask('cased', 10)();
+    });
+    expect(lookups()).toEqual([]);
+    const alice = cased.find((e) => e.name === 'alice')!;
+    expect(alice.facts).toEqual([
+      {
+        subject: 'ALICE',
+        subjectEntity: { name: 'alice', type: 'PERSON' },
+        objectEntity: { name: 'bob' },
+      },
+    ]);
+
+    // The newest five of 'many' (59..55): of the names their facts mention, only entity
+    // 54 (the subject of a fact about 55) and entity 60 (the object of 59's, never an
+    // entity) are not on the page, and only they are looked up, in one query.
+    await commandsFor(ask('many', 5));
+    expect(lookups()).toHaveLength(1);
+    expect(lookups()[0]!.filter._id.$in).toHaveLength(2);
   });
 
   it("entities' facts at several selections: one command per selection for 5 and 50 entities, never a shared answer", async () => {
