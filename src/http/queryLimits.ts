@@ -2,6 +2,7 @@ import { EnvelopArmor } from '@escape.tech/graphql-armor';
 import { createComplexityRule } from '@pothos/plugin-complexity';
 import { type DocumentNode, type GraphQLError, type GraphQLSchema, validate } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { LRUCache } from 'lru-cache';
 import type { RequestContext } from '../context.js';
 import { GatewayError } from '../errors.js';
 import type { Metrics } from './observability.js';
@@ -138,8 +139,48 @@ export function measureOperation(
   return measured;
 }
 
+/**
+ * measureOperation, remembered per parsed document (Yoga's parse cache hands back the same
+ * document object for the same text), operation name and variables: the cost functions
+ * read nothing else (src/schema/cost.ts), so a front end's repeated operation is measured
+ * once instead of by a validation pass on every request. One LRU bounded in entries and in
+ * the bytes of its keys; variables too large to be worth a slot are measured every time.
+ */
+function cachedMeasure() {
+  const documentIds = new WeakMap<DocumentNode, number>();
+  let nextDocumentId = 0;
+  const MAX_KEY_LENGTH = 2048;
+  const measures = new LRUCache<string, { cost: number; depth: number }>({
+    max: 2000,
+    maxSize: 2000 * 256,
+    sizeCalculation: (_value, key) => key.length,
+  });
+  return (
+    schema: GraphQLSchema,
+    document: DocumentNode,
+    request: { variables?: Record<string, unknown> | null; operationName?: string | null },
+  ) => {
+    let documentId = documentIds.get(document);
+    if (documentId === undefined) {
+      documentId = nextDocumentId++;
+      documentIds.set(document, documentId);
+    }
+    const key = JSON.stringify([
+      documentId,
+      request.operationName ?? null,
+      request.variables ?? {},
+    ]);
+    const known = measures.get(key);
+    if (known) return known;
+    const measured = measureOperation(schema, document, request, {});
+    if (key.length <= MAX_KEY_LENGTH) measures.set(key, measured);
+    return measured;
+  };
+}
+
 /** Cost and depth, measured on the operation about to run, before it runs. */
 function costLimit(metrics?: Metrics): Plugin<RequestContext> {
+  const measure = cachedMeasure();
   const check = ({
     args,
   }: {
@@ -148,16 +189,13 @@ function costLimit(metrics?: Metrics): Plugin<RequestContext> {
       document: DocumentNode;
       variableValues?: Record<string, unknown> | null;
       operationName?: string | null;
-      contextValue: RequestContext;
     };
   }) => {
     {
-      const { cost, depth } = measureOperation(
-        args.schema,
-        args.document,
-        { variables: args.variableValues, operationName: args.operationName },
-        args.contextValue,
-      );
+      const { cost, depth } = measure(args.schema, args.document, {
+        variables: args.variableValues,
+        operationName: args.operationName,
+      });
       const refusal =
         depth > QUERY_LIMITS.maxDepth
           ? queryTooComplex('depth', QUERY_LIMITS.maxDepth, depth)

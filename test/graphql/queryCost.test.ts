@@ -552,6 +552,35 @@ describe('abusive operations are refused before anything runs', () => {
     expect((await legacy.json()).errors[0].extensions.code).toBe('QUERY_TOO_COMPLEX');
   });
 
+  it("one document is measured with each request's own variables, whatever was asked before", async () => {
+    // Measures are remembered per document and variables: a cheap request first must not
+    // let the same text through later with costly variables, nor the other way round.
+    const query = `query Lists($n: Int!) { dataset(name: "cost") { entities(first: $n) { edges { node {
+      facts(first: $n) { subjectEntity { facts(first: $n) { factId } } } } } } } }`;
+    const document = parse(query);
+    const cheap = { n: 1 };
+    const costly = { n: 100 };
+    expect(measureOperation(schema, document, { variables: cheap }, {}).cost).toBeLessThan(
+      QUERY_LIMITS.maxCost,
+    );
+    expect(measureOperation(schema, document, { variables: costly }, {}).cost).toBeGreaterThan(
+      QUERY_LIMITS.maxCost,
+    );
+    const codes = [];
+    for (const variables of [cheap, costly, cheap, costly, costly, cheap]) {
+      const answer = await (await post({ query, variables })).json();
+      codes.push(answer.errors?.[0]?.extensions.code ?? 'ok');
+    }
+    expect(codes).toEqual([
+      'ok',
+      'QUERY_TOO_COMPLEX',
+      'ok',
+      'QUERY_TOO_COMPLEX',
+      'QUERY_TOO_COMPLEX',
+      'ok',
+    ]);
+  });
+
   it('the refusal names the computed cost and the limit', async () => {
     const answer = await (await post({ query: ATTACKS[0]!.query })).json();
     const expected = measureOperation(schema, parse(ATTACKS[0]!.query), {}, {}).cost;
