@@ -112,7 +112,12 @@ export async function createRequestContext(
     },
     observed: { operation: null, problems: [] },
     live: options.live ?? null,
-    signal: request.signal,
+    // Read when a stream or Yoga asks: on Node, the edge's request is a lightweight stand-in
+    // that builds a whole WHATWG Request (and its AbortController) the first time its
+    // signal or body is read, which a REST GET never needs.
+    get signal() {
+      return request.signal;
+    },
     // `this`, not the object built here: the server adapter hands GraphQL a copy of it
     // (its properties, getters included), and the copy is what resolvers read.
     beginEvent(this: RequestContext, now: Date, shared?: Loaders) {

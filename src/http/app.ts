@@ -312,17 +312,19 @@ function guardApiRoutes(app: EdgeApp, options: GatewayOptions, live: LiveStreams
     if (addressLimiter) {
       app.use(path, (c, next) => rateLimited(c, next, addressLimiter, clientAddress(c)));
     }
-    app.use(
-      path,
-      bodyLimit({
-        maxSize: bodyLimitBytes,
-        onError: (c) =>
-          edgeError(
-            c,
-            'PAYLOAD_TOO_LARGE',
-            `Request body too large (at most ${bodyLimitBytes} bytes)`,
-          ),
-      }),
+    const limitBody = bodyLimit({
+      maxSize: bodyLimitBytes,
+      onError: (c) =>
+        edgeError(
+          c,
+          'PAYLOAD_TOO_LARGE',
+          `Request body too large (at most ${bodyLimitBytes} bytes)`,
+        ),
+    });
+    // GET and HEAD carry no body the gateway reads (the request stand-in drops one), so they
+    // skip the check, which would build the whole WHATWG Request just to see none.
+    app.use(path, (c, next) =>
+      c.req.method === 'GET' || c.req.method === 'HEAD' ? next() : limitBody(c, next),
     );
     app.use(path, async (c, next) => {
       c.set('requestContext', await contextOf(c.req.raw, c.get('requestId')));
