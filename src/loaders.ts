@@ -126,12 +126,16 @@ export function createLoaders(
   const tenant = (dataset: string): Tenant => ({ workspaceId, dataset });
   const loader = <K, V>(spec: GroupedLoaderSpec<K, V>) => groupedLoader(spec, onBatch);
 
-  /** One document per key, by one `$in` query per dataset. */
+  /**
+   * One document per key, by one `$in` query per dataset, for the keys `alreadyRead` does
+   * not answer from what the request has read before.
+   */
   const byId = <K extends DatasetKey, V>(
     name: string,
     find: (db: Collections, tenant: Tenant, ids: string[]) => Promise<Map<string, V>>,
     idOf: (key: K) => string,
     normalize: (id: string) => string,
+    alreadyRead: (dataset: string, id: string) => V | undefined = () => undefined,
   ) =>
     loader<K, V | null>({
       name,
@@ -139,10 +143,29 @@ export function createLoaders(
       // By the id as the store compares it: `Acme` and `acme` are one entity, one answer.
       cacheKey: (k) => JSON.stringify([k.dataset, normalize(idOf(k))]),
       load: async (keys, head) => {
-        const found = await find(db, tenant(head.dataset), keys.map(idOf));
-        return (k) => found.get(normalize(idOf(k))) ?? null;
+        const known = (k: K) => alreadyRead(k.dataset, normalize(idOf(k)));
+        const unknown = keys.filter((k) => known(k) === undefined);
+        const found =
+          unknown.length === 0
+            ? new Map<string, V>()
+            : await find(db, tenant(head.dataset), unknown.map(idOf));
+        return (k) => known(k) ?? found.get(normalize(idOf(k))) ?? null;
       },
     });
+
+  /**
+   * Entities this request has read as pages: a fact's entity among them is answered from
+   * that read instead of being looked up again by derived id. The pages are indexed only
+   * when an entity is asked for (a REST list of every entity never is).
+   */
+  const entityPages: (readonly EntityDoc[])[] = [];
+  const entitiesRead = new Map<string, EntityDoc>();
+  const readEntity = (dataset: string, name: string) => {
+    for (let page = entityPages.pop(); page; page = entityPages.pop()) {
+      for (const e of page) entitiesRead.set(`${e.dataset}\u0000${e.name}`, e);
+    }
+    return entitiesRead.get(`${dataset}\u0000${name}`);
+  };
 
   // Each name is a group of its own: one cached read per dataset.
   const datasetByName = loader<string, DatasetDoc | null>({
@@ -166,6 +189,7 @@ export function createLoaders(
     entitiesByNames,
     (k) => k.name,
     entityKey,
+    readEntity,
   );
 
   const episodeById = byId<DatasetKey & { episodeId: string }, EpisodeDoc>(
@@ -218,12 +242,9 @@ export function createLoaders(
     normalizeUuid,
   );
 
-  /**
-   * Entities this request has already read (a page of them): a fact's entity among them is
-   * answered from that read instead of being looked up again by derived id.
-   */
+  /** A page of entities the request has read (see `readEntity`). */
   const knownEntities = (entities: readonly EntityDoc[]) => {
-    for (const e of entities) entityByName.prime({ dataset: e.dataset, name: e.name }, e);
+    entityPages.push(entities);
   };
 
   return {
