@@ -32,6 +32,21 @@ export function workspaceLimiter(options: { concurrency: number; queue: number }
       if (limit.activeCount >= options.concurrency && limit.pendingCount >= options.queue) {
         return 'queue full';
       }
+      // After p-limit has counted this one out (it does so once the work's promise settles).
+      const forget = () =>
+        setImmediate(() => {
+          if (limit.activeCount === 0 && limit.pendingCount === 0) limits.delete(workspaceId);
+        });
+      if (limit.activeCount < options.concurrency) {
+        // A free slot (so nobody waits: p-limit fills slots from its queue at once): the
+        // work starts now, with no wait to bound.
+        try {
+          await limit(work);
+        } finally {
+          forget();
+        }
+        return null;
+      }
       let abandoned = false;
       let begin: () => void = () => {};
       const started = new Promise<void>((resolve) => {
@@ -43,11 +58,6 @@ export function workspaceLimiter(options: { concurrency: number; queue: number }
         begin();
         await work();
       });
-      // After p-limit has counted this one out (it does so once the work's promise settles).
-      const forget = () =>
-        setImmediate(() => {
-          if (limit.activeCount === 0 && limit.pendingCount === 0) limits.delete(workspaceId);
-        });
       let timer: NodeJS.Timeout | undefined;
       const wait = Number.isFinite(deadline) ? Math.max(0, deadline - performance.now()) : null;
       const gaveUp =
