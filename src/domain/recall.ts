@@ -18,21 +18,49 @@ import { analyze } from './recallTerms.js';
 const BM25_K1 = 1.2;
 const BM25_B = 0.75;
 
-/** A candidate: its text (what is analyzed) and the factor its kind applies. */
+/** A factor the score is multiplied by, and its name (README, "Ranked recall"). */
+export interface RecallFactor {
+  name: string;
+  value: number;
+}
+
+/** A candidate: its text (what is analyzed) and the factors its kind applies. */
 export interface Candidate<T> {
   item: T;
   text: string;
-  /** Multiplies the BM25 score: confidence and recency, or a memory's boosts. */
-  factor: number;
+  /** Multiply the BM25 score: confidence and recency, or a memory's boosts. */
+  factors: readonly RecallFactor[];
   /** Ties of the final score: the later first, then the greater id. */
   time: Date;
   id: string;
+}
+
+/** What one query term found in a candidate adds to its BM25 score, and why. */
+export interface TermWeight {
+  term: string;
+  /** The term's share of `bm25`. */
+  weight: number;
+  /** How often the term occurs in the candidate's analyzed words. */
+  termFrequency: number;
+  /** How many candidates hold the term. */
+  documentFrequency: number;
+  idf: number;
+}
+
+/** Why a candidate ranked where it did: score = bm25 × the product of the factors. */
+export interface RecallExplanation {
+  /** The query's terms found in the candidate, the largest weight first (ties: the query's order). */
+  terms: TermWeight[];
+  bm25: number;
+  factors: readonly RecallFactor[];
+  score: number;
 }
 
 export interface Ranked<T> {
   item: T;
   /** In (0, 1]: the candidate's score over the best candidate's. */
   relevanceScore: number;
+  explanation: RecallExplanation;
 }
 
 /**
@@ -57,17 +85,25 @@ export function rank<T>(
   const avgdl = analyzed.reduce((sum, w) => sum + w.length, 0) / analyzed.length || 1;
   const scored = candidates.flatMap((candidate, i) => {
     const words = analyzed[i]!;
+    const found: TermWeight[] = [];
     let bm25 = 0;
     for (const t of terms) {
       const tf = words.filter((w) => w === t).length;
       if (tf === 0) continue;
       const d = df.get(t)!;
       const idf = Math.log(1 + (n - d + 0.5) / (d + 0.5));
-      bm25 +=
+      const weight =
         (idf * tf * (BM25_K1 + 1)) /
         (tf + BM25_K1 * (1 - BM25_B + (BM25_B * words.length) / avgdl));
+      bm25 += weight;
+      found.push({ term: t, weight, termFrequency: tf, documentFrequency: d, idf });
     }
-    return bm25 > 0 ? [{ candidate, score: bm25 * candidate.factor }] : [];
+    if (bm25 <= 0) return [];
+    found.sort((a, b) => b.weight - a.weight);
+    const score = candidate.factors.reduce((product, f) => product * f.value, bm25);
+    return [
+      { candidate, score, explanation: { terms: found, bm25, factors: candidate.factors, score } },
+    ];
   });
   scored.sort(
     (a, b) =>
@@ -76,36 +112,43 @@ export function rank<T>(
       (a.candidate.id < b.candidate.id ? 1 : a.candidate.id > b.candidate.id ? -1 : 0),
   );
   const best = scored[0]?.score ?? 0;
-  return scored.slice(0, first).map(({ candidate, score }) => ({
+  return scored.slice(0, first).map(({ candidate, score, explanation }) => ({
     item: candidate.item,
     relevanceScore: Math.max(0.0001, Math.round((score / best) * 10_000) / 10_000),
+    explanation,
   }));
 }
 
 const DAY_MS = 86_400_000;
 
 /**
- * A fact's factor: confidence and recency as tie-breakers, each within 10 %:
- * (0.9 + 0.1 × confidence) × (0.9 + 0.1 × recency), recency = 1 / (1 + age in years),
- * the age being from `validAt` to the instant recalled.
+ * A fact's factors: confidence and recency as tie-breakers, each within 10 %:
+ * confidence 0.9 + 0.1 × confidence, recency 0.9 + 0.1 / (1 + age in years), the age being
+ * from `validAt` to the valid-time instant recalled.
  */
-export function factFactor(fact: { confidence: number; validAt: Date }, at: Date): number {
+export function factFactors(fact: { confidence: number; validAt: Date }, at: Date): RecallFactor[] {
   const years = Math.max(0, at.getTime() - fact.validAt.getTime()) / (365 * DAY_MS);
-  const confidence = clamp01(fact.confidence);
-  return (0.9 + 0.1 * confidence) * (0.9 + 0.1 / (1 + years));
+  return [
+    { name: 'confidence', value: 0.9 + 0.1 * clamp01(fact.confidence) },
+    { name: 'recency', value: 0.9 + 0.1 / (1 + years) },
+  ];
 }
 
 /**
- * A memory's factor: importance up to +25 %, salience up to +10 %, pinned +25 %:
- * (0.8 + 0.2 × importance) × (0.9 + 0.1 × salience) × (pinned ? 1.25 : 1), importance and
- * salience taken within [0, 1].
+ * A memory's factors: importance up to +25 %, salience up to +10 %, pinned +25 %:
+ * importance 0.8 + 0.2 × importance, salience 0.9 + 0.1 × salience, pinned 1.25 (a memory
+ * not pinned has no such factor), importance and salience taken within [0, 1].
  */
-export function memoryFactor(memory: { importance: number; salience: number; pinned: boolean }) {
-  return (
-    (0.8 + 0.2 * clamp01(memory.importance)) *
-    (0.9 + 0.1 * clamp01(memory.salience)) *
-    (memory.pinned ? 1.25 : 1)
-  );
+export function memoryFactors(memory: {
+  importance: number;
+  salience: number;
+  pinned: boolean;
+}): RecallFactor[] {
+  return [
+    { name: 'importance', value: 0.8 + 0.2 * clamp01(memory.importance) },
+    { name: 'salience', value: 0.9 + 0.1 * clamp01(memory.salience) },
+    ...(memory.pinned ? [{ name: 'pinned', value: 1.25 }] : []),
+  ];
 }
 
 const clamp01 = (x: number) => Math.min(1, Math.max(0, x));

@@ -229,6 +229,16 @@ const entityFacts = createRoute({
   },
 });
 
+/** Why a recalled fact ranked where it did (`explain: true`). */
+const RecallExplanationSchema = z
+  .object({
+    terms: z.array(z.object({ term: z.string(), weight: z.number() })),
+    bm25: z.number(),
+    factors: z.array(z.object({ name: z.string(), value: z.number() })),
+    score: z.number(),
+  })
+  .openapi('RecallExplanation');
+
 const recall = createRoute({
   tags: [MEMORY_SODA_TAG],
   method: 'post',
@@ -236,7 +246,7 @@ const recall = createRoute({
   middleware: [jsonBody('memorySoda')] as const,
   summary: 'Ranked recall: the live facts that best match a query, and prompt-ready context',
   description:
-    'Facts live at `asOf` (default now) on both axes that share a term with `query`, best first (BM25 over stemmed words, English stop words dropped; confidence and recency break near-ties). `relevanceScore` is in (0, 1]: the fact\'s score over the best one\'s. `context` has one line per returned fact, in the same order. An unknown dataset answers `{ "facts": [], "context": "" }`. Needs the read scope.',
+    'Facts recorded by `knownAt`, not invalidated by then and valid at `validAt` (each default now; `asOf` sets both) that share a term with `query`, best first (BM25 over stemmed words, English stop words dropped; confidence and recency break near-ties). `relevanceScore` is in (0, 1]: the fact\'s score over the best one\'s. `context` has one line per returned fact, in the same order. An unknown dataset answers `{ "facts": [], "context": "" }`. Needs the read scope.',
   security,
   request: {
     body: {
@@ -256,7 +266,25 @@ const recall = createRoute({
             asOf: asOfParam.optional().openapi({
               type: 'string',
               format: 'date',
-              description: "Point-in-time, as the facts route's asOf.",
+              description:
+                "Point-in-time on both axes, as the facts route's asOf (overrides validAt and knownAt).",
+            }),
+            validAt: asOfParam.optional().openapi({
+              type: 'string',
+              format: 'date',
+              description:
+                'T, the instant on valid time (default now): facts true in the world then.',
+            }),
+            knownAt: asOfParam.optional().openapi({
+              type: 'string',
+              format: 'date',
+              description:
+                'K, the instant on transaction time (default now): recall replayed as it would have answered when only what was recorded by K was known.',
+            }),
+            explain: z.boolean().optional().meta({
+              default: false,
+              description:
+                "Adds each fact's `explanation`: the query terms it holds with their BM25 weights (the largest first, at most 100), the factors applied, and the score.",
             }),
           }),
         },
@@ -269,7 +297,14 @@ const recall = createRoute({
       content: {
         'application/json': {
           schema: z.object({
-            facts: z.array(FactSchema.extend({ relevanceScore: z.number() })),
+            facts: z.array(
+              FactSchema.extend({
+                relevanceScore: z.number(),
+                explanation: RecallExplanationSchema.optional().meta({
+                  description: 'With `explain: true` only.',
+                }),
+              }),
+            ),
             context: z.string(),
           }),
         },
@@ -327,6 +362,9 @@ export function memorySodaRoutes() {
       query: body.query,
       first: body.limit ?? DEFAULT_RECALL_SIZE,
       asOf: body.asOf?.toISOString() ?? null,
+      validAt: body.validAt?.toISOString() ?? null,
+      knownAt: body.knownAt?.toISOString() ?? null,
+      explain: body.explain ?? false,
     });
     const recalled = data.dataset?.recall.facts ?? [];
     return c.json(
@@ -334,6 +372,7 @@ export function memorySodaRoutes() {
         facts: recalled.map((r) => ({
           ...toMemorySodaFact(r.fact),
           relevanceScore: r.relevanceScore,
+          ...(r.explanation ? { explanation: r.explanation } : {}),
         })),
         context: recallContext(
           recalled.map(({ fact }) => ({

@@ -64,6 +64,15 @@ export const recallQuerySchema = z
   .string()
   .min(1, 'must not be empty')
   .max(MAX_RECALL_QUERY_LENGTH, `must be at most ${MAX_RECALL_QUERY_LENGTH} characters`);
+/** How many of a recalled item's matched terms its explanation lists (the largest first). */
+export const DEFAULT_EXPLAINED_TERMS = 20;
+export const MAX_EXPLAINED_TERMS = 100;
+export const explainedTermsSchema = z
+  .number()
+  .int('must be a whole number')
+  .min(1, `must be between 1 and ${MAX_EXPLAINED_TERMS}`)
+  .max(MAX_EXPLAINED_TERMS, `must be between 1 and ${MAX_EXPLAINED_TERMS}`);
+
 export const recallFirstSchema = z
   .number()
   .int('must be a whole number')

@@ -1,25 +1,37 @@
 import type { RequestContext } from '../context.js';
+import { resolveTemporalSelection } from '../domain/factState.js';
 import {
   type Candidate,
-  factFactor,
-  memoryFactor,
+  factFactors,
+  memoryFactors,
   type Ranked,
+  type RecallExplanation,
+  type RecallFactor,
   rank,
   recallContext,
+  type TermWeight,
 } from '../domain/recall.js';
 import { factText } from '../domain/recallTerms.js';
 import type { FactView, MemoryDoc } from '../store/documents.js';
-import { factCandidates, markMemoriesUsed, memoryCandidates } from '../store/recall.js';
+import {
+  factCandidates,
+  markMemoriesUsed,
+  memoryCandidates,
+  type RecallInstants,
+} from '../store/recall.js';
 import type { Tenant } from '../store/tenant.js';
 import { tenantOfDataset } from '../store/tenant.js';
 import {
+  DEFAULT_EXPLAINED_TERMS,
   DEFAULT_RECALL_SIZE,
+  explainedTermsSchema,
+  MAX_EXPLAINED_TERMS,
   MAX_RECALL_SIZE,
   recallFirstSchema,
   recallQuerySchema,
 } from './args.js';
 import { builder } from './builder.js';
-import { listCost, QUERY_COST } from './cost.js';
+import { boundOf, listCost, QUERY_COST } from './cost.js';
 import { DatasetRef } from './dataset.js';
 import { FactRef } from './fact.js';
 import { MemoryRef } from './memory.js';
@@ -44,36 +56,57 @@ function once<T>(read: () => Promise<T>): () => Promise<T> {
   };
 }
 
+/** A recall's arguments: the query, how many of each kind, and the instants asked for. */
+interface RecallArgs {
+  query: string;
+  first: number;
+  asOf: Date | null;
+  validAt: Date | null;
+  knownAt: Date | null;
+}
+
 function recallOf(
   ctx: Pick<RequestContext, 'store' | 'now' | 'observed'>,
   tenant: Tenant,
-  args: { query: string; first: number; asOf: Date | null },
+  args: RecallArgs,
 ): RecallShape {
-  const at = args.asOf ?? ctx.now;
+  // The instants as `facts` resolves them: asOf both, else each axis defaulting to now.
+  const selection = resolveTemporalSelection({ ...args, includeInvalidated: false }, ctx.now);
+  const at: RecallInstants =
+    selection.kind === 'point'
+      ? { validAt: selection.validAt, knownAt: selection.knownAt }
+      : { validAt: ctx.now, knownAt: ctx.now };
+  // Any instant asked for makes this a look at the store from then, not an agent's recall
+  // now: it reads memories as they were at K and stamps nothing.
+  const replay = args.asOf !== null || args.validAt !== null || args.knownAt !== null;
   return {
     facts: once(async () => {
       const { candidates, inView } = await factCandidates(ctx.store, tenant, args.query, at);
       const scored: Candidate<FactView>[] = candidates.map((f) => ({
         item: f,
         text: factText(f),
-        factor: factFactor(f, at),
+        factors: factFactors(f, at.validAt),
         time: f.validAt,
         id: f.factId,
       }));
       return rank(args.query, scored, inView, args.first);
     }),
     memories: once(async () => {
-      const view = { asOf: args.asOf, now: ctx.now };
-      const { candidates, inView } = await memoryCandidates(ctx.store, tenant, args.query, view);
+      const { candidates, inView } = await memoryCandidates(
+        ctx.store,
+        tenant,
+        args.query,
+        replay ? { kind: 'replay', ...at } : { kind: 'live', now: ctx.now },
+      );
       const scored: Candidate<MemoryDoc>[] = candidates.map((m) => ({
         item: m,
         text: m.text,
-        factor: memoryFactor(m),
+        factors: memoryFactors(m),
         time: m.createdAt,
         id: m.memoryId,
       }));
       const ranked = rank(args.query, scored, inView, args.first);
-      if (args.asOf === null) {
+      if (!replay) {
         const used = ranked.map((r) => r.item);
         // Metadata of the read: a failed stamp must not fail the answer it belongs to; the
         // edge logs it as a warning.
@@ -89,6 +122,66 @@ function recallOf(
   };
 }
 
+/** A recalled item's factors: a fact's confidence and recency, a memory's three boosts. */
+const MAX_RECALL_FACTORS = 3;
+
+const RecallTermWeightRef = builder.objectRef<TermWeight>('RecallTermWeight').implement({
+  description: "A query term found in a recalled item, and what it adds to the item's BM25 score.",
+  authScopes: { read: true },
+  fields: (t) => ({
+    term: t.exposeString('term', {
+      description: 'The analyzed term (lower-cased, stemmed: `interest` for "interested").',
+    }),
+    weight: t.exposeFloat('weight', { description: "The term's share of `bm25`." }),
+    termFrequency: t.exposeInt('termFrequency', {
+      description: "How often the term occurs in the item's analyzed words.",
+    }),
+    documentFrequency: t.exposeInt('documentFrequency', {
+      description: 'How many candidates of the same kind hold the term.',
+    }),
+    idf: t.exposeFloat('idf', {
+      description: 'ln(1 + (N − documentFrequency + 0.5) / (documentFrequency + 0.5)).',
+    }),
+  }),
+});
+
+const RecallFactorRef = builder.objectRef<RecallFactor>('RecallFactor').implement({
+  description:
+    'A factor the BM25 score is multiplied by: a fact\'s `confidence` and `recency`, a memory\'s `importance`, `salience` and `pinned` (README, "Ranked recall").',
+  authScopes: { read: true },
+  fields: (t) => ({
+    name: t.exposeString('name'),
+    value: t.exposeFloat('value'),
+  }),
+});
+
+const RecallExplanationRef = builder.objectRef<RecallExplanation>('RecallExplanation').implement({
+  description:
+    "Why an item ranked where it did: `score` = `bm25` (the sum of its terms' weights) × every factor; `relevanceScore` is `score` over the best item's.",
+  authScopes: { read: true },
+  fields: (t) => ({
+    terms: t.field({
+      type: [RecallTermWeightRef],
+      description: `The query's terms found in the item, the largest weight first (ties: the query's order): the first \`first\` (at most ${MAX_EXPLAINED_TERMS}).`,
+      args: {
+        first: t.arg.int({ defaultValue: DEFAULT_EXPLAINED_TERMS, validate: explainedTermsSchema }),
+      },
+      // Computed with the ranking, no read of its own: the objects it can hold.
+      complexity: (args) =>
+        listCost(boundOf(args.first, DEFAULT_EXPLAINED_TERMS, MAX_EXPLAINED_TERMS), false),
+      resolve: (e, args) => e.terms.slice(0, args.first ?? DEFAULT_EXPLAINED_TERMS),
+    }),
+    bm25: t.exposeFloat('bm25'),
+    factors: t.field({
+      type: [RecallFactorRef],
+      description: 'At most three: a fact has two, a memory two or three.',
+      complexity: listCost(MAX_RECALL_FACTORS, false),
+      resolve: (e) => [...e.factors],
+    }),
+    score: t.exposeFloat('score'),
+  }),
+});
+
 const RecalledFactRef = builder.objectRef<Ranked<FactView>>('RecalledFact').implement({
   description: 'A fact recall found, with how well it matches the query.',
   authScopes: { read: true },
@@ -99,6 +192,7 @@ const RecalledFactRef = builder.objectRef<Ranked<FactView>>('RecalledFact').impl
       resolve: (r) => r.relevanceScore,
     }),
     fact: t.field({ type: FactRef, resolve: (r) => r.item }),
+    explanation: t.field({ type: RecallExplanationRef, resolve: (r) => r.explanation }),
   }),
 });
 
@@ -112,6 +206,7 @@ const RecalledMemoryRef = builder.objectRef<Ranked<MemoryDoc>>('RecalledMemory')
       resolve: (r) => r.relevanceScore,
     }),
     memory: t.field({ type: MemoryRef, resolve: (r) => r.item }),
+    explanation: t.field({ type: RecallExplanationRef, resolve: (r) => r.explanation }),
   }),
 });
 
@@ -121,13 +216,13 @@ const RecallRef = builder.objectRef<RecallShape>('Recall').implement({
   fields: (t) => ({
     facts: t.field({
       type: [RecalledFactRef],
-      description: `Facts live at the instant recalled, sharing a term with the query, best first: at most \`first\` (at most ${MAX_RECALL_SIZE}).`,
+      description: `Facts that match the instants recalled (recorded by K, not invalidated by K, valid at T), sharing a term with the query, best first: at most \`first\` (at most ${MAX_RECALL_SIZE}).`,
       complexity: listCost(MAX_RECALL_SIZE, true),
       resolve: (r) => r.facts(),
     }),
     memories: t.field({
       type: [RecalledMemoryRef],
-      description: `Memories of the live view at the instant recalled (archived left out), sharing a term with the query, best first: at most \`first\` (at most ${MAX_RECALL_SIZE}). Recalled now (no asOf), they get lastUsedAt.`,
+      description: `Memories of the view recalled (archived left out), sharing a term with the query, best first: at most \`first\` (at most ${MAX_RECALL_SIZE}). Recalled now (no instant asked), they get lastUsedAt.`,
       complexity: listCost(MAX_RECALL_SIZE, true),
       resolve: (r) => r.memories(),
     }),
@@ -148,12 +243,25 @@ const RecallRef = builder.objectRef<RecallShape>('Recall').implement({
 builder.objectFields(DatasetRef, (t) => ({
   recall: t.field({
     type: RecallRef,
-    description:
-      'Ranked recall: the facts and memories that best match a free-text query (BM25 over stemmed words, English stop words dropped; README, "Ranked recall"). Facts: live at asOf (default now) on both axes. A query of stop words only recalls nothing.',
+    description: [
+      'Ranked recall: the facts and memories that best match a free-text query (BM25 over stemmed words, English stop words dropped; README, "Ranked recall"). A query of stop words only recalls nothing.',
+      'The instants mean what they mean on `facts`: facts recorded by `knownAt` (K), not invalidated by then, and valid at `validAt` (T), each defaulting to now; `asOf` sets both. With any of them, recall is replayed: "what would recall have answered when only what was known at K was known?": the BM25 statistics count that view, memories are taken as they were at K (their later versions undone), created by K, valid at T and not archived by K, and nothing is stamped. Without them, memories come from the live view now and get `lastUsedAt`.',
+    ].join('\n'),
     args: {
       query: t.arg.string({ required: true, validate: recallQuerySchema }),
       first: t.arg.int({ defaultValue: DEFAULT_RECALL_SIZE, validate: recallFirstSchema }),
-      asOf: t.arg({ type: 'DateTime' }),
+      asOf: t.arg({
+        type: 'DateTime',
+        description: 'T and K both: overrides validAt and knownAt.',
+      }),
+      validAt: t.arg({
+        type: 'DateTime',
+        description: 'T, the instant on valid time (default: now).',
+      }),
+      knownAt: t.arg({
+        type: 'DateTime',
+        description: 'K, the instant on transaction time (default: now).',
+      }),
     },
     complexity: { field: QUERY_COST },
     resolve: (ds, args, ctx) =>
@@ -161,6 +269,8 @@ builder.objectFields(DatasetRef, (t) => ({
         query: args.query,
         first: args.first ?? DEFAULT_RECALL_SIZE,
         asOf: args.asOf ?? null,
+        validAt: args.validAt ?? null,
+        knownAt: args.knownAt ?? null,
       }),
   }),
 }));

@@ -196,6 +196,8 @@ export const INDEXES: { [K in keyof Collections]: IndexSpec[] } = {
       allTenants: 'the start-up repair finds the few versions not yet applied, in every workspace',
     },
     { key: { workspaceId: 1, dataset: 1, memoryId: 1 }, name: 'tenant_memory' },
+    // Recall replayed at a past instant reads the versions made after it (store/recall.ts).
+    { key: { workspaceId: 1, dataset: 1, at: 1 }, name: 'tenant_at' },
   ],
   memoryCreations: [
     {
@@ -330,6 +332,7 @@ export const SCALAR_FIELDS: {
     memoryId: 'string',
     version: 'number',
     applied: 'bool',
+    at: 'date',
   },
   memoryCreations: {
     workspaceId: 'string',

@@ -197,6 +197,12 @@ export interface MemoryVersionDoc {
   version: number;
   /** The fields the version sets on the memory (always including version and updatedAt). */
   set: Partial<MemoryDoc>;
+  /**
+   * The same fields' values on version n-1, which the version replaces: what undoes it, so
+   * recall can replay the memory as it was before `at`. Absent on versions written before
+   * it was kept.
+   */
+  before?: Partial<MemoryDoc>;
   /** A memory this version creates (the successor of a supersede). */
   create: MemoryDoc | null;
   at: Date;

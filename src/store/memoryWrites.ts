@@ -264,13 +264,18 @@ export async function changeMemory(
     const version = current.version + 1;
     const planned = change(current, version);
     if (planned === 'unchanged') return current;
+    const set: Partial<MemoryDoc> = { ...memoryChange(planned.set), version, updatedAt: now };
     const claim: MemoryVersionDoc = {
       _id: `${current._id}:v${version}`,
       workspaceId: tenant.workspaceId,
       dataset: tenant.dataset,
       memoryId: current.memoryId,
       version,
-      set: { ...memoryChange(planned.set), version, updatedAt: now },
+      set,
+      // Version n-1's values of what this one sets: the claim applies onto n-1 only.
+      before: Object.fromEntries(
+        Object.keys(set).map((field) => [field, current[field as keyof MemoryDoc]]),
+      ) as Partial<MemoryDoc>,
       create: planned.create ?? null,
       at: now,
       applied: false,

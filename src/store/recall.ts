@@ -1,10 +1,10 @@
 import type { AnyBulkWriteOperation, Filter } from 'mongodb';
 import { recallTerms } from '../domain/recallTerms.js';
-import type { Collections } from './database.js';
-import type { FactDoc, FactView, MemoryDoc } from './documents.js';
+import { type Collections, UNPAGED_BATCH_SIZE } from './database.js';
+import type { FactDoc, FactView, MemoryDoc, MemoryVersionDoc } from './documents.js';
 import { allOf, bitemporalFilter } from './factFilters.js';
 import { FACT_VIEW } from './facts.js';
-import { memoryFilter } from './memories.js';
+import { memoriesByIds, memoryFilter } from './memories.js';
 import { FACT_ORDER, MEMORY_ORDER } from './orders.js';
 import type { Tenant } from './tenant.js';
 
@@ -17,19 +17,29 @@ import type { Tenant } from './tenant.js';
  */
 export const RECALL_CANDIDATE_CAP = 1000;
 
-/** Facts live at `at` on both axes that share a term with `query`, and how many are live. */
+/** The instants a recall reads at: T on valid time, K on transaction time (the store's). */
+export interface RecallInstants {
+  validAt: Date;
+  knownAt: Date;
+}
+
+/**
+ * Facts that match (T, K) (recorded by K, not invalidated by K, valid at T) and share a
+ * term with `query`, and how many facts match (T, K). A fact's text never changes, so the
+ * stored terms are the terms it had at K.
+ */
 export async function factCandidates(
   db: Collections,
   tenant: Tenant,
   query: string,
-  at: Date,
+  at: RecallInstants,
 ): Promise<{ candidates: FactView[]; inView: number }> {
   const terms = recallTerms(query);
   if (terms.length === 0) return { candidates: [], inView: 0 };
   const tag = { comment: 'store:factCandidates' };
   const live: Filter<FactDoc>[] = [
     { workspaceId: tenant.workspaceId, dataset: tenant.dataset },
-    ...bitemporalFilter(at, at),
+    ...bitemporalFilter(at.validAt, at.knownAt),
   ];
   const [candidates, inView] = await Promise.all([
     db.facts
@@ -47,29 +57,116 @@ export async function factCandidates(
 }
 
 /**
- * Memories of the live view at `asOf` (SupaCloud's rules, archived left out; now when
- * absent) that share a term with `query`, and how many the view holds.
+ * The memories a recall reads: `live`, SupaCloud's live view now (no instant asked); or a
+ * replay at (T, K): every memory as it was at K (the versions made after K undone),
+ * created by K, valid at T (`validFrom <= T < validUntil`) and not archived by K.
+ */
+export type MemoryRecallView = { kind: 'live'; now: Date } | ({ kind: 'replay' } & RecallInstants);
+
+/** The replay view on a memory's values: the same rule as `replayFilter`, in code. */
+function inReplayView(memory: MemoryDoc, at: RecallInstants): boolean {
+  return (
+    memory.createdAt <= at.knownAt &&
+    memory.validFrom <= at.validAt &&
+    (memory.validUntil === null || memory.validUntil > at.validAt) &&
+    (memory.archivedAt === null || memory.archivedAt > at.knownAt)
+  );
+}
+
+/** The replay view on stored values: exact for every memory no version changed after K. */
+function replayFilter(tenant: Tenant, at: RecallInstants): Filter<MemoryDoc> {
+  return {
+    $and: [
+      { workspaceId: tenant.workspaceId, dataset: tenant.dataset },
+      { createdAt: { $lte: at.knownAt } },
+      { validFrom: { $lte: at.validAt } },
+      { $or: [{ validUntil: null }, { validUntil: { $gt: at.validAt } }] },
+      { $or: [{ archivedAt: null }, { archivedAt: { $gt: at.knownAt } }] },
+    ],
+  };
+}
+
+/**
+ * A memory as it was before its versions `later` (any order): each version's `before`
+ * values put back, the latest first. A version written before `before` was kept cannot be
+ * undone: the fields it set keep today's values.
+ */
+function memoryBefore(
+  memory: MemoryDoc,
+  later: readonly Pick<MemoryVersionDoc, 'version' | 'before'>[],
+): MemoryDoc {
+  const then = { ...memory };
+  for (const v of [...later].sort((a, b) => b.version - a.version)) {
+    if (v.before) Object.assign(then, v.before);
+  }
+  return then;
+}
+
+const MEMORY_NEWEST_FIRST = (a: MemoryDoc, b: MemoryDoc) =>
+  b.createdAt.getTime() - a.createdAt.getTime() ||
+  (a.memoryId < b.memoryId ? 1 : a.memoryId > b.memoryId ? -1 : 0);
+
+/**
+ * Memories of the recall's view that share a term with `query`, and how many the view
+ * holds. Live: two commands. Replay: two more when some memory changed after K (its
+ * versions since, and the memories they changed, replayed in code: the view and the
+ * terms are judged on the memory as it was at K).
  */
 export async function memoryCandidates(
   db: Collections,
   tenant: Tenant,
   query: string,
-  view: { asOf: Date | null; now: Date },
+  view: MemoryRecallView,
 ): Promise<{ candidates: MemoryDoc[]; inView: number }> {
   const terms = recallTerms(query);
   if (terms.length === 0) return { candidates: [], inView: 0 };
   const tag = { comment: 'store:memoryCandidates' };
-  const live = memoryFilter({ ...tenant, asOf: view.asOf, now: view.now, includeArchived: false });
-  const [candidates, inView] = await Promise.all([
+  const viewFilter =
+    view.kind === 'live'
+      ? memoryFilter({ ...tenant, asOf: null, now: view.now, includeArchived: false })
+      : replayFilter(tenant, view);
+  const [candidates, inView, later] = await Promise.all([
     db.memories
-      .find({ $and: [live, { recallTerms: { $in: terms } }] }, tag)
+      .find({ $and: [viewFilter, { recallTerms: { $in: terms } }] }, tag)
       .sort(MEMORY_ORDER)
       .limit(RECALL_CANDIDATE_CAP)
       .batchSize(RECALL_CANDIDATE_CAP)
       .toArray(),
-    db.memories.countDocuments(live, tag),
+    db.memories.countDocuments(viewFilter, tag),
+    view.kind === 'live'
+      ? []
+      : db.memoryVersions
+          .find(
+            {
+              workspaceId: tenant.workspaceId,
+              dataset: tenant.dataset,
+              at: { $gt: view.knownAt },
+            },
+            { projection: { _id: 0, memoryId: 1, version: 1, before: 1 }, ...tag },
+          )
+          .batchSize(UNPAGED_BATCH_SIZE)
+          .toArray(),
   ]);
-  return { candidates, inView };
+  if (view.kind === 'live' || later.length === 0) return { candidates, inView };
+
+  // Memories changed after K: judged as they were at K, not by their stored values.
+  const versionsOf = new Map<string, typeof later>();
+  for (const v of later) versionsOf.set(v.memoryId, [...(versionsOf.get(v.memoryId) ?? []), v]);
+  const stored = await memoriesByIds(db, tenant, [...versionsOf.keys()]);
+  let counted = inView;
+  const replayed: MemoryDoc[] = [];
+  for (const [memoryId, memory] of stored) {
+    const then = memoryBefore(memory, versionsOf.get(memoryId)!);
+    if (inReplayView(memory, view)) counted--;
+    if (inReplayView(then, view)) {
+      counted++;
+      if (then.recallTerms.some((t) => terms.includes(t))) replayed.push(then);
+    }
+  }
+  const merged = [...candidates.filter((m) => !stored.has(m.memoryId)), ...replayed]
+    .sort(MEMORY_NEWEST_FIRST)
+    .slice(0, RECALL_CANDIDATE_CAP);
+  return { candidates: merged, inView: counted };
 }
 
 /**

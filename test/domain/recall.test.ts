@@ -1,11 +1,23 @@
 import { describe, expect, it } from 'vitest';
-import { factFactor, memoryFactor, rank, recallContext } from '../../src/domain/recall.js';
+import {
+  factFactors,
+  memoryFactors,
+  type RecallFactor,
+  rank,
+  recallContext,
+} from '../../src/domain/recall.js';
+
+const product = (factors: readonly RecallFactor[]) => factors.reduce((p, f) => p * f.value, 1);
+const factFactor = (f: { confidence: number; validAt: Date }, at: Date) =>
+  product(factFactors(f, at));
+const memoryFactor = (m: { importance: number; salience: number; pinned: boolean }) =>
+  product(memoryFactors(m));
 
 const at = new Date('2026-12-01T00:00:00.000Z');
 const candidate = (id: string, text: string, factor = 1, time = at) => ({
   item: id,
   text,
-  factor,
+  factors: factor === 1 ? [] : [{ name: 'boost', value: factor }],
   time,
   id,
 });
@@ -50,6 +62,34 @@ describe('rank', () => {
     expect(rank('apple', later, 2, 10).map((r) => r.item)).toEqual(['x', 'y']);
   });
 
+  it('explains each score: every matched term with its weight, the factors, their product', () => {
+    const [first, second] = rank(
+      'red apples',
+      [candidate('a', 'red apple pie', 1.1), candidate('b', 'green apple'), candidate('c', 'car')],
+      5,
+      10,
+    );
+    // N = 5; avgdl over the candidates given = (3 + 2 + 1) / 3.
+    const idf = (df: number) => Math.log(1 + (5 - df + 0.5) / (df + 0.5));
+    const weight = (df: number, length: number) =>
+      (idf(df) * 2.2) / (1 + 1.2 * (0.25 + (0.75 * length) / 2));
+    expect(first!.item).toBe('a');
+    expect(first!.explanation.terms.map((t) => t.term)).toEqual(['red', 'appl']);
+    const [red, apple] = first!.explanation.terms;
+    expect(red).toMatchObject({ termFrequency: 1, documentFrequency: 1 });
+    expect(red!.idf).toBeCloseTo(idf(1), 12);
+    expect(red!.weight).toBeCloseTo(weight(1, 3), 12);
+    expect(apple!.weight).toBeCloseTo(weight(2, 3), 12);
+    expect(first!.explanation.bm25).toBeCloseTo(red!.weight + apple!.weight, 12);
+    expect(first!.explanation.factors).toEqual([{ name: 'boost', value: 1.1 }]);
+    expect(first!.explanation.score).toBeCloseTo(first!.explanation.bm25 * 1.1, 12);
+    expect(second!.explanation.terms.map((t) => t.term)).toEqual(['appl']);
+    expect(second!.relevanceScore).toBeCloseTo(
+      second!.explanation.score / first!.explanation.score,
+      4,
+    );
+  });
+
   it('first bounds the answer; no shared term, or stop words only, ranks nothing', () => {
     const many = ['a', 'b', 'c'].map((id) => candidate(id, `apple ${id}`));
     expect(rank('apple', many, 3, 2)).toHaveLength(2);
@@ -64,6 +104,20 @@ describe('factors', () => {
     expect(factFactor({ confidence: 0, validAt: at }, at)).toBeCloseTo(0.9);
     const yearOld = new Date(at.getTime() - 365 * 86_400_000);
     expect(factFactor({ confidence: 1, validAt: yearOld }, at)).toBeCloseTo(0.95);
+  });
+
+  it('named, as explanations show them', () => {
+    expect(factFactors({ confidence: 1, validAt: at }, at).map((f) => f.name)).toEqual([
+      'confidence',
+      'recency',
+    ]);
+    const plain = { importance: 0.5, salience: 0.5, pinned: false };
+    expect(memoryFactors(plain).map((f) => f.name)).toEqual(['importance', 'salience']);
+    expect(memoryFactors({ ...plain, pinned: true }).map((f) => f.name)).toEqual([
+      'importance',
+      'salience',
+      'pinned',
+    ]);
   });
 
   it('a memory: importance, salience and pinned as boosts', () => {

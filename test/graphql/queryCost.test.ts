@@ -371,7 +371,7 @@ const VARIABLES: Record<string, unknown> = {
 /** Where an operation's field allows less than the shared largest value. */
 const EXPLORER_INSTANTS = { validAt: '2026-06-01T00:00:00Z', knownAt: '2026-09-01T00:00:00Z' };
 const OPERATION_VARIABLES: Record<string, Record<string, unknown>> = {
-  MemorySodaRecall: { first: 50 },
+  MemorySodaRecall: { first: 50, explain: true },
   ExplorerTimeline: EXPLORER_INSTANTS,
   ExplorerChanges: {
     since: '2026-01-01T00:00:00Z',

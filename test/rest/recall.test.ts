@@ -71,6 +71,41 @@ describe('POST /v1/memory/recall', () => {
     expect(now.body).toEqual({ facts: [], context: '' });
   });
 
+  it('knownAt replays recall as it would have answered then; explain says why each fact ranked', async () => {
+    const question = { dataset: 'user_42', query: 'Is the user interested in a Toyota?' };
+    // Before the Toyota interest was recorded (09:14:06), the Honda one was believed.
+    const then = await recall({ ...question, knownAt: '2026-08-16T09:14:05Z', explain: true });
+    expect(then.status).toBe(200);
+    expect(then.body.facts[0].factId).toBe(DEMO.facts.hondaInterest);
+    const explanation = then.body.facts[0].explanation;
+    expect(Object.keys(explanation)).toEqual(['terms', 'bm25', 'factors', 'score']);
+    expect(explanation.terms.map((w: { term: string }) => w.term)).toEqual(['interest', 'user']);
+    expect(explanation.factors.map((f: { name: string }) => f.name)).toEqual([
+      'confidence',
+      'recency',
+    ]);
+    expect(explanation.bm25).toBeCloseTo(
+      explanation.terms.reduce((sum: number, w: { weight: number }) => sum + w.weight, 0),
+      12,
+    );
+    // Without explain, the documented fields only; validAt and knownAt as two instants.
+    const plain = await recall({
+      ...question,
+      validAt: '2026-12-01',
+      knownAt: '2026-08-16T09:14:05Z',
+    });
+    expect(plain.body.facts.map((f: { factId: string }) => f.factId)).toEqual(
+      then.body.facts.map((f: { factId: string }) => f.factId),
+    );
+    for (const f of plain.body.facts) expect(Object.keys(f)).toEqual(FACT_FIELDS);
+    const bad = await recall({ ...question, knownAt: 'yesterday' });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toMatch(/knownAt/);
+    const notBoolean = await recall({ ...question, explain: 'yes' });
+    expect(notBoolean.status).toBe(400);
+    expect(notBoolean.body.error).toMatch(/explain/);
+  });
+
   it("an unknown dataset, or another workspace's, answers empty", async () => {
     expect((await recall({ dataset: 'nobody', query: 'user' })).body).toEqual({
       facts: [],
