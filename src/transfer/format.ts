@@ -66,6 +66,8 @@ const episodeLine = z.strictObject({
   occurredAt: instant,
   source: z.string(),
   content: z.string(),
+  /** When the store recorded it (default: when it is imported), as a fact's. */
+  recordedAt: instant.optional(),
 });
 
 const factLine = z
@@ -278,7 +280,7 @@ function toRecord(l: Line, tenant: Tenant, now: Date): ImportRecord {
           occurredAt: l.occurredAt,
           source: l.source,
           content: l.content,
-          recordedAt: now,
+          recordedAt: l.recordedAt ?? now,
         }),
       };
     case 'fact': {

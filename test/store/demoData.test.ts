@@ -61,6 +61,15 @@ describe('ensureDevelopmentData', () => {
     expect(facts.filter((f) => f.invalidReason === 'deleted')).toHaveLength(1);
     expect(facts.filter((f) => f.validUntil !== null)).toHaveLength(1);
     expect(facts.filter((f) => f.validAt > new Date('2026-12-31T00:00:00Z'))).toHaveLength(1);
+    // One story: each episode was recorded when the facts it produced were, whatever day
+    // the demo is loaded (the episode page, the timeline and "what changed" agree).
+    const episodes = await db.episodes.find(tenant).toArray();
+    for (const episode of episodes) {
+      const produced = facts.filter((f) => f.episodeId === episode.episodeId);
+      expect(produced.length).toBeGreaterThan(0);
+      for (const f of produced) expect(f.recordedAt).toEqual(episode.recordedAt);
+      expect(episode.recordedAt.getTime()).toBeGreaterThanOrEqual(episode.occurredAt.getTime());
+    }
     const memories = await db.memories.find(tenant).toArray();
     expect(memories.filter((m) => m.archivedAt !== null)).toHaveLength(1);
     expect(memories.filter((m) => m.supersededBy !== null)).toHaveLength(1);
