@@ -1,19 +1,44 @@
 /**
- * Instants as the explorer shows and edits them: UTC throughout (the gateway's instants
- * are UTC), edited in `<input type="datetime-local">` whose value has no zone.
+ * Instants as the explorer shows and edits them: ISO 8601 in UTC throughout (the
+ * gateway's instants are UTC), typed as text, so the browser's locale (a 12-hour clock,
+ * another calendar's digits) never changes what is shown or read.
  */
 
-/** `2026-08-16T09:14:06.000Z` → `2026-08-16T09:14:06` for a datetime-local input. */
+/** `2026-08-16T09:14:06.000Z` → `2026-08-16T09:14:06Z` (milliseconds kept when not zero). */
 export function toInputValue(iso: string): string {
-  return iso.slice(0, 19);
+  return iso.endsWith('.000Z') ? `${iso.slice(0, 19)}Z` : iso;
 }
 
-/** A datetime-local value (read as UTC) → ISO instant, or null when empty or invalid. */
+const ISO_INSTANT =
+  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,3})?)?)?\s*(Z|[+-]\d{2}:?\d{2})?$/i;
+
+/**
+ * Typed text → ISO instant, or null when it is not one. ISO 8601: a date (00:00 UTC), a
+ * date and time to the minute, second or millisecond, `T` or a space between them; without
+ * a zone the time is UTC, with one (`Z`, `+02:00`) it is converted to UTC. A date that does
+ * not exist (30 February) is not one.
+ */
 export function fromInputValue(value: string): string | null {
-  if (!value) return null;
-  const withSeconds = value.length === 16 ? `${value}:00` : value;
-  const date = new Date(`${withSeconds}Z`);
-  return Number.isNaN(date.getTime()) ? null : date.toISOString();
+  const match = ISO_INSTANT.exec(value.trim());
+  if (!match) return null;
+  const [, y, mo, d, h = '00', mi = '00', sec = '00', ms = '', zone = 'Z'] = match;
+  const offset = zone.toUpperCase() === 'Z' ? 'Z' : zone.replace(/^([+-]\d{2})(\d{2})$/, '$1:$2');
+  const millis = (ms || '.0').slice(1).padEnd(3, '0');
+  const text = `${y}-${mo}-${d}T${h}:${mi}:${sec}.${millis}${offset}`;
+  const date = new Date(text);
+  if (Number.isNaN(date.getTime())) return null;
+  // The fields as typed must name a real day and time (Date rolls 30 February over).
+  const check = new Date(`${y}-${mo}-${d}T${h}:${mi}:${sec}.${millis}Z`);
+  if (
+    check.getUTCFullYear() !== Number(y) ||
+    check.getUTCMonth() + 1 !== Number(mo) ||
+    check.getUTCDate() !== Number(d) ||
+    check.getUTCHours() !== Number(h) ||
+    check.getUTCMinutes() !== Number(mi)
+  ) {
+    return null;
+  }
+  return date.toISOString();
 }
 
 const DAY_FORMAT = new Intl.DateTimeFormat('en-GB', {

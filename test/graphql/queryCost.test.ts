@@ -382,7 +382,7 @@ const OPERATION_VARIABLES: Record<string, Record<string, unknown>> = {
   ExplorerEntity: EXPLORER_INSTANTS,
   ExplorerEpisode: { ...EXPLORER_INSTANTS, episodeId: DEMO.episodes.hondaCivic },
   ExplorerSearch: EXPLORER_INSTANTS,
-  ExplorerRecall: { asOf: '2026-10-01T00:00:00Z' },
+  ExplorerRecall: { validAt: '2026-10-01T00:00:00Z', knownAt: '2026-10-01T00:00:00Z' },
   ExplorerMemories: { asOf: '2026-10-01T00:00:00Z', includeSuperseded: true },
 };
 

@@ -1,4 +1,4 @@
-import { useId } from 'react';
+import { useEffect, useId, useState } from 'react';
 import { fromInputValue, toInputValue } from '../instants.ts';
 
 /** The two instants every view is read at; null means "now" (the gateway's clock). */
@@ -8,9 +8,11 @@ export interface Instants {
 }
 
 /**
- * One instant in UTC, edited in a datetime-local input. `nullable`: it may be emptied
- * (by hand or with its "Now" button), which means now; otherwise an emptied input keeps
- * the last instant.
+ * One instant, shown and typed as ISO 8601 in UTC (`2026-08-16T09:14:06Z`) whatever the
+ * browser's locale; a date alone is 00:00 UTC, another zone is converted. It takes effect
+ * on Enter or when the field is left. `nullable`: it may be emptied (by hand or with its
+ * "Now" button), which means now; otherwise an emptied field keeps the last instant.
+ * Text that is not an instant is refused, saying why, and changes nothing.
  */
 export function InstantInput({
   label,
@@ -28,6 +30,27 @@ export function InstantInput({
   nullable?: boolean;
 }) {
   const id = useId();
+  const shown = value ? toInputValue(value) : '';
+  const [text, setText] = useState(shown);
+  const [invalid, setInvalid] = useState(false);
+  // A new value from outside (the Now button, another page) replaces what is shown.
+  useEffect(() => {
+    setText(shown);
+    setInvalid(false);
+  }, [shown]);
+  const commit = () => {
+    const typed = text.trim();
+    if (typed === '') {
+      setInvalid(false);
+      if (nullable) onChange(null);
+      else setText(shown);
+      return;
+    }
+    const instant = fromInputValue(typed);
+    setInvalid(instant === null);
+    if (instant !== null && instant !== value) onChange(instant);
+    if (instant !== null) setText(toInputValue(instant));
+  };
   return (
     <div className="instant">
       <label htmlFor={id}>
@@ -36,15 +59,22 @@ export function InstantInput({
       <div className="instant-row">
         <input
           id={id}
-          type="datetime-local"
-          step={1}
+          type="text"
+          inputMode="text"
+          autoComplete="off"
+          spellCheck={false}
+          placeholder={nullable ? 'now' : 'YYYY-MM-DDTHH:MM:SSZ'}
           data-testid={testId}
-          value={value ? toInputValue(value) : ''}
-          onChange={(event) => {
-            // A half-typed date reads as empty with badInput: wait for the rest of it.
-            if (event.currentTarget.validity.badInput) return;
-            const instant = fromInputValue(event.currentTarget.value);
-            if (instant || nullable) onChange(instant);
+          value={text}
+          aria-invalid={invalid}
+          aria-describedby={invalid ? `${id}-error` : undefined}
+          onChange={(event) => setText(event.currentTarget.value)}
+          onBlur={commit}
+          onKeyDown={(event) => {
+            if (event.key === 'Enter') {
+              event.preventDefault();
+              commit();
+            }
           }}
         />
         {nullable && (
@@ -53,6 +83,11 @@ export function InstantInput({
           </button>
         )}
       </div>
+      {invalid && (
+        <p className="input-error" id={`${id}-error`} role="alert">
+          Not an instant: type ISO 8601 in UTC, e.g. 2026-08-16T09:14:06Z or 2026-08-16
+        </p>
+      )}
     </div>
   );
 }
@@ -67,7 +102,7 @@ export function InstantControls({
 }) {
   return (
     <fieldset className="instants">
-      <legend>Read the store at (UTC; empty means now)</legend>
+      <legend>Read the store at (ISO 8601, UTC; empty means now)</legend>
       <InstantInput
         label="True at"
         hint="valid time: when it held in the world"

@@ -68,6 +68,16 @@ export type ExplorerTimelineQueryVariables = Exact<{
 
 export type ExplorerTimelineQuery = { dataset: { name: string, believed?: { totalCount: number }, facts: { totalCount?: number, pageInfo: { hasNextPage: boolean, endCursor: string | null }, edges: Array<{ node: { state: FactState, id: string, factId: string, subject: string, predicate: string, object: string, objectIsEntity: boolean, confidence: number, sourceQuote: string | null, validAt: string, validUntil: string | null, recordedAt: string, invalidAt: string | null, invalidReason: InvalidReason | null, episodeId: string | null, supersededBy: { factId: string, subject: string, predicate: string, object: string } | null, episode: { episodeId: string, source: string, occurredAt: string } | null } }> } } | null };
 
+export type ExplorerFactByIdQueryVariables = Exact<{
+  dataset: string;
+  factId: string;
+  validAt?: string | null | undefined;
+  knownAt?: string | null | undefined;
+}>;
+
+
+export type ExplorerFactByIdQuery = { dataset: { name: string, fact: { state: FactState, id: string, factId: string, subject: string, predicate: string, object: string, objectIsEntity: boolean, confidence: number, sourceQuote: string | null, validAt: string, validUntil: string | null, recordedAt: string, invalidAt: string | null, invalidReason: InvalidReason | null, episodeId: string | null, supersededBy: { factId: string, subject: string, predicate: string, object: string } | null, episode: { episodeId: string, source: string, occurredAt: string } | null } | null } | null };
+
 export type ExplorerChangesQueryVariables = Exact<{
   dataset: string;
   since: string;
@@ -116,14 +126,17 @@ export type ExplorerSearchQueryVariables = Exact<{
 
 export type ExplorerSearchQuery = { dataset: { name: string, facts: { totalCount?: number, pageInfo: { hasNextPage: boolean, endCursor: string | null }, edges: Array<{ node: { state: FactState, id: string, factId: string, subject: string, predicate: string, object: string, objectIsEntity: boolean, confidence: number, sourceQuote: string | null, validAt: string, validUntil: string | null, recordedAt: string, invalidAt: string | null, invalidReason: InvalidReason | null, episodeId: string | null, supersededBy: { factId: string, subject: string, predicate: string, object: string } | null, episode: { episodeId: string, source: string, occurredAt: string } | null } }> } } | null };
 
+export type ExplainedRankFragment = { bm25: number, score: number, terms: Array<{ term: string, weight: number, termFrequency: number, documentFrequency: number, idf: number }>, factors: Array<{ name: string, value: number }> };
+
 export type ExplorerRecallQueryVariables = Exact<{
   dataset: string;
   query: string;
-  asOf: string;
+  validAt: string;
+  knownAt: string;
 }>;
 
 
-export type ExplorerRecallQuery = { dataset: { name: string, recall: { facts: Array<{ relevanceScore: number, fact: { id: string, factId: string, subject: string, predicate: string, object: string, objectIsEntity: boolean, confidence: number, sourceQuote: string | null, validAt: string, validUntil: string | null, recordedAt: string, invalidAt: string | null, invalidReason: InvalidReason | null, episodeId: string | null } }>, memories: Array<{ relevanceScore: number, memory: { id: string, memoryId: string, text: string, memoryKind: string, scope: string, importance: number, salience: number, pinned: boolean, version: number, createdAt: string, validFrom: string, validUntil: string | null, archivedAt: string | null, supersededBy: string | null, lastUsedAt: string | null } }> } } | null };
+export type ExplorerRecallQuery = { dataset: { name: string, recall: { facts: Array<{ relevanceScore: number, fact: { id: string, factId: string, subject: string, predicate: string, object: string, objectIsEntity: boolean, confidence: number, sourceQuote: string | null, validAt: string, validUntil: string | null, recordedAt: string, invalidAt: string | null, invalidReason: InvalidReason | null, episodeId: string | null }, explanation: { bm25: number, score: number, terms: Array<{ term: string, weight: number, termFrequency: number, documentFrequency: number, idf: number }>, factors: Array<{ name: string, value: number }> } }>, memories: Array<{ relevanceScore: number, memory: { id: string, memoryId: string, text: string, memoryKind: string, scope: string, importance: number, salience: number, pinned: boolean, version: number, createdAt: string, validFrom: string, validUntil: string | null, archivedAt: string | null, supersededBy: string | null, lastUsedAt: string | null }, explanation: { bm25: number, score: number, terms: Array<{ term: string, weight: number, termFrequency: number, documentFrequency: number, idf: number }>, factors: Array<{ name: string, value: number }> } }> } } | null };
 
 export type ExplorerMemoriesQueryVariables = Exact<{
   dataset: string;
@@ -233,6 +246,23 @@ export const ExplorerMemoryFragmentDoc = new TypedDocumentString(`
   lastUsedAt
 }
     `, {"fragmentName":"ExplorerMemory"}) as unknown as TypedDocumentString<ExplorerMemoryFragment, unknown>;
+export const ExplainedRankFragmentDoc = new TypedDocumentString(`
+    fragment ExplainedRank on RecallExplanation {
+  terms(first: 20) {
+    term
+    weight
+    termFrequency
+    documentFrequency
+    idf
+  }
+  bm25
+  factors {
+    name
+    value
+  }
+  score
+}
+    `, {"fragmentName":"ExplainedRank"}) as unknown as TypedDocumentString<ExplainedRankFragment, unknown>;
 export const ExplorerViewerDocument = new TypedDocumentString(`
     query ExplorerViewer {
   viewer {
@@ -307,6 +337,46 @@ fragment TimelineFact on Fact {
     occurredAt
   }
 }`) as unknown as TypedDocumentString<ExplorerTimelineQuery, ExplorerTimelineQueryVariables>;
+export const ExplorerFactByIdDocument = new TypedDocumentString(`
+    query ExplorerFactById($dataset: String!, $factId: ID!, $validAt: DateTime, $knownAt: DateTime) {
+  dataset(name: $dataset) {
+    name
+    fact(id: $factId) {
+      ...TimelineFact
+    }
+  }
+}
+    fragment ExplorerFact on Fact {
+  id
+  factId
+  subject
+  predicate
+  object
+  objectIsEntity
+  confidence
+  sourceQuote
+  validAt
+  validUntil
+  recordedAt
+  invalidAt
+  invalidReason
+  episodeId
+}
+fragment TimelineFact on Fact {
+  ...ExplorerFact
+  state(validAt: $validAt, knownAt: $knownAt)
+  supersededBy {
+    factId
+    subject
+    predicate
+    object
+  }
+  episode {
+    episodeId
+    source
+    occurredAt
+  }
+}`) as unknown as TypedDocumentString<ExplorerFactByIdQuery, ExplorerFactByIdQueryVariables>;
 export const ExplorerChangesDocument = new TypedDocumentString(`
     query ExplorerChanges($dataset: String!, $since: DateTime!, $until: DateTime!, $first: Int!, $learnedAfter: String, $droppedAfter: String, $withLearned: Boolean!, $withDropped: Boolean!, $withCounts: Boolean!) {
   dataset(name: $dataset) {
@@ -518,20 +588,26 @@ fragment TimelineFact on Fact {
   }
 }`) as unknown as TypedDocumentString<ExplorerSearchQuery, ExplorerSearchQueryVariables>;
 export const ExplorerRecallDocument = new TypedDocumentString(`
-    query ExplorerRecall($dataset: String!, $query: String!, $asOf: DateTime!) {
+    query ExplorerRecall($dataset: String!, $query: String!, $validAt: DateTime!, $knownAt: DateTime!) {
   dataset(name: $dataset) {
     name
-    recall(query: $query, asOf: $asOf, first: 20) {
+    recall(query: $query, validAt: $validAt, knownAt: $knownAt, first: 20) {
       facts {
         relevanceScore
         fact {
           ...ExplorerFact
+        }
+        explanation {
+          ...ExplainedRank
         }
       }
       memories {
         relevanceScore
         memory {
           ...ExplorerMemory
+        }
+        explanation {
+          ...ExplainedRank
         }
       }
     }
@@ -569,6 +645,21 @@ fragment ExplorerMemory on Memory {
   archivedAt
   supersededBy
   lastUsedAt
+}
+fragment ExplainedRank on RecallExplanation {
+  terms(first: 20) {
+    term
+    weight
+    termFrequency
+    documentFrequency
+    idf
+  }
+  bm25
+  factors {
+    name
+    value
+  }
+  score
 }`) as unknown as TypedDocumentString<ExplorerRecallQuery, ExplorerRecallQueryVariables>;
 export const ExplorerMemoriesDocument = new TypedDocumentString(`
     query ExplorerMemories($dataset: String!, $first: Int!, $withCounts: Boolean!, $after: String, $asOf: DateTime, $includeArchived: Boolean!, $includeSuperseded: Boolean!) {

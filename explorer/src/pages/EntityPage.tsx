@@ -4,6 +4,7 @@ import { request } from '../api.ts';
 import type { Instants } from '../components/InstantControls.tsx';
 import { Empty, ErrorNotice, Loading } from '../components/Status.tsx';
 import { Timeline } from '../components/Timeline.tsx';
+import { useFactsById } from '../factsById.ts';
 import { ExplorerEntityDocument } from '../generated/operations.ts';
 import { formatInstant } from '../instants.ts';
 import { groupStatements } from '../statements.ts';
@@ -39,15 +40,17 @@ export function EntityPage({
       ),
   });
   const entity = query.data?.dataset?.entity ?? null;
-  // A statement's history as the store knew it then: nothing recorded after "as known at".
+  const byId = useFactsById(apiKey, dataset, instants);
+  // A statement's history as the store knew it then: nothing recorded after "as known at";
+  // and any fact a link led to.
   const statements = useMemo(
     () =>
       groupStatements(
-        (entity?.facts.flatMap((f) => f.history) ?? []).filter(
+        [...(entity?.facts.flatMap((f) => f.history) ?? []), ...byId.facts].filter(
           (fact) => !instants.knownAt || fact.recordedAt <= instants.knownAt,
         ),
       ),
-    [entity, instants.knownAt],
+    [entity, instants.knownAt, byId.facts],
   );
   if (query.isPending) return <Loading what={`the entity "${name}"`} />;
   if (query.isError) {
@@ -80,7 +83,12 @@ export function EntityPage({
         <Timeline
           dataset={dataset}
           statements={statements}
-          trueAt={instants.validAt ? new Date(instants.validAt) : now}
+          instants={{
+            now,
+            validAt: instants.validAt ? new Date(instants.validAt) : null,
+            knownAt: instants.knownAt ? new Date(instants.knownAt) : null,
+          }}
+          onNeedFact={byId.need}
         />
       )}
     </section>

@@ -5,10 +5,12 @@ import { FactList } from '../components/FactList.tsx';
 import type { Instants } from '../components/InstantControls.tsx';
 import { Empty, ErrorNotice, Loading } from '../components/Status.tsx';
 import {
+  type ExplainedRankFragment,
   ExplorerRecallDocument,
   ExplorerSearchDocument,
   type ExplorerSearchQuery,
 } from '../generated/operations.ts';
+import { formatInstant } from '../instants.ts';
 import { connectionPaging } from '../paging.ts';
 import { LOOK_LABEL, lookOf } from '../statements.ts';
 import { PAGE_SIZE } from './TimelinePage.tsx';
@@ -17,8 +19,9 @@ type Mode = 'words' | 'recall';
 
 /**
  * Search: `q` over every fact's subject, predicate and object (every word must occur,
- * all states), or ranked recall of facts and memories live at "as known at" (now when
- * empty). Recall is always asked with asOf, so browsing never stamps lastUsedAt.
+ * all states), or ranked recall of facts and memories replayed at ("true at", "as known
+ * at"), each now when empty: what recall would have answered then, each result with why
+ * it ranked. Recall is always asked with both instants, so browsing never stamps lastUsedAt.
  */
 export function SearchPage({
   apiKey,
@@ -37,7 +40,7 @@ export function SearchPage({
   const submit = (event: FormEvent) => {
     event.preventDefault();
     const text = draft.trim();
-    // Recall's asOf when "as known at" is empty: the browser's clock when asked.
+    // Recall's instants when the fields are empty: the browser's clock when asked.
     setSubmitted(text ? { text, mode, at: new Date().toISOString() } : null);
   };
   return (
@@ -91,7 +94,8 @@ export function SearchPage({
           apiKey={apiKey}
           dataset={dataset}
           query={submitted.text}
-          asOf={instants.knownAt ?? submitted.at}
+          validAt={instants.validAt ?? submitted.at}
+          knownAt={instants.knownAt ?? submitted.at}
           onWrongKey={onWrongKey}
         />
       )}
@@ -164,19 +168,21 @@ function RecallResults({
   apiKey,
   dataset,
   query: text,
-  asOf,
+  validAt,
+  knownAt,
   onWrongKey,
 }: {
   apiKey: string;
   dataset: string;
   query: string;
-  asOf: string;
+  validAt: string;
+  knownAt: string;
   onWrongKey: () => void;
 }) {
   const query = useQuery({
-    queryKey: ['recall', apiKey, dataset, text, asOf],
+    queryKey: ['recall', apiKey, dataset, text, validAt, knownAt],
     queryFn: ({ signal }) =>
-      request(apiKey, ExplorerRecallDocument, { dataset, query: text, asOf }, signal),
+      request(apiKey, ExplorerRecallDocument, { dataset, query: text, validAt, knownAt }, signal),
   });
   if (query.isPending) return <Loading what="recall" />;
   if (query.isError) {
@@ -186,33 +192,84 @@ function RecallResults({
   }
   const recall = query.data.dataset?.recall;
   if (!recall) return <Empty>There is no dataset "{dataset}" in this workspace.</Empty>;
-  const scores = new Map(recall.facts.map((r) => [r.fact.factId, r.relevanceScore]));
+  const byFact = new Map(recall.facts.map((r) => [r.fact.factId, r]));
   return (
     <>
+      <p className="summary" data-testid="recall-instants">
+        What recall would have answered with what the store knew at {formatInstant(knownAt)}, about
+        what was true at {formatInstant(validAt)} (set "As known at" and "True at" above to replay
+        another moment).
+      </p>
       <h3>Facts</h3>
       {recall.facts.length === 0 ? (
-        <Empty>No live fact shares a word with the query.</Empty>
+        <Empty>No fact of that moment shares a word with the query.</Empty>
       ) : (
         <FactList
           dataset={dataset}
           facts={recall.facts.map((r) => r.fact)}
           label="Recalled facts"
-          note={(fact) => `relevance ${(scores.get(fact.factId) ?? 0).toFixed(2)}`}
+          note={(fact) => {
+            const recalled = byFact.get(fact.factId)!;
+            return (
+              <>
+                relevance {recalled.relevanceScore.toFixed(2)}
+                <WhyRanked explanation={recalled.explanation} />
+              </>
+            );
+          }}
         />
       )}
       <h3>Memories</h3>
       {recall.memories.length === 0 ? (
-        <Empty>No live memory shares a word with the query.</Empty>
+        <Empty>No memory of that moment shares a word with the query.</Empty>
       ) : (
         <ul className="fact-list" aria-label="Recalled memories">
-          {recall.memories.map(({ memory, relevanceScore }) => (
+          {recall.memories.map(({ memory, relevanceScore, explanation }) => (
             <li key={memory.memoryId}>
               <span className="statement-text">{memory.text}</span>
-              <span className="note">relevance {relevanceScore.toFixed(2)}</span>
+              <span className="note">
+                relevance {relevanceScore.toFixed(2)}
+                <WhyRanked explanation={explanation} />
+              </span>
             </li>
           ))}
         </ul>
       )}
     </>
+  );
+}
+
+/** On demand: the terms that matched with their weights, the factors and the score. */
+function WhyRanked({ explanation }: { explanation: ExplainedRankFragment }) {
+  return (
+    <details className="why">
+      <summary>Why this rank</summary>
+      <table>
+        <caption>BM25 terms (weight = idf × term frequency, normalised by length)</caption>
+        <thead>
+          <tr>
+            <th scope="col">term</th>
+            <th scope="col">weight</th>
+            <th scope="col">in text</th>
+            <th scope="col">in candidates</th>
+          </tr>
+        </thead>
+        <tbody>
+          {explanation.terms.map((t) => (
+            <tr key={t.term} data-term={t.term}>
+              <td>{t.term}</td>
+              <td>{t.weight.toFixed(3)}</td>
+              <td>{t.termFrequency}×</td>
+              <td>{t.documentFrequency}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <p className="why-score">
+        bm25 {explanation.bm25.toFixed(3)}
+        {explanation.factors.map((f) => ` × ${f.name} ${f.value.toFixed(3)}`).join('')} = score{' '}
+        {explanation.score.toFixed(3)}
+      </p>
+    </details>
   );
 }

@@ -4,6 +4,7 @@ import { request } from '../api.ts';
 import type { Instants } from '../components/InstantControls.tsx';
 import { Empty, ErrorNotice, Loading } from '../components/Status.tsx';
 import { Timeline } from '../components/Timeline.tsx';
+import { useFactsById } from '../factsById.ts';
 import { ExplorerTimelineDocument, type ExplorerTimelineQuery } from '../generated/operations.ts';
 import { formatInstant } from '../instants.ts';
 import { type LiveState, useLiveChanges } from '../live.ts';
@@ -55,12 +56,16 @@ export function TimelinePage({
       ),
     ...connectionPaging((page: ExplorerTimelineQuery) => page.dataset?.facts.pageInfo),
   });
+  // Facts a link led to before their page was loaded join the pages' (once each).
+  const byId = useFactsById(apiKey, dataset, instants);
   const facts = useMemo(
-    () =>
-      (query.data?.pages ?? []).flatMap((page) =>
+    () => [
+      ...(query.data?.pages ?? []).flatMap((page) =>
         (page.dataset?.facts.edges ?? []).map((edge) => edge.node),
       ),
-    [query.data],
+      ...byId.facts,
+    ],
+    [query.data, byId.facts],
   );
   const statements = useMemo(() => groupStatements(facts), [facts]);
   const { fetchNextPage, isFetchingNextPage } = query;
@@ -81,7 +86,11 @@ export function TimelinePage({
   const total = first.dataset.facts.totalCount ?? 0;
   const counts = new Map<string, number>();
   for (const fact of facts) counts.set(lookOf(fact), (counts.get(lookOf(fact)) ?? 0) + 1);
-  const trueAt = instants.validAt ? new Date(instants.validAt) : now;
+  const axis = {
+    now,
+    validAt: instants.validAt ? new Date(instants.validAt) : null,
+    knownAt: instants.knownAt ? new Date(instants.knownAt) : null,
+  };
 
   return (
     <section className="timeline-page" aria-busy={query.isFetching}>
@@ -99,6 +108,7 @@ export function TimelinePage({
       {query.isError && (
         <ErrorNotice error={query.error} onWrongKey={onWrongKey} retry={() => query.refetch()} />
       )}
+      {byId.error !== null && <ErrorNotice error={byId.error} onWrongKey={onWrongKey} />}
       <ul className="legend" aria-label="Colours, with the loaded facts of each">
         {(Object.keys(LOOK_LABEL) as (keyof typeof LOOK_LABEL)[]).map((look) => (
           <li key={look}>
@@ -116,7 +126,8 @@ export function TimelinePage({
           stale={query.isPlaceholderData}
           dataset={dataset}
           statements={statements}
-          trueAt={trueAt}
+          instants={axis}
+          onNeedFact={byId.need}
           // A failed next page is not asked for again by scrolling: the notice offers Retry.
           hasMore={Boolean(query.hasNextPage) && !query.isFetchNextPageError}
           loadingMore={isFetchingNextPage}
