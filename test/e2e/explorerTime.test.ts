@@ -212,6 +212,12 @@ describe('the time axis', () => {
       await page.mouse.wheel(0, -400);
       await expect.poll(async () => (await viewSpan(page)).days).toBeLessThan(fitted.days * 0.9);
       const wheeled = await viewSpan(page);
+      // A drag on the axis moves the view without zooming it.
+      await page.mouse.down();
+      await page.mouse.move(box.x + box.width / 2 - 150, box.y + box.height / 2, { steps: 5 });
+      await page.mouse.up();
+      await expect.poll(async () => (await viewSpan(page)).start).toBeGreaterThan(wheeled.start);
+      expect((await viewSpan(page)).days).toBeCloseTo(wheeled.days, 3);
       const rows = (await page.getByTestId('timeline').boundingBox())!;
       await page.mouse.move(rows.x + rows.width / 2, rows.y + 40);
       await page.mouse.wheel(0, 200);
