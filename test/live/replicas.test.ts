@@ -67,6 +67,32 @@ const episode = (n: number) => ({
   ],
 });
 
+/**
+ * A step of the test, bounded: past `ms` it fails naming the step and what each stream had
+ * received by then, rather than leaving a hang to the test's own timeout to report.
+ */
+async function step<T>(
+  name: string,
+  work: Promise<T>,
+  streams: Record<string, { received: unknown[] }>,
+  ms = 60_000,
+): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const counts = Object.entries(streams)
+        .map(([stream, s]) => `${stream} ${s.received.length}`)
+        .join(', ');
+      reject(new Error(`${name}: not done within ${ms} ms (received: ${counts})`));
+    }, ms);
+  });
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 let a: { base: string; child: ChildProcess };
 let b: { base: string; child: ChildProcess };
 
@@ -105,7 +131,12 @@ describe('live updates across gateway processes', () => {
       { dataset: ds, input: episode(0) },
       writer,
     );
-    await Promise.all([sse.results(2), ws.results(2)]);
+    const streams = { sse, ws };
+    await step(
+      'both streams get the first write',
+      Promise.all([sse.results(2), ws.results(2)]),
+      streams,
+    );
     // Twenty episodes from four concurrent writers: forty changes.
     await Promise.all(
       [0, 1, 2, 3].map(async (w) => {
@@ -126,7 +157,9 @@ describe('live updates across gateway processes', () => {
     ).dataset.changes.edges.map((e) => e.node.id);
     expect(feed).toHaveLength(42);
     for (const sub of [sse, ws]) {
-      const events = (await sub.results(42)).map((r) => r.data!.datasetChanges.id);
+      const events = (
+        await step('every change reaches both streams', sub.results(42), streams)
+      ).map((r) => r.data!.datasetChanges.id);
       expect(events).toEqual(feed);
     }
 
@@ -134,8 +167,7 @@ describe('live updates across gateway processes', () => {
     const last = sse.received.at(-1)!.data!.datasetChanges.cursor;
     const exited = new Promise((r) => b.child.once('exit', r));
     b.child.kill('SIGTERM');
-    await sse.ended;
-    await ws.ended;
+    await step('both streams end as B shuts down', Promise.all([sse.ended, ws.ended]), streams);
     expect(codesOf(sse.received.at(-1)!)).toEqual(['SHUTTING_DOWN']);
     expect(codesOf(ws.received.at(-1)!)).toEqual(['SHUTTING_DOWN']);
     await exited;
@@ -152,7 +184,9 @@ describe('live updates across gateway processes', () => {
       { dataset: ds, after: last },
       reader,
     );
-    const after = (await resumed.results(2)).map((r) => r.data!.datasetChanges.kind);
+    const after = (
+      await step('the resumed stream catches up', resumed.results(2), { resumed })
+    ).map((r) => r.data!.datasetChanges.kind);
     expect(after).toEqual(['EPISODE_RECORDED', 'FACT_RECORDED']);
     resumed.close();
     ws.close();
