@@ -55,6 +55,23 @@ export const nestedFirstArg = {
   validate: nestedFirstSchema,
 } as const;
 
+/**
+ * The point (T, K) a read is made at, as every field that takes one declares it (the
+ * rule behind them: domain/factState.ts resolveTemporalSelection).
+ */
+export const asOfArg = {
+  type: 'DateTime',
+  description: 'T and K both: overrides validAt and knownAt.',
+} as const;
+export const validAtArg = {
+  type: 'DateTime',
+  description: 'T, the instant on valid time (default: now).',
+} as const;
+export const knownAtArg = {
+  type: 'DateTime',
+  description: 'K, the instant on transaction time (default: now).',
+} as const;
+
 /** Ranked recall's `query` and `first` (Dataset.recall, POST /v1/memory/recall's body). */
 const MAX_RECALL_QUERY_LENGTH = 2000;
 export const DEFAULT_RECALL_SIZE = 10;

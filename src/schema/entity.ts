@@ -4,11 +4,14 @@ import { countEntities, listEntities } from '../store/entities.js';
 import { tenantOfDataset } from '../store/tenant.js';
 import {
   afterArg,
+  asOfArg,
   DEFAULT_NESTED_LIST_SIZE,
+  knownAtArg,
   MAX_NESTED_LIST_SIZE,
   nameSchema,
   nestedFirstArg,
   pageFirstArg,
+  validAtArg,
 } from './args.js';
 import { builder } from './builder.js';
 import { connectionType, resolvePage } from './connections.js';
@@ -59,18 +62,9 @@ builder.node(EntityRef, {
         '`asOf`: what was believed true at that instant on both axes (overrides validAt, knownAt and includeInvalidated).',
       ].join('\n'),
       args: {
-        asOf: t.arg({
-          type: 'DateTime',
-          description: 'T and K both: overrides validAt and knownAt.',
-        }),
-        validAt: t.arg({
-          type: 'DateTime',
-          description: 'T, the instant on valid time (default: now).',
-        }),
-        knownAt: t.arg({
-          type: 'DateTime',
-          description: 'K, the instant on transaction time (default: now).',
-        }),
+        asOf: t.arg(asOfArg),
+        validAt: t.arg(validAtArg),
+        knownAt: t.arg(knownAtArg),
         includeInvalidated: t.arg.boolean({ defaultValue: false }),
         first: t.arg.int(nestedFirstArg),
       },

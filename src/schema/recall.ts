@@ -22,13 +22,16 @@ import {
 import type { Tenant } from '../store/tenant.js';
 import { tenantOfDataset } from '../store/tenant.js';
 import {
+  asOfArg,
   DEFAULT_EXPLAINED_TERMS,
   DEFAULT_RECALL_SIZE,
   explainedTermsSchema,
+  knownAtArg,
   MAX_EXPLAINED_TERMS,
   MAX_RECALL_SIZE,
   recallFirstSchema,
   recallQuerySchema,
+  validAtArg,
 } from './args.js';
 import { builder } from './builder.js';
 import { boundOf, listCost, QUERY_COST } from './cost.js';
@@ -250,18 +253,9 @@ builder.objectFields(DatasetRef, (t) => ({
     args: {
       query: t.arg.string({ required: true, validate: recallQuerySchema }),
       first: t.arg.int({ defaultValue: DEFAULT_RECALL_SIZE, validate: recallFirstSchema }),
-      asOf: t.arg({
-        type: 'DateTime',
-        description: 'T and K both: overrides validAt and knownAt.',
-      }),
-      validAt: t.arg({
-        type: 'DateTime',
-        description: 'T, the instant on valid time (default: now).',
-      }),
-      knownAt: t.arg({
-        type: 'DateTime',
-        description: 'K, the instant on transaction time (default: now).',
-      }),
+      asOf: t.arg(asOfArg),
+      validAt: t.arg(validAtArg),
+      knownAt: t.arg(knownAtArg),
     },
     complexity: { field: QUERY_COST },
     resolve: (ds, args, ctx) =>
