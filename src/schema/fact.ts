@@ -12,14 +12,17 @@ import {
 import { tenantOfDataset, tenantOfDocument } from '../store/tenant.js';
 import {
   afterArg,
+  asOfArg,
   DEFAULT_PAGE_SIZE,
   datasetArg,
+  knownAtArg,
   MAX_PAGE_SIZE,
   orderedWindowsSchema,
   pageFirstArg,
   querySchema,
   uuidArg,
   uuidSchema,
+  validAtArg,
 } from './args.js';
 import { READABLE_WITHOUT_READ } from './authScopes.js';
 import { builder } from './builder.js';
@@ -192,9 +195,9 @@ builder.objectField(DatasetRef, 'facts', (t) =>
       first: t.arg.int(pageFirstArg),
       after: t.arg.string(afterArg),
       includeInvalidated: t.arg.boolean({ defaultValue: false }),
-      asOf: t.arg({ type: 'DateTime' }),
-      validAt: t.arg({ type: 'DateTime' }),
-      knownAt: t.arg({ type: 'DateTime' }),
+      asOf: t.arg(asOfArg),
+      validAt: t.arg(validAtArg),
+      knownAt: t.arg(knownAtArg),
       episodeId: t.arg.id({ validate: uuidSchema }),
       states: t.arg({ type: [FactStateEnum] }),
       recordedAfter: t.arg({
