@@ -125,6 +125,8 @@ const schema = z.object({
    * 0 turns it off. See src/store/readCache.ts for what a few seconds of memory costs.
    */
   CACHE_TTL_MS: wholeNumber(0, 600_000).default(5000),
+  /** How often a gateway process writes when each key was last used; 0: only at shutdown. */
+  KEY_USE_FLUSH_MS: wholeNumber(0, 3_600_000).default(60_000),
   /**
    * The per-command database latency histogram. Off by default: the driver's command
    * monitoring decodes every reply a second time (about 40 % more driver CPU per request).

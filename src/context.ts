@@ -6,7 +6,11 @@ import type { Collections } from './store/database.js';
 import { withDeadline } from './store/deadline.js';
 import type { ReadCache } from './store/readCache.js';
 import type { Tenant } from './store/tenant.js';
-import { type AuthenticatedKey, authenticateApiKey } from './store/workspaces.js';
+import {
+  type AuthenticatedKey,
+  authenticateApiKey,
+  type KeyUseRecorder,
+} from './store/workspaces.js';
 
 /**
  * The per-request context, built once at the HTTP edge; the same object serves the
@@ -50,8 +54,8 @@ export interface RequestContext {
    * loaders given when every stream of the workspace that receives the event shares them.
    */
   beginEvent(now: Date, shared?: Loaders): void;
-  /** Whether the key this request sent is still valid, read from the database now. */
-  keyStillValid(): Promise<boolean>;
+  /** Whether the key this request sent is still valid (not revoked, not expired at `now`), read from the database. */
+  keyStillValid(now: Date): Promise<boolean>;
 }
 
 /** Hono's per-request variables at the edge: the request context, built once, and the request id. */
@@ -78,6 +82,8 @@ export async function createRequestContext(
     onBatch?: BatchObserver;
     readCache?: ReadCache | null;
     live?: LiveStreams | null;
+    /** Where a verified key's use is noted (the gateway's; absent: not noted). */
+    keyUse?: KeyUseRecorder;
   },
 ): Promise<RequestContext> {
   const readCache = options.readCache ?? null;
@@ -91,7 +97,7 @@ export async function createRequestContext(
   const first = bounds();
   const header = request.headers.get('authorization');
   const key = header ? BEARER.exec(header)?.[1] : undefined;
-  const auth = key ? await authenticateApiKey(first.store, key, readCache) : null;
+  const auth = key ? await authenticateApiKey(first.store, key, readCache, options.now) : null;
   let loaders: Loaders | null = null;
   const context: RequestContext = {
     requestId: options.requestId ?? randomUUID(),
@@ -127,9 +133,11 @@ export async function createRequestContext(
       this.deadline = next.deadline;
       loaders = shared ?? null;
     },
-    keyStillValid: async () =>
-      key !== undefined && (await authenticateApiKey(store, key, null)) !== null,
+    keyStillValid: async (now: Date) =>
+      key !== undefined && (await authenticateApiKey(store, key, null, now)) !== null,
   };
+  // When the key was last used: noted in memory, written later by the gateway (no I/O here).
+  if (auth) options.keyUse?.note(auth, options.now);
   return context;
 }
 

@@ -46,6 +46,7 @@ async function main(): Promise<void> {
     rateLimitPerAddressPerMinute: config.RATE_LIMIT_PER_ADDRESS_PER_MINUTE,
     bodyLimitBytes: config.BODY_LIMIT_BYTES,
     readCacheTtlMs: config.CACHE_TTL_MS,
+    keyUseFlushMs: config.KEY_USE_FLUSH_MS,
     dbTimeoutMs: config.DB_TIMEOUT_MS,
     workspaceConcurrency: config.WORKSPACE_CONCURRENCY ?? (store.embedded ? 2 : 16),
     workspaceQueue: config.WORKSPACE_QUEUE,
@@ -135,6 +136,7 @@ async function main(): Promise<void> {
     }, config.SHUTDOWN_TIMEOUT_MS);
     await closed;
     clearTimeout(timer);
+    await gateway.flushKeyUse();
     await store.close();
     logger.info('stopped');
     process.exit(code);

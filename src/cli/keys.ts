@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { systemClock } from '../clock.js';
 import { parseScopes } from '../domain/apiKey.js';
 import { createApiKey, listApiKeys, revokeApiKey } from '../store/workspaces.js';
 import { exitOnHelp } from './help.js';
@@ -46,10 +47,16 @@ await runCommand(async ({ database }) => {
         process.stdout.write(`${JSON.stringify(keys)}\n`);
         return;
       }
+      const now = systemClock();
       for (const k of keys) {
-        const status = k.revokedAt ? `revoked ${k.revokedAt.toISOString()}` : 'active';
+        const status = k.revokedAt
+          ? `revoked ${k.revokedAt.toISOString()}`
+          : k.expiresAt && k.expiresAt <= now
+            ? `expired ${k.expiresAt.toISOString()}`
+            : 'active';
+        const name = k.name ? `  "${k.name}"` : '';
         process.stdout.write(
-          `${k.keyId}  ${k.workspace}  ${k.scopes.join(',')}  created ${k.createdAt.toISOString()}  ${status}\n`,
+          `${k.keyId}  ${k.workspace}${name}  ${k.scopes.join(',')}  created ${k.createdAt.toISOString()}  ${status}\n`,
         );
       }
       if (keys.length === 0) process.stdout.write('No keys.\n');
@@ -58,7 +65,11 @@ await runCommand(async ({ database }) => {
     case 'revoke': {
       const [id] = rest;
       if (!id) throw new UsageError(`revoke needs a key id.\n${USAGE}`);
-      if (!(await revokeApiKey(db, id))) throw new UsageError(`No active key with id ${id}.`);
+      const revoked = await revokeApiKey(db, id);
+      if (revoked.outcome === 'not found') throw new UsageError(`No key with id ${id}.`);
+      if (revoked.outcome === 'already revoked') {
+        throw new UsageError(`Key ${id} was already revoked (${revoked.revokedAt.toISOString()}).`);
+      }
       process.stdout.write(`Revoked ${id}.\n`);
       return;
     }

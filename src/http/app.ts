@@ -14,6 +14,7 @@ import { mountRestRoutes, REST_PATHS } from '../rest/routes.js';
 import { errorShapeOf, surfaceOf } from '../rest/surfaces.js';
 import { type Database, pingDatabase } from '../store/database.js';
 import { createReadCache } from '../store/readCache.js';
+import { type KeyUseRecorder, keyUseRecorder } from '../store/workspaces.js';
 import { mountApiDocs } from './apiDocs.js';
 import { isJsonMediaType, jsonBodyProblem } from './bodies.js';
 import { type CorsOrigins, corsPolicy } from './cors.js';
@@ -43,6 +44,11 @@ export interface GatewayOptions extends YogaOptions {
   bodyLimitBytes?: number;
   /** How long verified keys and existing datasets are remembered (0 or absent: not at all). */
   readCacheTtlMs?: number;
+  /**
+   * How often the keys' last use is written (KEY_USE_FLUSH_MS; default a minute); 0: only
+   * when `flushKeyUse` is called (the server calls it at shutdown).
+   */
+  keyUseFlushMs?: number;
   /**
    * How long one request may spend on the database in all (DB_TIMEOUT_MS): every read
    * carries what is left as `maxTimeMS` (src/store/deadline.ts). Absent: unbounded.
@@ -118,10 +124,19 @@ export function createGateway(options: GatewayOptions) {
       : {}),
     ...options.live,
   });
+  const keyUse = keyUseRecorder(options.database.collections);
+  const flushKeyUse = () =>
+    keyUse.flush().catch((error: unknown) => {
+      options.logger?.warn({ err: error }, 'could not write when API keys were last used');
+      return 0;
+    });
+  const flushEvery = options.keyUseFlushMs ?? 60_000;
+  const flushTimer = flushEvery > 0 ? setInterval(flushKeyUse, flushEvery) : null;
+  flushTimer?.unref();
   observeRequests(app, options, lifecycle);
   checkHosts(app, options);
   serveProbes(app, options, lifecycle);
-  const edge = guardApiRoutes(app, options, live);
+  const edge = guardApiRoutes(app, options, live, keyUse);
   const restNotFound = mountRestRoutes(app);
   mountApiDocs(app);
   mountExplorer(app, options);
@@ -142,7 +157,10 @@ export function createGateway(options: GatewayOptions) {
     beginShutdown: () => {
       lifecycle.shuttingDown = true;
       live.close();
+      if (flushTimer) clearInterval(flushTimer);
     },
+    /** Writes when each key was last used, noted since the last write (the count of keys). */
+    flushKeyUse,
     shuttingDown: () => lifecycle.shuttingDown,
     inFlight: () => lifecycle.inFlight,
   };
@@ -241,7 +259,12 @@ function serveProbes(app: EdgeApp, { database, metrics }: GatewayOptions, lifecy
  * per-address rate limit (before any key lookup), the body's size, then the request
  * context (the key verified, the clock read) and the per-key rate limit.
  */
-function guardApiRoutes(app: EdgeApp, options: GatewayOptions, live: LiveStreams) {
+function guardApiRoutes(
+  app: EdgeApp,
+  options: GatewayOptions,
+  live: LiveStreams,
+  keyUse: KeyUseRecorder,
+) {
   const { metrics } = options;
   const store = options.database.collections;
   const clock = options.clock ?? systemClock;
@@ -262,6 +285,7 @@ function guardApiRoutes(app: EdgeApp, options: GatewayOptions, live: LiveStreams
       ...(options.dbTimeoutMs === undefined ? {} : { dbTimeoutMs: options.dbTimeoutMs }),
       readCache,
       live,
+      keyUse,
       ...(metrics
         ? {
             onBatch: (loader: string, size: number) =>

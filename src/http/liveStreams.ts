@@ -102,7 +102,10 @@ export class LiveStreams {
     }
     const { events, end, leave } = this.watches.follow(tenant, after);
     const stream: OpenStream = { end };
-    const keyStreams = mine ?? { streams: new Set(), stillValid: () => ctx.keyStillValid() };
+    const keyStreams = mine ?? {
+      streams: new Set(),
+      stillValid: () => ctx.keyStillValid(this.clock()),
+    };
     keyStreams.streams.add(stream);
     this.byKey.set(keyId, keyStreams);
     this.open++;

@@ -6,6 +6,7 @@ import './episode.js';
 import './fact.js';
 import './memory.js';
 import './viewer.js';
+import './apiKey.js';
 import './recordEpisode.js';
 import './erasure.js';
 import './memoryCuration.js';

@@ -2,7 +2,7 @@ import { SCOPES } from '../domain/apiKey.js';
 import type { AuthenticatedKey } from '../store/workspaces.js';
 import { builder } from './builder.js';
 
-const ScopeEnum = builder.enumType('Scope', {
+export const ScopeEnum = builder.enumType('Scope', {
   values: Object.fromEntries(SCOPES.map((s) => [s.toUpperCase(), { value: s }])) as {
     READ: { value: 'read' };
     WRITE: { value: 'write' };

@@ -2,6 +2,7 @@ import { type Collection, type Db, MongoClient, type MongoClientOptions } from '
 import type { ChangeDoc } from './changes.js';
 import type {
   ApiKeyDoc,
+  ApiKeyUseDoc,
   AuditDoc,
   DatasetDoc,
   EntityDoc,
@@ -9,6 +10,7 @@ import type {
   EpisodeRecordDoc,
   FactDoc,
   InvalidationClaimDoc,
+  KeyEventDoc,
   MemoryCreationDoc,
   MemoryDoc,
   MemoryVersionDoc,
@@ -22,6 +24,8 @@ import { ENTITY_ORDER, EPISODE_ORDER, FACT_ORDER, MEMORY_ORDER } from './orders.
 export interface Collections {
   workspaces: Collection<WorkspaceDoc>;
   apiKeys: Collection<ApiKeyDoc>;
+  apiKeyUse: Collection<ApiKeyUseDoc>;
+  keyEvents: Collection<KeyEventDoc>;
   datasets: Collection<DatasetDoc>;
   episodes: Collection<EpisodeDoc>;
   entities: Collection<EntityDoc>;
@@ -41,6 +45,8 @@ export function collections(db: Db): Collections {
   return {
     workspaces: db.collection('workspaces'),
     apiKeys: db.collection('apiKeys'),
+    apiKeyUse: db.collection('apiKeyUse'),
+    keyEvents: db.collection('keyEvents'),
     datasets: db.collection('datasets'),
     episodes: db.collection('episodes'),
     entities: db.collection('entities'),
@@ -73,8 +79,8 @@ export interface IndexSpec {
  * The shard key of the collections a sharded deployment distributes, and which those are.
  * Every document with the same `_id` has the same key (the `_id` is derived from the
  * workspace and dataset), so a claim's duplicate insert still meets the first one on its
- * shard. The small registries (workspaces, API keys, dataset names, the audit log) stay
- * unsharded on the primary shard. docs/SCALING.md argues the choice.
+ * shard. The small registries (workspaces, API keys and their use and audit log, dataset
+ * names, the audit log) stay unsharded on the primary shard. docs/SCALING.md argues the choice.
  * @internal the deployment plan the index tests (test/indexes) check the store against.
  */
 export const SHARD_KEY = { workspaceId: 1, dataset: 1 } as const;
@@ -108,6 +114,8 @@ export const INDEXES: { [K in keyof Collections]: IndexSpec[] } = {
     },
   ],
   apiKeys: [{ key: { workspaceId: 1, createdAt: 1 }, name: 'workspace_created' }],
+  apiKeyUse: [{ key: { workspaceId: 1 }, name: 'workspace' }],
+  keyEvents: [{ key: { workspaceId: 1, at: -1 }, name: 'workspace_at' }],
   datasets: [{ key: { workspaceId: 1, name: 1 }, name: 'workspace_name' }],
   episodes: [
     { key: { workspaceId: 1, dataset: 1, ...EPISODE_ORDER }, name: 'tenant_occurred' },
@@ -260,7 +268,24 @@ export const SCALAR_FIELDS: {
   };
 } = {
   workspaces: { name: 'string', createdAt: 'date' },
-  apiKeys: { workspaceId: 'string', createdAt: 'date', revokedAt: 'date' },
+  apiKeys: {
+    workspaceId: 'string',
+    createdAt: 'date',
+    revokedAt: 'date',
+    name: 'string',
+    expiresAt: 'date',
+    createdBy: 'string',
+  },
+  apiKeyUse: { workspaceId: 'string', lastUsedAt: 'date' },
+  keyEvents: {
+    workspaceId: 'string',
+    action: 'string',
+    keyId: 'string',
+    by: 'string',
+    name: 'string',
+    expiresAt: 'date',
+    at: 'date',
+  },
   datasets: { workspaceId: 'string', name: 'string', createdAt: 'date' },
   episodes: {
     workspaceId: 'string',

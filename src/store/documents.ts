@@ -36,6 +36,43 @@ export interface ApiKeyDoc {
   scopes: Scope[];
   createdAt: Date;
   revokedAt: Date | null;
+  /** A label for people ("ingest pipeline"); absent on keys made before keys had names. */
+  name?: string | null;
+  /** When the key stops working (null or absent: never). */
+  expiresAt?: Date | null;
+  /** The key that made it through the API; null or absent: the CLI made it. */
+  createdBy?: string | null;
+}
+
+/**
+ * When a key was last used, kept apart from the key's record: FerretDB writes a whole
+ * document back on every update, so a stamp on the key itself could undo a revocation
+ * racing it (docs/TEMPORAL_MODEL.md, "Writes without transactions").
+ */
+export interface ApiKeyUseDoc {
+  /** The key id. */
+  _id: string;
+  workspaceId: string;
+  lastUsedAt: Date;
+}
+
+/**
+ * A change to a workspace's keys, as the key audit log keeps it: who (the acting key, null
+ * for the CLI), when, what (the key, its name, scopes and expiry); never a secret. A
+ * revocation's entry is also its claim: its `_id` (`revoked:<keyId>`) exists at most once.
+ */
+export interface KeyEventDoc {
+  /** `created:<keyId>` or `revoked:<keyId>`. */
+  _id: string;
+  workspaceId: string;
+  action: 'created' | 'revoked';
+  keyId: string;
+  /** The key that made the change; null: the CLI. */
+  by: string | null;
+  name: string | null;
+  scopes: Scope[];
+  expiresAt: Date | null;
+  at: Date;
 }
 
 export interface DatasetDoc {

@@ -32,3 +32,15 @@ export function createReadCache(ttlMs: number): ReadCache | null {
 export function keyCacheId(key: string): string {
   return createHash('sha256').update(key).digest('base64url');
 }
+
+/**
+ * Forgets a key this process remembers as verified (its revocation is then refused here
+ * at once; other processes refuse it within their cache's TTL). The cache is keyed by the
+ * key's hash, which the revoker does not have, so the entries are searched by key id.
+ */
+export function forgetKey(cache: ReadCache | null, keyId: string): void {
+  if (!cache) return;
+  for (const [slot, auth] of cache.keys.entries()) {
+    if (auth.keyId === keyId) cache.keys.delete(slot);
+  }
+}

@@ -114,6 +114,7 @@ describe('npm run keys', () => {
       workspaceId: created.workspaceId,
       workspace: 'team ü/1',
       scopes: ['read', 'write'],
+      expiresAt: null,
     });
     expect(await db.workspaces.countDocuments({})).toBe(1);
     const stored = JSON.stringify(await db.apiKeys.find({}).toArray());
@@ -131,9 +132,13 @@ describe('npm run keys', () => {
       keyId,
       workspace: 'team ü/1',
       workspaceId: created.workspaceId,
+      name: null,
       scopes: ['read', 'write'],
       createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      expiresAt: null,
       revokedAt: null,
+      lastUsedAt: null,
+      createdBy: null,
     });
     expect(result.stdout).not.toContain(secret);
     expect(result.stdout).not.toContain(created.key);
@@ -149,7 +154,11 @@ describe('npm run keys', () => {
     const stored = await database.collections.apiKeys.findOne({ _id: keyId });
     expect(stored?.revokedAt).toBeInstanceOf(Date);
 
-    expectOneMessage(await keys('revoke', keyId), 2, `No active key with id ${keyId}.`);
+    expectOneMessage(
+      await keys('revoke', keyId),
+      2,
+      `Key ${keyId} was already revoked (${stored!.revokedAt!.toISOString()}).`,
+    );
     expect((await database.collections.apiKeys.findOne({ _id: keyId }))?.revokedAt).toEqual(
       stored!.revokedAt,
     );

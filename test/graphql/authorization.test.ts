@@ -2,6 +2,7 @@ import SchemaBuilder from '@pothos/core';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
 import { isObjectType } from 'graphql';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { parseApiKey } from '../../src/domain/apiKey.js';
 import { schema } from '../../src/schema/index.js';
 import { authorizationRules } from '../helpers/authRules.js';
 import { DEMO } from '../helpers/demo.js';
@@ -62,12 +63,15 @@ describe('the schema declares a rule for every type and field', () => {
     );
     expect(root).toEqual({
       'Query.allMemories': 'read',
+      'Query.apiKeyEvents': 'admin',
+      'Query.apiKeys': 'admin',
       'Query.dataset': 'read',
       'Query.datasets': 'read',
       'Query.memories': 'read',
       'Query.node': 'read',
       'Query.viewer': 'authenticated',
       'Mutation.archiveMemory': 'write',
+      'Mutation.createApiKey': 'admin',
       'Mutation.createMemory': 'write',
       'Mutation.deleteFact': 'write',
       'Mutation.eraseDataset': 'admin',
@@ -75,6 +79,7 @@ describe('the schema declares a rule for every type and field', () => {
       'Mutation.pinMemory': 'write',
       'Mutation.recordEpisode': 'write',
       'Mutation.restoreFact': 'admin',
+      'Mutation.revokeApiKey': 'admin',
       'Mutation.supersedeMemory': 'write',
       'Mutation.unarchiveMemory': 'write',
       'Mutation.unpinMemory': 'write',
@@ -284,7 +289,46 @@ const READERS: Record<KeyName, Outcome> = {
   otherWorkspace: 'nothing',
 };
 
+/** Key management: acme's admin keys only; another workspace's admin sees its own keys. */
+const ADMINS: Record<KeyName, Outcome> = {
+  none: '401',
+  read: '403',
+  write: '403',
+  admin: 'data',
+  readWrite: '403',
+  all: 'data',
+  otherWorkspace: 'nothing',
+};
+const acmeKeyIds = () =>
+  [keys.read, keys.write, keys.admin, keys.all].map((k) => parseApiKey(k!)!.keyId);
+
 const QUERY_CASES: Record<string, QueryCase> = {
+  apiKeys: {
+    query: '{ apiKeys { keyId name scopes status createdAt lastUsedAt } }',
+    field: 'apiKeys',
+    expected: ADMINS,
+    data: (v) => {
+      const listed = v.map((k: Json) => k.keyId);
+      for (const id of acmeKeyIds()) expect(listed).toContain(id);
+      expect(JSON.stringify(v)).not.toMatch(/mk_|secret/i);
+    },
+    nothing: (v) => {
+      const listed = v.map((k: Json) => k.keyId);
+      for (const id of acmeKeyIds()) expect(listed).not.toContain(id);
+    },
+  },
+  apiKeyEvents: {
+    query: '{ apiKeyEvents { action keyId by at } }',
+    field: 'apiKeyEvents',
+    expected: ADMINS,
+    data: (v) => {
+      const created = v.filter((e: Json) => e.action === 'CREATED').map((e: Json) => e.keyId);
+      for (const id of acmeKeyIds()) expect(created).toContain(id);
+    },
+    nothing: (v) => {
+      for (const id of acmeKeyIds()) expect(v.map((e: Json) => e.keyId)).not.toContain(id);
+    },
+  },
   viewer: {
     query: '{ viewer { workspace scopes } }',
     field: 'viewer',
@@ -467,6 +511,8 @@ interface MutationCase {
   idsData: (value: Json, vars: Record<string, unknown>) => void;
   /** Another workspace's key: what it gets (never acme's data). */
   otherWorkspace: 'NOT_FOUND' | 'zero' | 'own';
+  /** The payload holds no workspace data (counts; keys, which need admin): no read needed. */
+  payloadWithoutRead?: true;
 }
 
 const freshFact = async () => ({ dataset: DATASET, id: (await recordFresh()).factId });
@@ -585,6 +631,7 @@ const MUTATION_CASES: Record<string, MutationCase> = {
     objects: '{ facts episodes }',
     idsData: (v) => expect(v).toMatchObject({ facts: 1, episodes: 1 }),
     otherWorkspace: 'zero',
+    payloadWithoutRead: true,
   },
   eraseDataset: {
     scope: 'admin',
@@ -599,6 +646,30 @@ const MUTATION_CASES: Record<string, MutationCase> = {
     objects: '{ facts episodes }',
     idsData: (v) => expect(v).toMatchObject({ facts: 1, episodes: 1 }),
     otherWorkspace: 'zero',
+    payloadWithoutRead: true,
+  },
+  createApiKey: {
+    scope: 'admin',
+    setup: async () => ({ name: `pipeline ${uuid()}`, scopes: ['ADMIN'] }),
+    declarations: '$name: String!, $scopes: [Scope!]!',
+    args: 'name: $name, scopes: $scopes',
+    ids: '{ apiKey { keyId name } }',
+    objects: '{ key apiKey { keyId name scopes status } }',
+    idsData: (v, vars) =>
+      expect(v).toEqual({ apiKey: { keyId: expect.any(String), name: vars.name } }),
+    otherWorkspace: 'own',
+    payloadWithoutRead: true,
+  },
+  revokeApiKey: {
+    scope: 'admin',
+    setup: async () => ({ keyId: parseApiKey(await t.key('acme', ['read']))!.keyId }),
+    declarations: '$keyId: ID!',
+    args: 'keyId: $keyId',
+    ids: '{ revoked apiKey { keyId } }',
+    objects: '{ revoked apiKey { keyId status revokedAt } }',
+    idsData: (v, vars) => expect(v).toEqual({ revoked: true, apiKey: { keyId: vars.keyId } }),
+    otherWorkspace: 'NOT_FOUND',
+    payloadWithoutRead: true,
   },
   createMemory: {
     scope: 'write',
@@ -705,7 +776,10 @@ describe('matrix: every Mutation, its ids and its payload objects × every key',
           const a = await run(c.objects, vars, key);
           expectForbidden(a, `Mutation.${name}`);
           expect(a.body.errors?.[0]?.message).toMatch(
-            new RegExp(`^This operation needs the "${c.scope}" scope \\(for Mutation\\.${name}\\)`),
+            // The payload's fields that need the same scope (a key's) are named after it.
+            new RegExp(
+              `^This operation needs the "${c.scope}" scope \\(for Mutation\\.${name}[,)]`,
+            ),
           );
           // Nothing was written: the same mutation with acme's admin still finds its target.
           const after = await run(c.ids, vars, 'all');
@@ -752,8 +826,8 @@ describe('matrix: every Mutation, its ids and its payload objects × every key',
         // before anything runs: nothing written, nothing of the data shown.
         const again = await c.setup();
         const objects = await run(c.objects, again, key);
-        if (name === 'eraseEpisode' || name === 'eraseDataset') {
-          // Counts are all the payload has: nothing there needs read.
+        if (c.payloadWithoutRead) {
+          // Counts, or a key (which needs admin): nothing there needs read.
           expect(objects.body.errors).toBeUndefined();
           return;
         }

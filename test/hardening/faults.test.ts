@@ -104,7 +104,9 @@ async function storedDocuments(
   volatile: Record<string, string[]> = {},
 ): Promise<Record<string, Document[]>> {
   const out: Record<string, Document[]> = {};
-  const names = Object.keys(collections(db)).filter((n) => n !== 'apiKeys' && n !== 'audit');
+  // Keys (random ids, each setup its own) and the audit logs are not memory.
+  const notMemory = new Set(['apiKeys', 'apiKeyUse', 'keyEvents', 'audit']);
+  const names = Object.keys(collections(db)).filter((n) => !notMemory.has(n));
   for (const name of names) {
     const docs = await db.collection(name).find({}).sort({ _id: 1 }).toArray();
     out[name] = docs.map((doc) => {
