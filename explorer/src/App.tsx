@@ -8,6 +8,7 @@ import { ExplorerViewerDocument } from './generated/operations.ts';
 import { ChangesPage } from './pages/ChangesPage.tsx';
 import { EntityPage } from './pages/EntityPage.tsx';
 import { EpisodePage } from './pages/EpisodePage.tsx';
+import { KeysPage } from './pages/KeysPage.tsx';
 import { MemoriesPage } from './pages/MemoriesPage.tsx';
 import { SearchPage } from './pages/SearchPage.tsx';
 import { TimelinePage } from './pages/TimelinePage.tsx';
@@ -71,6 +72,8 @@ export function App() {
     main =
       route.page === 'home' ? (
         <DatasetList datasets={datasets} total={viewer.data.datasets.totalCount} />
+      ) : route.page === 'keys' ? (
+        <KeysPage apiKey={apiKey} scopes={viewer.data.viewer.scopes} onWrongKey={onWrongKey} />
       ) : (
         <Page
           route={route}
@@ -83,7 +86,7 @@ export function App() {
       );
   }
 
-  const dataset = route.page === 'home' ? null : route.dataset;
+  const dataset = route.page === 'home' || route.page === 'keys' ? null : route.dataset;
   useEffect(() => {
     document.title = titleOf(route);
   });
@@ -121,6 +124,15 @@ export function App() {
             </label>
           </>
         )}
+        {viewer.data?.viewer.scopes.includes('ADMIN') && !keyRefused && (
+          <a
+            className="keys-link"
+            href={href({ page: 'keys' })}
+            aria-current={route.page === 'keys' ? 'page' : undefined}
+          >
+            Keys
+          </a>
+        )}
         {apiKey && !keyRefused && (
           <button type="button" className="change-key" onClick={() => forgetKey(false)}>
             Change key
@@ -157,6 +169,7 @@ const PAGE_TITLES = {
 /** The tab's title names the page, so history and screen readers tell pages apart. */
 function titleOf(route: Route): string {
   if (route.page === 'home') return 'Memory explorer';
+  if (route.page === 'keys') return 'API keys · Memory explorer';
   const what = route.page === 'entity' ? `${route.name} · ` : '';
   return `${what}${PAGE_TITLES[route.page]} · ${route.dataset} · Memory explorer`;
 }
@@ -198,7 +211,7 @@ function Page({
   now,
   onWrongKey,
 }: {
-  route: Exclude<Route, { page: 'home' }>;
+  route: Exclude<Route, { page: 'home' } | { page: 'keys' }>;
   apiKey: string;
   instants: Instants;
   setInstants: (instants: Instants) => void;

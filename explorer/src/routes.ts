@@ -8,6 +8,7 @@ import { useSyncExternalStore } from 'react';
  */
 export type Route =
   | { page: 'home' }
+  | { page: 'keys' }
   | { page: 'timeline'; dataset: string }
   | { page: 'changes'; dataset: string }
   | { page: 'search'; dataset: string }
@@ -23,7 +24,11 @@ function decode(segment: string): string | null {
   }
 }
 
+/** The workspace's own pages: `#~/keys` (dataset routes all start `#/`, so none is taken). */
+const KEYS_HASH = '#~/keys';
+
 function parseRoute(hash: string): Route {
+  if (hash === KEYS_HASH) return { page: 'keys' };
   const segments = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decode);
   if (segments.some((s) => s === null) || segments.length === 0) return { page: 'home' };
   const [dataset, page, id] = segments as string[];
@@ -40,6 +45,8 @@ export function href(route: Route): string {
   switch (route.page) {
     case 'home':
       return '#/';
+    case 'keys':
+      return KEYS_HASH;
     case 'timeline':
       return `#/${e(route.dataset)}`;
     case 'entity':

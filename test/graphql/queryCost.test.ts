@@ -439,7 +439,7 @@ const commands: CommandStartedEvent[] = [];
 
 beforeAll(async () => {
   t = await openTestGateway({ clientOptions: { monitorCommands: true } });
-  key = await t.key('acme', ['read', 'write']);
+  key = await t.key('acme', ['read', 'write', 'admin']);
   t.database.client.on('commandStarted', (event) => commands.push(event));
 });
 

@@ -3,6 +3,14 @@ type Exact<T extends { [key: string]: unknown }> = { [K in keyof T]: T[K] };
 /** Internal type. DO NOT USE DIRECTLY. */
 export type Incremental<T> = T | { [P in keyof T]?: P extends ' $fragmentName' | '__typename' ? T[P] : never };
 import type { DocumentTypeDecoration } from '@graphql-typed-document-node/core';
+export type ApiKeyStatus =
+  /** Works. */
+  | 'ACTIVE'
+  /** Past its expiresAt: refused like a revoked key. */
+  | 'EXPIRED'
+  /** Revoked: refused. */
+  | 'REVOKED';
+
 /** What a change did. FACT_* changes name their fact, EPISODE_RECORDED its episode, MEMORY_* their memory; EPISODE_ERASED and DATASET_ERASED carry only what they removed. */
 export type DatasetChangeKind =
   | 'DATASET_ERASED'
@@ -158,6 +166,27 @@ export type ExplorerLiveChangesSubscriptionVariables = Exact<{
 
 
 export type ExplorerLiveChangesSubscription = { datasetChanges: { id: string, cursor: string, kind: DatasetChangeKind } };
+
+export type ExplorerKeysQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type ExplorerKeysQuery = { apiKeys: Array<{ keyId: string, name: string | null, scopes: Array<Scope>, status: ApiKeyStatus, createdAt: string, expiresAt: string | null, lastUsedAt: string | null, revokedAt: string | null }> };
+
+export type ExplorerCreateKeyMutationVariables = Exact<{
+  name: string;
+  scopes: Array<Scope> | Scope;
+  expiresAt?: string | null | undefined;
+}>;
+
+
+export type ExplorerCreateKeyMutation = { createApiKey: { key: string, apiKey: { keyId: string, name: string | null } } };
+
+export type ExplorerRevokeKeyMutationVariables = Exact<{
+  keyId: string;
+}>;
+
+
+export type ExplorerRevokeKeyMutation = { revokeApiKey: { revoked: boolean, apiKey: { keyId: string, status: ApiKeyStatus } } };
 
 export class TypedDocumentString<TResult, TVariables>
   extends String
@@ -711,3 +740,39 @@ export const ExplorerLiveChangesDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<ExplorerLiveChangesSubscription, ExplorerLiveChangesSubscriptionVariables>;
+export const ExplorerKeysDocument = new TypedDocumentString(`
+    query ExplorerKeys {
+  apiKeys {
+    keyId
+    name
+    scopes
+    status
+    createdAt
+    expiresAt
+    lastUsedAt
+    revokedAt
+  }
+}
+    `) as unknown as TypedDocumentString<ExplorerKeysQuery, ExplorerKeysQueryVariables>;
+export const ExplorerCreateKeyDocument = new TypedDocumentString(`
+    mutation ExplorerCreateKey($name: String!, $scopes: [Scope!]!, $expiresAt: DateTime) {
+  createApiKey(name: $name, scopes: $scopes, expiresAt: $expiresAt) {
+    key
+    apiKey {
+      keyId
+      name
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<ExplorerCreateKeyMutation, ExplorerCreateKeyMutationVariables>;
+export const ExplorerRevokeKeyDocument = new TypedDocumentString(`
+    mutation ExplorerRevokeKey($keyId: ID!) {
+  revokeApiKey(keyId: $keyId) {
+    revoked
+    apiKey {
+      keyId
+      status
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<ExplorerRevokeKeyMutation, ExplorerRevokeKeyMutationVariables>;
