@@ -1,6 +1,10 @@
 import { z } from 'zod';
 import { LOOPBACK_HOSTS, normalizeHostName } from './http/hosts.js';
 
+/** Which GraphQL operations run (README, "Trusted documents"; src/http/trustedDocuments.ts). */
+const TRUSTED_DOCUMENT_MODES = ['off', 'also', 'only'] as const;
+export type TrustedDocumentMode = (typeof TRUSTED_DOCUMENT_MODES)[number];
+
 /**
  * Configuration from the environment, parsed once at start. A bad value stops start-up
  * with one message naming the variable and what is wrong.
@@ -125,6 +129,8 @@ const schema = z.object({
    * 0 turns it off. See src/store/readCache.ts for what a few seconds of memory costs.
    */
   CACHE_TTL_MS: wholeNumber(0, 600_000).default(5000),
+  /** Which GraphQL operations run: registered ones by hash (`only`), text too (`also`), text only (`off`). */
+  TRUSTED_DOCUMENTS: z.enum(TRUSTED_DOCUMENT_MODES).default('also'),
   /** How often a gateway process writes when each key was last used; 0: only at shutdown. */
   KEY_USE_FLUSH_MS: wholeNumber(0, 3_600_000).default(60_000),
   /**

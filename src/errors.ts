@@ -13,6 +13,8 @@ export const ERROR_STATUS = {
   REQUEST_TIMEOUT: 408,
   CONFLICT: 409,
   QUERY_TOO_COMPLEX: 400,
+  /** Text sent where only registered operations run (TRUSTED_DOCUMENTS=only). */
+  PERSISTED_QUERY_ONLY: 400,
   PAYLOAD_TOO_LARGE: 413,
   /** A request body in a media type (or charset) the route does not take. */
   UNSUPPORTED_MEDIA_TYPE: 415,

@@ -47,6 +47,7 @@ async function main(): Promise<void> {
     bodyLimitBytes: config.BODY_LIMIT_BYTES,
     readCacheTtlMs: config.CACHE_TTL_MS,
     keyUseFlushMs: config.KEY_USE_FLUSH_MS,
+    trustedDocuments: config.TRUSTED_DOCUMENTS,
     dbTimeoutMs: config.DB_TIMEOUT_MS,
     workspaceConcurrency: config.WORKSPACE_CONCURRENCY ?? (store.embedded ? 2 : 16),
     workspaceQueue: config.WORKSPACE_QUEUE,

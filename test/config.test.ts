@@ -33,6 +33,8 @@ describe('loadConfig', () => {
       WORKSPACE_QUEUE: 32,
       DB_COMMAND_METRICS: false,
       CACHE_TTL_MS: 5000,
+      KEY_USE_FLUSH_MS: 60000,
+      TRUSTED_DOCUMENTS: 'also',
       LIVE_POLL_MS: 1000,
       LIVE_STREAMS: 1000,
       LIVE_STREAMS_PER_KEY: 20,
@@ -114,6 +116,7 @@ describe('loadConfig', () => {
       /CACHE_TTL_MS="-5" must be between 0 and 600000/,
     );
     expect(() => loadConfig({ CACHE_TTL_MS: '5s' })).toThrow(/CACHE_TTL_MS="5s" must be a number/);
+    expect(() => loadConfig({ TRUSTED_DOCUMENTS: 'some' })).toThrow(/TRUSTED_DOCUMENTS/);
     expect(() => loadConfig({ DB_TIMEOUT_MS: 'soon' })).toThrow(
       /DB_TIMEOUT_MS="soon" must be a number/,
     );
@@ -139,6 +142,8 @@ describe('loadConfig', () => {
         WORKSPACE_CONCURRENCY: '2',
         WORKSPACE_QUEUE: '5',
         CACHE_TTL_MS: '0',
+        KEY_USE_FLUSH_MS: '0',
+        TRUSTED_DOCUMENTS: 'only',
         DB_COMMAND_METRICS: 'true',
         LIVE_POLL_MS: '250',
         LIVE_STREAMS: '10',
@@ -160,6 +165,8 @@ describe('loadConfig', () => {
       WORKSPACE_CONCURRENCY: 2,
       WORKSPACE_QUEUE: 5,
       CACHE_TTL_MS: 0,
+      KEY_USE_FLUSH_MS: 0,
+      TRUSTED_DOCUMENTS: 'only',
       DB_COMMAND_METRICS: true,
       LIVE_POLL_MS: 250,
       LIVE_STREAMS: 10,

@@ -1,3 +1,4 @@
+import { DOCUMENT_HASHES } from './generated/documentHashes.ts';
 import type { TypedDocumentString } from './generated/operations.ts';
 
 /**
@@ -26,6 +27,30 @@ interface GraphqlAnswer<T> {
   errors?: { message: string; extensions?: { code?: string } }[];
 }
 
+/**
+ * Whether to send registered operations by hash (README, "Trusted documents"): until the
+ * gateway says it does not know one (TRUSTED_DOCUMENTS=off, or a gateway built from other
+ * operations), then the text for the rest of the page's life.
+ */
+let sendHashes = true;
+
+/**
+ * How a request names its operation: by the SHA-256 of its text, registered when the
+ * explorer was built (`extensions.persistedQuery`, which a gateway running registered
+ * operations only accepts), or by its text.
+ */
+export function operationParams(document: {
+  toString(): string;
+  __meta__?: Record<string, unknown>;
+}) {
+  const text = document.toString();
+  const name = (document.__meta__?.operationName as string | undefined) ?? operationName(text);
+  const hash = name ? DOCUMENT_HASHES[name] : undefined;
+  return sendHashes && hash
+    ? { operationName: name, extensions: { persistedQuery: { version: 1, sha256Hash: hash } } }
+    : { operationName: name, query: text };
+}
+
 export async function request<TResult, TVariables>(
   key: string,
   document: TypedDocumentString<TResult, TVariables>,
@@ -41,6 +66,7 @@ export async function request<TResult, TVariables>(
       'UNAUTHENTICATED',
     );
   }
+  const params = operationParams(document);
   let response: Response;
   try {
     response = await fetch('/graphql', {
@@ -50,11 +76,7 @@ export async function request<TResult, TVariables>(
         accept: 'application/graphql-response+json, application/json',
         authorization: `Bearer ${key}`,
       },
-      body: JSON.stringify({
-        query: document.toString(),
-        operationName: document.__meta__?.operationName ?? operationName(document.toString()),
-        variables,
-      }),
+      body: JSON.stringify({ ...params, variables }),
       signal: signal ?? null,
     });
   } catch (cause) {
@@ -72,6 +94,11 @@ export async function request<TResult, TVariables>(
     );
   }
   const first = answer.errors?.[0];
+  if (first?.extensions?.code === 'PERSISTED_QUERY_NOT_FOUND' && !('query' in params)) {
+    // The gateway does not know the explorer's operations by hash: the text, from now on.
+    sendHashes = false;
+    return request(key, document, variables, signal);
+  }
   if (first || !answer.data) {
     throw new ApiError(
       first?.message ?? `The gateway answered ${response.status} without data`,
@@ -83,7 +110,7 @@ export async function request<TResult, TVariables>(
 }
 
 function operationName(text: string): string | undefined {
-  return /\b(?:query|mutation)\s+(\w+)/.exec(text)?.[1];
+  return /\b(?:query|mutation|subscription)\s+(\w+)/.exec(text)?.[1];
 }
 
 const KEY_ITEM = 'memory-explorer.key';

@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState } from 'react';
+import { operationParams } from './api.ts';
 import { ExplorerLiveChangesDocument } from './generated/operations.ts';
 
 /**
@@ -73,8 +74,7 @@ export function useLiveChanges(
           authorization: `Bearer ${apiKey}`,
         },
         body: JSON.stringify({
-          query: ExplorerLiveChangesDocument.toString(),
-          operationName: 'ExplorerLiveChanges',
+          ...operationParams(ExplorerLiveChangesDocument),
           variables: { dataset, after },
         }),
         signal: stop.signal,

@@ -9,6 +9,7 @@ import {
 } from 'graphql';
 import { getVariableValues } from 'graphql/execution/values.js';
 import { createYoga, type Plugin } from 'graphql-yoga';
+import type { TrustedDocumentMode } from '../config.js';
 import { type RequestContext, unauthenticated } from '../context.js';
 import { badInput, maskError } from '../errors.js';
 import { scopesOf } from '../schema/authScopes.js';
@@ -18,6 +19,7 @@ import { describeIssues, illFormedText } from '../validation.js';
 import { type Metrics, type OperationLabels, operationLabels } from './observability.js';
 import { queryLimitPlugins } from './queryLimits.js';
 import { sharedEventExecution } from './sharedEvents.js';
+import { trustedDocumentPlugins } from './trustedDocuments.js';
 
 export interface YogaOptions {
   /**
@@ -30,6 +32,8 @@ export interface YogaOptions {
   /** Schema introspection (default on). */
   introspection?: boolean;
   metrics?: Metrics;
+  /** Which operations run: registered ones by hash, text, or both (default `also`). */
+  trustedDocuments?: TrustedDocumentMode;
 }
 
 const INTROSPECTION_FIELDS = new Set(['__schema', '__type', '__typename']);
@@ -187,6 +191,8 @@ export function createGraphqlYoga(options: YogaOptions = {}) {
     logging: false,
     maskedErrors: { maskError: (error) => maskError(error) },
     plugins: [
+      // A registered document's hash becomes its text before anything else reads the request.
+      ...trustedDocumentPlugins(options.trustedDocuments ?? 'also'),
       ...(introspection ? [] : [disableIntrospection]),
       observeOperations(operationLabels(), options.metrics),
       // The key first: a keyless request learns nothing, not even what its query costs.

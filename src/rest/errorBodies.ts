@@ -28,6 +28,8 @@ const SUPACLOUD_CODES: Record<ErrorCode, string> = {
   METHOD_NOT_ALLOWED: 'method_not_allowed',
   CONFLICT: 'conflict',
   QUERY_TOO_COMPLEX: 'bad_request',
+  // GraphQL's only; REST runs no client text.
+  PERSISTED_QUERY_ONLY: 'bad_request',
   PAYLOAD_TOO_LARGE: 'bad_request',
   UNSUPPORTED_MEDIA_TYPE: 'bad_request',
   REQUEST_TIMEOUT: 'bad_request',

@@ -10,11 +10,13 @@ describe('generated files are current', () => {
     expect(read('schema.graphql')).toBe(printSortedSchema());
   });
 
-  it('every codegen output (src/generated, test/generated, explorer/src/generated) is what codegen prints (run `npm run codegen`)', async () => {
+  it('every codegen output (src/generated, test/generated, explorer/src/generated, the trusted documents) is what codegen prints (run `npm run codegen`)', async () => {
     const outputs = await generateFiles();
     expect(outputs.map((output) => output.filename).sort()).toEqual([
+      'explorer/src/generated/documentHashes.ts',
       'explorer/src/generated/operations.ts',
       'src/generated/operations.ts',
+      'src/generated/trustedDocuments.ts',
       'test/generated/operations.ts',
     ]);
     for (const output of outputs)
