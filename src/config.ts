@@ -131,6 +131,13 @@ const schema = z.object({
   CACHE_TTL_MS: wholeNumber(0, 600_000).default(5000),
   /** Which GraphQL operations run: registered ones by hash (`only`), text too (`also`), text only (`off`). */
   TRUSTED_DOCUMENTS: z.enum(TRUSTED_DOCUMENT_MODES).default('also'),
+  /**
+   * Where traces go, over OTLP/HTTP (OpenTelemetry's own variable; `/v1/traces` is added);
+   * absent: tracing is off and costs nothing. The other OTEL_EXPORTER_OTLP_* variables
+   * (headers, timeout) are read by the exporter itself.
+   */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
+  OTEL_SERVICE_NAME: z.string().min(1).max(200).default('memory-gateway'),
   /** How often a gateway process writes when each key was last used; 0: only at shutdown. */
   KEY_USE_FLUSH_MS: wholeNumber(0, 3_600_000).default(60_000),
   /**

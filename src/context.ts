@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { Tracer } from '@opentelemetry/api';
 import { type ErrorScope, GatewayError } from './errors.js';
 import type { LiveStreams } from './http/liveStreams.js';
 import { type BatchObserver, createLoaders, type Loaders } from './loaders.js';
@@ -48,6 +49,8 @@ export interface RequestContext {
   live: LiveStreams | null;
   /** Aborted when the client goes (a live stream then ends at once). */
   signal: AbortSignal;
+  /** Where this request's spans go (src/http/tracing.ts); null: tracing is off. */
+  tracer: Tracer | null;
   /**
    * A live stream's next event is resolved as a request of its own: a new instant, a new
    * database deadline and new loaders (a stream lives far longer than one request); the
@@ -84,6 +87,7 @@ export async function createRequestContext(
     live?: LiveStreams | null;
     /** Where a verified key's use is noted (the gateway's; absent: not noted). */
     keyUse?: KeyUseRecorder;
+    tracer?: Tracer | null;
   },
 ): Promise<RequestContext> {
   const readCache = options.readCache ?? null;
@@ -113,11 +117,13 @@ export async function createRequestContext(
       loaders ??= createLoaders(self.store, auth.workspaceId, self.now, {
         readCache,
         onBatch: options.onBatch,
+        tracer: options.tracer ?? null,
       });
       return loaders;
     },
     observed: { operation: null, problems: [] },
     live: options.live ?? null,
+    tracer: options.tracer ?? null,
     // Read when a stream or Yoga asks: on Node, the edge's request is a lightweight stand-in
     // that builds a whole WHATWG Request (and its AbortController) the first time its
     // signal or body is read, which a REST GET never needs.

@@ -1,7 +1,9 @@
+import type { Tracer } from '@opentelemetry/api';
 import DataLoader from 'dataloader';
 import { resolveTemporalSelection, type TemporalSelection } from './domain/factState.js';
 import { normalizeUuid } from './domain/ids.js';
 import { entityKey } from './domain/names.js';
+import { inSpan } from './spans.js';
 import type { Collections } from './store/database.js';
 import { findDataset } from './store/datasets.js';
 import type {
@@ -61,26 +63,34 @@ export interface GroupedLoaderSpec<K, V> {
 function groupedLoader<K, V>(
   spec: GroupedLoaderSpec<K, V>,
   onBatch?: BatchObserver,
+  tracer?: Tracer | null,
 ): DataLoader<K, V, string> {
+  const batch = async (keys: readonly K[]): Promise<V[]> => {
+    onBatch?.(spec.name, keys.length);
+    // Each key's group once: a group can take a selection's resolution to compute.
+    const groupOf = keys.map(spec.group);
+    const groups = new Map<string, K[]>();
+    keys.forEach((key, i) => {
+      const members = groups.get(groupOf[i]!);
+      if (members) members.push(key);
+      else groups.set(groupOf[i]!, [key]);
+    });
+    const answers = new Map<string, (key: K) => V>();
+    await Promise.all(
+      [...groups].map(async ([g, members]) =>
+        answers.set(g, await spec.load(members, members[0]!)),
+      ),
+    );
+    return keys.map((key, i) => answers.get(groupOf[i]!)!(key));
+  };
   return new DataLoader<K, V, string>(
-    async (keys) => {
-      onBatch?.(spec.name, keys.length);
-      // Each key's group once: a group can take a selection's resolution to compute.
-      const groupOf = keys.map(spec.group);
-      const groups = new Map<string, K[]>();
-      keys.forEach((key, i) => {
-        const members = groups.get(groupOf[i]!);
-        if (members) members.push(key);
-        else groups.set(groupOf[i]!, [key]);
-      });
-      const answers = new Map<string, (key: K) => V>();
-      await Promise.all(
-        [...groups].map(async ([g, members]) =>
-          answers.set(g, await spec.load(members, members[0]!)),
-        ),
-      );
-      return keys.map((key, i) => answers.get(groupOf[i]!)!(key));
-    },
+    // Traced, a batch is a span (the resolvers' reads summed up), its reads within it.
+    tracer
+      ? (keys) =>
+          inSpan(tracer, `dataloader.${spec.name}`, { 'dataloader.batch_size': keys.length }, () =>
+            batch(keys),
+          )
+      : batch,
     { cacheKeyFn: spec.cacheKey ?? ((key) => JSON.stringify(key)) },
   );
 }
@@ -120,11 +130,15 @@ export function createLoaders(
   db: Collections,
   workspaceId: string,
   now: Date,
-  options: { readCache?: ReadCache | null; onBatch?: BatchObserver | undefined } = {},
+  options: {
+    readCache?: ReadCache | null;
+    onBatch?: BatchObserver | undefined;
+    tracer?: Tracer | null;
+  } = {},
 ) {
-  const { onBatch, readCache = null } = options;
+  const { onBatch, readCache = null, tracer = null } = options;
   const tenant = (dataset: string): Tenant => ({ workspaceId, dataset });
-  const loader = <K, V>(spec: GroupedLoaderSpec<K, V>) => groupedLoader(spec, onBatch);
+  const loader = <K, V>(spec: GroupedLoaderSpec<K, V>) => groupedLoader(spec, onBatch, tracer);
 
   /**
    * One document per key, by one `$in` query per dataset, for the keys `alreadyRead` does

@@ -15,6 +15,7 @@ import { reportEmbeddedSize } from './embedded/sizeNotice.js';
 import { createGateway } from './http/app.js';
 import { createLogger, createMetrics, observeDatabase } from './http/observability.js';
 import { listen } from './http/server.js';
+import { startTracing, traceDatabase } from './http/tracing.js';
 import { serveGraphqlWebSocket } from './http/webSocket.js';
 import { openStore } from './openStore.js';
 import { databaseTimeouts } from './store/database.js';
@@ -25,13 +26,18 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.LOG_LEVEL);
   const metrics = createMetrics();
+  // Tracing only with an endpoint to send spans to: otherwise nothing is installed.
+  const tracing = config.OTEL_EXPORTER_OTLP_ENDPOINT
+    ? startTracing(config.OTEL_SERVICE_NAME)
+    : null;
   const store = await openStore(config, 'server', (line) => process.stderr.write(`${line}\n`), {
     // Fail fast when the database is unreachable: requests get a 503 within this bound
     // instead of hanging; the driver reconnects by itself when the database returns.
     ...databaseTimeouts(config.DB_TIMEOUT_MS),
-    monitorCommands: config.DB_COMMAND_METRICS,
+    monitorCommands: config.DB_COMMAND_METRICS || tracing !== null,
   });
   if (config.DB_COMMAND_METRICS) observeDatabase(store.database.client, metrics);
+  if (tracing) traceDatabase(store.database.client, tracing.tracer);
   const devKey = store.embedded
     ? await ensureDevelopmentData(store.database.collections, config.DATA_DIR, systemClock())
     : null;
@@ -48,6 +54,7 @@ async function main(): Promise<void> {
     readCacheTtlMs: config.CACHE_TTL_MS,
     keyUseFlushMs: config.KEY_USE_FLUSH_MS,
     trustedDocuments: config.TRUSTED_DOCUMENTS,
+    ...(tracing ? { tracer: tracing.tracer } : {}),
     dbTimeoutMs: config.DB_TIMEOUT_MS,
     workspaceConcurrency: config.WORKSPACE_CONCURRENCY ?? (store.embedded ? 2 : 16),
     workspaceQueue: config.WORKSPACE_QUEUE,
@@ -139,6 +146,10 @@ async function main(): Promise<void> {
     clearTimeout(timer);
     await gateway.flushKeyUse();
     await store.close();
+    // The last spans are sent before the process ends.
+    await tracing
+      ?.shutdown()
+      .catch((error: unknown) => logger.warn({ err: error }, 'could not send the last traces'));
     logger.info('stopped');
     process.exit(code);
   };

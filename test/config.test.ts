@@ -35,6 +35,7 @@ describe('loadConfig', () => {
       CACHE_TTL_MS: 5000,
       KEY_USE_FLUSH_MS: 60000,
       TRUSTED_DOCUMENTS: 'also',
+      OTEL_SERVICE_NAME: 'memory-gateway',
       LIVE_POLL_MS: 1000,
       LIVE_STREAMS: 1000,
       LIVE_STREAMS_PER_KEY: 20,
@@ -117,6 +118,9 @@ describe('loadConfig', () => {
     );
     expect(() => loadConfig({ CACHE_TTL_MS: '5s' })).toThrow(/CACHE_TTL_MS="5s" must be a number/);
     expect(() => loadConfig({ TRUSTED_DOCUMENTS: 'some' })).toThrow(/TRUSTED_DOCUMENTS/);
+    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' })).toThrow(
+      /OTEL_EXPORTER_OTLP_ENDPOINT/,
+    );
     expect(() => loadConfig({ DB_TIMEOUT_MS: 'soon' })).toThrow(
       /DB_TIMEOUT_MS="soon" must be a number/,
     );
@@ -144,6 +148,8 @@ describe('loadConfig', () => {
         CACHE_TTL_MS: '0',
         KEY_USE_FLUSH_MS: '0',
         TRUSTED_DOCUMENTS: 'only',
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+        OTEL_SERVICE_NAME: 'gateway-eu',
         DB_COMMAND_METRICS: 'true',
         LIVE_POLL_MS: '250',
         LIVE_STREAMS: '10',
@@ -167,6 +173,8 @@ describe('loadConfig', () => {
       CACHE_TTL_MS: 0,
       KEY_USE_FLUSH_MS: 0,
       TRUSTED_DOCUMENTS: 'only',
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+      OTEL_SERVICE_NAME: 'gateway-eu',
       DB_COMMAND_METRICS: true,
       LIVE_POLL_MS: 250,
       LIVE_STREAMS: 10,

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { OpenAPIHono } from '@hono/zod-openapi';
+import { type Span, SpanStatusCode, type Tracer } from '@opentelemetry/api';
 import { shouldRenderGraphiQL } from 'graphql-yoga';
 import type { Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
@@ -12,6 +13,7 @@ import { ERROR_STATUS, type ErrorCode, maskError } from '../errors.js';
 import { errorResponse, errorResponseFor, graphqlErrorBody } from '../rest/errorBodies.js';
 import { mountRestRoutes, REST_PATHS } from '../rest/routes.js';
 import { errorShapeOf, surfaceOf } from '../rest/surfaces.js';
+import { inSpan } from '../spans.js';
 import { type Database, pingDatabase } from '../store/database.js';
 import { createReadCache } from '../store/readCache.js';
 import { type KeyUseRecorder, keyUseRecorder } from '../store/workspaces.js';
@@ -61,6 +63,11 @@ export interface GatewayOptions extends YogaOptions {
    */
   workspaceConcurrency?: number;
   workspaceQueue?: number;
+  /**
+   * Where spans go (src/http/tracing.ts; the server passes one when OTEL_EXPORTER_OTLP_ENDPOINT
+   * is set); absent: no span is made and nothing is wrapped.
+   */
+  tracer?: Tracer;
   /** Origins whose pages may call GraphQL and REST (`*`: any); absent or empty: none. */
   corsOrigins?: CorsOrigins;
   /**
@@ -167,7 +174,11 @@ export function createGateway(options: GatewayOptions) {
 }
 
 /** Request id, in-flight count, access log and request metrics, around everything. */
-function observeRequests(app: EdgeApp, { logger, metrics }: GatewayOptions, lifecycle: Lifecycle) {
+function observeRequests(
+  app: EdgeApp,
+  { logger, metrics, tracer }: GatewayOptions,
+  lifecycle: Lifecycle,
+) {
   app.use('*', async (c, next) => {
     const started = performance.now();
     const incoming = c.req.header('x-request-id');
@@ -175,7 +186,8 @@ function observeRequests(app: EdgeApp, { logger, metrics }: GatewayOptions, life
     c.set('requestId', requestId);
     lifecycle.inFlight++;
     try {
-      await next();
+      if (tracer) await inSpan(tracer, `HTTP ${c.req.method}`, {}, (span) => traced(c, next, span));
+      else await next();
     } finally {
       lifecycle.inFlight--;
       setResponseHeader(c, 'x-request-id', requestId);
@@ -214,6 +226,25 @@ function observeRequests(app: EdgeApp, { logger, metrics }: GatewayOptions, life
       }
     }
   });
+}
+
+/**
+ * The request's own span, the parent of everything it runs: named by method and route
+ * (the route's pattern, never the path a client sent), with its status, request id and
+ * GraphQL operation once answered.
+ */
+async function traced(c: Context<GatewayEnv>, next: () => Promise<void>, span: Span) {
+  span.setAttributes({
+    'http.request.method': c.req.method,
+    'gateway.request_id': c.get('requestId'),
+  });
+  await next();
+  const route = c.req.routePath && c.req.routePath !== '/*' ? c.req.routePath : 'unmatched';
+  span.updateName(`${c.req.method} ${route}`);
+  span.setAttributes({ 'http.route': route, 'http.response.status_code': c.res.status });
+  const operation = c.get('requestContext')?.observed.operation;
+  if (operation) span.setAttribute('graphql.operation.name', operation);
+  if (c.res.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
 }
 
 /**
@@ -286,6 +317,7 @@ function guardApiRoutes(
       readCache,
       live,
       keyUse,
+      tracer: options.tracer ?? null,
       ...(metrics
         ? {
             onBatch: (loader: string, size: number) =>

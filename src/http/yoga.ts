@@ -1,4 +1,5 @@
 import { useGraphQlJit } from '@envelop/graphql-jit';
+import type { Tracer } from '@opentelemetry/api';
 import {
   type DocumentNode,
   type GraphQLError,
@@ -19,6 +20,7 @@ import { describeIssues, illFormedText } from '../validation.js';
 import { type Metrics, type OperationLabels, operationLabels } from './observability.js';
 import { queryLimitPlugins } from './queryLimits.js';
 import { sharedEventExecution } from './sharedEvents.js';
+import { graphqlTracing } from './tracing.js';
 import { trustedDocumentPlugins } from './trustedDocuments.js';
 
 export interface YogaOptions {
@@ -34,6 +36,8 @@ export interface YogaOptions {
   metrics?: Metrics;
   /** Which operations run: registered ones by hash, text, or both (default `also`). */
   trustedDocuments?: TrustedDocumentMode;
+  /** Spans for GraphQL's phases (absent: none). */
+  tracer?: Tracer;
 }
 
 const INTROSPECTION_FIELDS = new Set(['__schema', '__type', '__typename']);
@@ -191,6 +195,8 @@ export function createGraphqlYoga(options: YogaOptions = {}) {
     logging: false,
     maskedErrors: { maskError: (error) => maskError(error) },
     plugins: [
+      // First, so each phase's span holds every other plugin's work in it.
+      ...(options.tracer ? [graphqlTracing(options.tracer)] : []),
       // A registered document's hash becomes its text before anything else reads the request.
       ...trustedDocumentPlugins(options.trustedDocuments ?? 'also'),
       ...(introspection ? [] : [disableIntrospection]),

@@ -1,11 +1,12 @@
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
-import type { DocumentNode } from 'graphql';
+import { type DocumentNode, getOperationAST } from 'graphql';
 import { type CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit';
 import type { RequestContext } from '../context.js';
 import { badInput, ERROR_STATUS, type ErrorCode, GatewayError, maskError } from '../errors.js';
 import { scopesOf } from '../schema/authScopes.js';
 import { schema } from '../schema/index.js';
 import { authorizeOperation } from '../schema/operationScopes.js';
+import { inSpan } from '../spans.js';
 import { describeIssues, illFormedText } from '../validation.js';
 
 /**
@@ -31,7 +32,12 @@ export async function runOperation<TResult, TVariables extends Record<string, un
     fields: false,
   });
   if (refusal) throw refusal;
-  const result = await compiled(document).query(undefined, ctx, variables);
+  // The route's operation names the request in the access log, the metrics and its span.
+  ctx.observed.operation ??= getOperationAST(document)?.name?.value ?? null;
+  const run = () => compiled(document).query(undefined, ctx, variables);
+  const result = await (ctx.tracer
+    ? inSpan(ctx.tracer, 'graphql.execute', named(document), run)
+    : run());
   const [first] = result.errors ?? [];
   if (first) {
     const masked = maskError(first);
@@ -42,6 +48,15 @@ export async function runOperation<TResult, TVariables extends Record<string, un
     );
   }
   return result.data as TResult;
+}
+
+/** A REST operation's span attributes: its type and name (never its variables). */
+function named(document: DocumentNode) {
+  const operation = getOperationAST(document);
+  return {
+    'graphql.operation.type': operation?.operation ?? 'query',
+    'graphql.operation.name': operation?.name?.value ?? '',
+  };
 }
 
 const compiledQueries = new WeakMap<DocumentNode, CompiledQuery>();

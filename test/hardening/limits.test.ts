@@ -188,10 +188,11 @@ describe('request ids, logs and metrics', () => {
     expect(bad.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
     const rest = await t.request('/v1/memory/semantic/datasets/user_42/facts', { key: other });
     const restLine = logLines.find((l) => l.requestId === rest.headers.get('x-request-id'));
+    // A REST route's line names the operation it runs.
     expect(restLine).toMatchObject({
       route: '/v1/memory/semantic/datasets/:dataset/facts',
       status: 200,
-      operation: null,
+      operation: 'MemorySodaListFacts',
     });
   });
 
