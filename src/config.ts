@@ -103,6 +103,14 @@ const schema = z.object({
    * keys may share an address: a backend, a NAT); 0 turns it off.
    */
   RATE_LIMIT_PER_ADDRESS_PER_MINUTE: wholeNumber(0, 10_000_000).default(3600),
+  /**
+   * Where the rate limits count: `database` (shared by every replica of the database, with
+   * this process's own count while the database is slower than RATE_LIMIT_STORE_TIMEOUT_MS)
+   * or `process` (each process its own). Default `database` with MONGODB_URI (replicas),
+   * `process` on the embedded store (one gateway; src/main.ts).
+   */
+  RATE_LIMIT_STORE: z.enum(['database', 'process']).optional(),
+  RATE_LIMIT_STORE_TIMEOUT_MS: wholeNumber(10, 60_000).default(200),
   /** How long a client may take to send a request's headers. */
   HEADERS_TIMEOUT_MS: wholeNumber(1000, 600_000).default(10_000),
   /** How long a client may take to send a whole request, body included (at least HEADERS_TIMEOUT_MS). */

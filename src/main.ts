@@ -50,6 +50,8 @@ async function main(): Promise<void> {
     introspection: config.GRAPHQL_INTROSPECTION,
     rateLimitPerMinute: config.RATE_LIMIT_PER_MINUTE,
     rateLimitPerAddressPerMinute: config.RATE_LIMIT_PER_ADDRESS_PER_MINUTE,
+    rateLimitStore: config.RATE_LIMIT_STORE ?? (store.embedded ? 'process' : 'database'),
+    rateLimitStoreTimeoutMs: config.RATE_LIMIT_STORE_TIMEOUT_MS,
     bodyLimitBytes: config.BODY_LIMIT_BYTES,
     readCacheTtlMs: config.CACHE_TTL_MS,
     keyUseFlushMs: config.KEY_USE_FLUSH_MS,

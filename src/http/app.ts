@@ -6,7 +6,7 @@ import type { Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { Logger } from 'pino';
-import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { type Clock, systemClock } from '../clock.js';
 import { createRequestContext, type GatewayEnv, unauthenticated } from '../context.js';
 import { ERROR_STATUS, type ErrorCode, maskError } from '../errors.js';
@@ -15,6 +15,7 @@ import { mountRestRoutes, REST_PATHS } from '../rest/routes.js';
 import { errorShapeOf, surfaceOf } from '../rest/surfaces.js';
 import { inSpan } from '../spans.js';
 import { type Database, pingDatabase } from '../store/database.js';
+import { removeEndedRateLimits, sharedRateLimiter } from '../store/rateLimits.js';
 import { createReadCache } from '../store/readCache.js';
 import { type KeyUseRecorder, keyUseRecorder } from '../store/workspaces.js';
 import { mountApiDocs } from './apiDocs.js';
@@ -37,6 +38,13 @@ export interface GatewayOptions extends YogaOptions {
   metrics?: Metrics;
   /** Requests per minute per API key; 0 or absent: no limit. */
   rateLimitPerMinute?: number;
+  /**
+   * Where the rate limits count (RATE_LIMIT_STORE): `database`, shared by every process of
+   * the database (store/rateLimits.ts), or `process` (each its own; the default here).
+   */
+  rateLimitStore?: 'database' | 'process';
+  /** How long a shared count may take before this process counts alone (default 200 ms). */
+  rateLimitStoreTimeoutMs?: number;
   /**
    * Requests per minute per client address, checked before the key is looked up, so a
    * flood of made-up keys costs no database reads; 0 or absent: no limit.
@@ -82,6 +90,9 @@ export interface GatewayOptions extends YogaOptions {
    */
   live?: Partial<LiveStreamOptions>;
 }
+
+/** How often a process removes the shared rate limits' ended windows. */
+const RATE_LIMIT_SWEEP_MS = 10 * 60_000;
 
 /** The live-stream limits' defaults, as src/config.ts's. */
 const LIVE_DEFAULTS = { pollMs: 1000, maxStreams: 1000, maxStreamsPerKey: 20, bufferLimit: 1000 };
@@ -140,6 +151,18 @@ export function createGateway(options: GatewayOptions) {
   const flushEvery = options.keyUseFlushMs ?? 60_000;
   const flushTimer = flushEvery > 0 ? setInterval(flushKeyUse, flushEvery) : null;
   flushTimer?.unref();
+  // Shared rate limits: their ended windows removed now and then (FerretDB has no TTL).
+  const sweepTimer =
+    options.rateLimitStore === 'database'
+      ? setInterval(
+          () =>
+            removeEndedRateLimits(options.database, (options.clock ?? systemClock)()).catch(
+              (error: unknown) => options.logger?.warn({ err: error }, 'rate limits not swept'),
+            ),
+          RATE_LIMIT_SWEEP_MS,
+        )
+      : null;
+  sweepTimer?.unref();
   observeRequests(app, options, lifecycle);
   checkHosts(app, options);
   serveProbes(app, options, lifecycle);
@@ -165,6 +188,7 @@ export function createGateway(options: GatewayOptions) {
       lifecycle.shuttingDown = true;
       live.close();
       if (flushTimer) clearInterval(flushTimer);
+      if (sweepTimer) clearInterval(sweepTimer);
     },
     /** Writes when each key was last used, noted since the last write (the count of keys). */
     flushKeyUse,
@@ -301,13 +325,23 @@ function guardApiRoutes(
   const clock = options.clock ?? systemClock;
   const readCache = createReadCache(options.readCacheTtlMs ?? 0);
   const bodyLimitBytes = options.bodyLimitBytes ?? 1024 * 1024;
-  const perMinute = (points: number | undefined) =>
-    points && points > 0 ? new RateLimiterMemory({ points, duration: 60 }) : null;
-  const keyLimiter = perMinute(options.rateLimitPerMinute);
+  const shared = options.rateLimitStore === 'database';
+  const perMinute = (name: string, points: number | undefined): RateLimiterAbstract | null =>
+    !points || points <= 0
+      ? null
+      : shared
+        ? sharedRateLimiter(options.database, {
+            name,
+            points,
+            durationSeconds: 60,
+            timeoutMs: options.rateLimitStoreTimeoutMs ?? 200,
+          })
+        : new RateLimiterMemory({ points, duration: 60 });
+  const keyLimiter = perMinute('key', options.rateLimitPerMinute);
   const concurrency = options.workspaceConcurrency ?? 2;
   const workspaces =
     concurrency > 0 ? workspaceLimiter({ concurrency, queue: options.workspaceQueue ?? 32 }) : null;
-  const addressLimiter = perMinute(options.rateLimitPerAddressPerMinute);
+  const addressLimiter = perMinute('address', options.rateLimitPerAddressPerMinute);
   /** The request context: built once per request, the same for GraphQL, REST and WebSocket. */
   const contextOf = (request: Request, requestId: string) =>
     createRequestContext(request, store, {
@@ -330,7 +364,7 @@ function guardApiRoutes(
   async function rateLimited(
     c: Context<GatewayEnv>,
     next: () => Promise<void>,
-    limiter: RateLimiterMemory,
+    limiter: RateLimiterAbstract,
     who: string,
   ): Promise<Response | undefined> {
     try {

@@ -15,6 +15,7 @@ import type {
   MemoryDoc,
   MemoryVersionDoc,
   MigrationDoc,
+  RateLimitDoc,
   RestorationDoc,
   WorkspaceDoc,
 } from './documents.js';
@@ -39,6 +40,7 @@ export interface Collections {
   audit: Collection<AuditDoc>;
   migrations: Collection<MigrationDoc>;
   changes: Collection<ChangeDoc>;
+  rateLimits: Collection<RateLimitDoc>;
 }
 
 export function collections(db: Db): Collections {
@@ -60,6 +62,7 @@ export function collections(db: Db): Collections {
     audit: db.collection('audit'),
     migrations: db.collection('migrations'),
     changes: db.collection('changes'),
+    rateLimits: db.collection('rateLimits'),
   };
 }
 
@@ -73,6 +76,8 @@ export interface IndexSpec {
    * tenant, and a query may use it only with the workspace bound (docs/SCALING.md).
    */
   allTenants?: string;
+  /** One document per key value (the database refuses a second). */
+  unique?: true;
 }
 
 /**
@@ -230,6 +235,20 @@ export const INDEXES: { [K in keyof Collections]: IndexSpec[] } = {
   ],
   // Read by `_id` only.
   migrations: [],
+  rateLimits: [
+    {
+      key: { key: 1 },
+      name: 'key',
+      unique: true,
+      allTenants:
+        'a rate limit counts per API key or client address, across workspaces; one counter per limited key, so racing first requests share it',
+    },
+    {
+      key: { expire: 1 },
+      name: 'expire',
+      allTenants: 'the periodic removal of ended windows, in every workspace',
+    },
+  ],
   changes: [
     { key: { workspaceId: 1, dataset: 1, seq: 1 }, name: 'tenant_seq' },
     { key: { workspaceId: 1, dataset: 1, redacted: 1, seq: 1 }, name: 'tenant_served_seq' },
@@ -263,7 +282,9 @@ type DocumentOf<K extends keyof Collections> =
  * check that. Every collection's `_id` is a string, which the database checks too.
  */
 export const SCALAR_FIELDS: {
-  [K in keyof Collections]: {
+  // The rate limit counters are rate-limiter-flexible's documents, with ObjectId ids: left
+  // undeclared, they are stored and queried as FerretDB does by itself.
+  [K in Exclude<keyof Collections, 'rateLimits'>]: {
     [F in Exclude<keyof DocumentOf<K>, '_id'> & string]?: ScalarTypeOf<DocumentOf<K>[F]>;
   };
 } = {
@@ -404,7 +425,10 @@ async function ensureIndexes(db: Collections): Promise<void> {
   await Promise.all(
     (Object.keys(INDEXES) as (keyof Collections)[]).flatMap((name) =>
       INDEXES[name].map((index) =>
-        (db[name] as unknown as Collection).createIndex(index.key, { name: index.name }),
+        (db[name] as unknown as Collection).createIndex(index.key, {
+          name: index.name,
+          ...(index.unique ? { unique: true } : {}),
+        }),
       ),
     ),
   );

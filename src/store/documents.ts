@@ -1,3 +1,4 @@
+import type { ObjectId } from 'mongodb';
 import type { Scope } from '../domain/apiKey.js';
 import { documentId, normalizeUuid } from '../domain/ids.js';
 import { type EntityType, entityKey, predicateKey } from '../domain/names.js';
@@ -42,6 +43,19 @@ export interface ApiKeyDoc {
   expiresAt?: Date | null;
   /** The key that made it through the API; null or absent: the CLI made it. */
   createdBy?: string | null;
+}
+
+/**
+ * A rate limit's count for one key in one window (store/rateLimits.ts): the document
+ * rate-limiter-flexible's MongoDB store writes, `key` being the limiter's name and the
+ * limited key or address.
+ */
+export interface RateLimitDoc {
+  _id: ObjectId;
+  key: string;
+  points: number;
+  /** When the window ends (null: never). */
+  expire: Date | null;
 }
 
 /**

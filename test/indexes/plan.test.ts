@@ -272,9 +272,16 @@ describe('INDEXES and the scalar declarations', () => {
   // Arrays the store indexes (multikey); every other indexed field is one scalar type.
   const ARRAYS = new Set(['recallTerms']);
 
+  // Rate limit counters are a library's documents (ObjectId ids): not declared at all.
+  const UNDECLARED = new Set(['rateLimits']);
+
   it('declare every field an index names scalar, except the arrays', () => {
     let checked = 0;
     for (const [collection, indexes] of Object.entries(INDEXES)) {
+      if (UNDECLARED.has(collection)) {
+        expect(collection in SCALAR_FIELDS, collection).toBe(false);
+        continue;
+      }
       const declared = SCALAR_FIELDS[collection as keyof typeof SCALAR_FIELDS] as Record<
         string,
         string
