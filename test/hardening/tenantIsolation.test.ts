@@ -1,5 +1,6 @@
 import { Kind, parse } from 'graphql';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { parseApiKey } from '../../src/domain/apiKey.js';
 import type { Collections } from '../../src/store/database.js';
 import { openTestGateway, type TestGateway } from '../helpers/gateway.js';
 
@@ -688,6 +689,36 @@ describe("beta's admin key against alpha's data", () => {
         }
       }
     }
+  });
+
+  it('GraphQL key management: beta lists, makes and revokes its own keys only', async () => {
+    const alphaKeyId = parseApiKey(alphaKey)!.keyId;
+    const listed = await asBeta('{ apiKeys { keyId name createdBy } apiKeyEvents { keyId by } }');
+    expect(listed.body.errors).toBeUndefined();
+    expect(JSON.stringify(listed.body.data)).not.toContain(alphaKeyId);
+    expectNothingOfAlpha(listed.body.data);
+    // Alpha's key, by its id or pasted whole, is not found (nor revoked).
+    for (const keyId of [alphaKeyId, alphaKey]) {
+      const { body } = await asBeta(
+        'mutation($keyId: ID!) { revokeApiKey(keyId: $keyId) { revoked apiKey { keyId } } }',
+        { keyId },
+      );
+      expectCode(body, 'NOT_FOUND');
+      expect(JSON.stringify(body)).not.toContain(alphaKeyId);
+    }
+    expect((await graphql(alphaKey, '{ viewer { workspace } }')).status).toBe(200);
+    // A key beta makes is beta's: it reads nothing of alpha.
+    const made = await asBeta(
+      'mutation { createApiKey(name: "beta tool", scopes: [READ]) { key apiKey { keyId } } }',
+    );
+    expect(made.body.errors).toBeUndefined();
+    const betaTool = (made.body.data as never as { createApiKey: { key: string } }).createApiKey
+      .key;
+    const seen = await graphql(
+      betaTool,
+      '{ viewer { workspace } dataset(name: "alpha_private") { name } }',
+    );
+    expect(seen.body.data).toEqual({ viewer: { workspace: 'beta' }, dataset: null });
   });
 
   it('GraphQL eraseEpisode, eraseDataset: zero counts for alpha’s episodes and alpha-only datasets', async () => {
