@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { prng } from '../../bench/generate.js';
 import { analyze } from '../../src/domain/recallTerms.js';
 import { importJsonl } from '../../src/transfer/importJsonl.js';
 import { DEMO } from '../helpers/demo.js';
@@ -117,15 +118,6 @@ describe('recall replayed on the demo dataset', () => {
 
 const WORDS = ['apple', 'banana', 'cherries', 'driving', 'engines', 'falcon', 'garden', 'harbour'];
 const PREDICATES = ['likes', 'drives', 'visited', 'owns', 'is allergic to'];
-
-/** A small deterministic PRNG, so a failure replays. */
-function prng(seed: number) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s * 1_664_525 + 1_013_904_223) >>> 0;
-    return s / 2 ** 32;
-  };
-}
 
 interface GeneratedFact {
   factId: string;
