@@ -15,7 +15,7 @@ import { reportEmbeddedSize } from './embedded/sizeNotice.js';
 import { createGateway } from './http/app.js';
 import { createLogger, createMetrics, observeDatabase } from './http/observability.js';
 import { listen } from './http/server.js';
-import { startTracing, traceDatabase } from './http/tracing.js';
+import { traceDatabase } from './http/tracing.js';
 import { serveGraphqlWebSocket } from './http/webSocket.js';
 import { openStore } from './openStore.js';
 import { databaseTimeouts } from './store/database.js';
@@ -28,7 +28,7 @@ async function main(): Promise<void> {
   const metrics = createMetrics();
   // Tracing only with an endpoint to send spans to: otherwise nothing is installed.
   const tracing = config.OTEL_EXPORTER_OTLP_ENDPOINT
-    ? startTracing(config.OTEL_SERVICE_NAME)
+    ? (await import('./http/tracingExport.js')).startTracing(config.OTEL_SERVICE_NAME)
     : null;
   const store = await openStore(config, 'server', (line) => process.stderr.write(`${line}\n`), {
     // Fail fast when the database is unreachable: requests get a 503 within this bound

@@ -6,9 +6,6 @@ import {
   type Tracer,
   trace,
 } from '@opentelemetry/api';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BatchSpanProcessor, NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { CommandStartedEvent, MongoClient } from 'mongodb';
@@ -22,25 +19,9 @@ import { inSpan } from '../spans.js';
  * DataLoader batch (the resolvers' reads, summed up per batch), and each MongoDB command
  * (from the driver's command monitoring). Spans carry names, routes and counts, never an
  * argument's value or stored content (no dataset name, no filter, no text). Without the
- * endpoint, none of this is installed: no span is made and nothing is wrapped.
+ * endpoint, none of this is installed: no span is made, nothing is wrapped, and the SDK
+ * (tracingExport.ts) is not even loaded.
  */
-
-/** Starts the SDK exporting over OTLP/HTTP (the endpoint and headers from OTEL_* variables). */
-export function startTracing(serviceName: string): {
-  tracer: Tracer;
-  shutdown: () => Promise<void>;
-} {
-  const provider = new NodeTracerProvider({
-    resource: resourceFromAttributes({ 'service.name': serviceName }),
-    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())],
-  });
-  // The global context manager (AsyncLocalStorage): a span is the parent of what runs in it.
-  provider.register();
-  return {
-    tracer: provider.getTracer('bitemporal-memory-gateway'),
-    shutdown: () => provider.shutdown(),
-  };
-}
 
 /** GraphQL's phases as spans, each the parent of what runs in it (Yoga's instrumentation). */
 export function graphqlTracing(tracer: Tracer): Plugin<RequestContext> {
