@@ -39,9 +39,10 @@ export interface RequestContext {
   /**
    * What the edge reports about this request once it is answered (logs, metrics):
    * `problems` are failures the answer survived (a side write that did not land), logged as
-   * a warning so none goes unseen.
+   * a warning so none goes unseen; `failure` is what made a GraphQL answer fail unexpectedly
+   * (the client sees the masked message; the request's error log line shows this).
    */
-  observed: { operation: string | null; problems: string[] };
+  observed: { operation: string | null; problems: string[]; failure?: unknown };
   /**
    * Live streams (src/http/liveStreams.ts); null where none are served (a context built
    * outside the gateway's edge).

@@ -244,7 +244,13 @@ function observeRequests(
       // that hung up before the answer is not.
       if (c.res.status >= 500 && !c.req.raw.signal.aborted) {
         logger?.error(
-          { requestId, method: c.req.method, route, status: c.res.status, err: c.get('failure') },
+          {
+            requestId,
+            method: c.req.method,
+            route,
+            status: c.res.status,
+            err: c.get('failure') ?? ctx?.observed.failure,
+          },
           'request failed',
         );
       }

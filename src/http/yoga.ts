@@ -12,7 +12,7 @@ import { getVariableValues } from 'graphql/execution/values.js';
 import { createYoga, type Plugin } from 'graphql-yoga';
 import type { TrustedDocumentMode } from '../config.js';
 import { type RequestContext, unauthenticated } from '../context.js';
-import { badInput, maskError } from '../errors.js';
+import { badInput, GatewayError, maskError } from '../errors.js';
 import { scopesOf } from '../schema/authScopes.js';
 import { schema } from '../schema/index.js';
 import { authorizeOperation } from '../schema/operationScopes.js';
@@ -114,7 +114,20 @@ function observeOperations(labels: OperationLabels, metrics?: Metrics): Plugin<R
       : null;
   };
   return {
-    onExecute: name,
+    onExecute(payload) {
+      name(payload);
+      const ctx = payload.args.contextValue;
+      // Before Yoga masks them: an error no GatewayError describes, for the error log line.
+      return {
+        onExecuteDone({ result }) {
+          if (Array.isArray(result) || Symbol.asyncIterator in result) return;
+          const unexpected = result.errors?.find(
+            (error) => error.originalError && !(error.originalError instanceof GatewayError),
+          );
+          if (unexpected) ctx.observed.failure ??= unexpected.originalError;
+        },
+      };
+    },
     onSubscribe: name,
     onResultProcess({ result, serverContext }) {
       if (!metrics || Array.isArray(result) || Symbol.asyncIterator in result) return;

@@ -42,10 +42,13 @@ export async function runOperation<TResult, TVariables extends Record<string, un
   if (first) {
     const masked = maskError(first);
     const code = masked.extensions.code as string;
-    throw new GatewayError(
+    const error = new GatewayError(
       code in ERROR_STATUS ? (code as ErrorCode) : 'INTERNAL_SERVER_ERROR',
       masked.message,
     );
+    // The client sees the masked message; the request's error log line shows what failed.
+    error.cause = first.originalError ?? first;
+    throw error;
   }
   return result.data as TResult;
 }

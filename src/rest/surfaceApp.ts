@@ -35,6 +35,10 @@ export function surfaceApp(surface: Surface): OpenAPIHono<GatewayEnv> {
         return errorResponse(c, surface, 'BAD_USER_INPUT', describeIssues(result.error.issues));
     },
   });
-  app.onError((error, c) => errorResponseFor(c, surface, error));
+  app.onError((error, c) => {
+    // For the request's error log line, if it answers 5xx (src/http/app.ts).
+    c.set('failure', error);
+    return errorResponseFor(c, surface, error);
+  });
   return app;
 }

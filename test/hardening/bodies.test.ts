@@ -350,6 +350,41 @@ describe('5xx answers are logged', () => {
     expect(JSON.stringify(line)).toContain('boom: an unexpected failure');
   });
 
+  it('a failure inside a REST route or a GraphQL resolver is logged with its cause', async () => {
+    const db = t.database.collections;
+    const original = db.facts.find.bind(db.facts);
+    db.facts.find = (() => {
+      throw new Error('boom: the facts could not be read');
+    }) as unknown as typeof db.facts.find;
+    try {
+      const rest = await t.request('/v1/memory/semantic/datasets/user_42/facts', {
+        key,
+        headers: { 'x-request-id': 'req-500-rest' },
+      });
+      expect(rest.status).toBe(500);
+      expect(await rest.json()).toEqual({ error: GENERIC_ERROR_MESSAGE });
+      const graphql = await t.request('/graphql', {
+        method: 'POST',
+        key,
+        headers: { 'content-type': 'application/json', 'x-request-id': 'req-500-graphql' },
+        body: JSON.stringify({
+          query: '{ dataset(name: "user_42") { facts(first: 1) { totalCount } } }',
+        }),
+      });
+      expect(graphql.status).toBe(500);
+      const body = await graphql.json();
+      expect(body.errors[0].message).toBe(GENERIC_ERROR_MESSAGE);
+      expect(JSON.stringify(body)).not.toContain('boom');
+    } finally {
+      db.facts.find = original;
+    }
+    for (const requestId of ['req-500-rest', 'req-500-graphql']) {
+      const line = logLines.find((l) => l.requestId === requestId && l.level === 50);
+      expect(line).toMatchObject({ msg: 'request failed', status: 500 });
+      expect(JSON.stringify(line)).toContain('boom: the facts could not be read');
+    }
+  });
+
   it('a client that hung up is not an error', async () => {
     const db = t.database.collections;
     const original = db.apiKeys.findOne.bind(db.apiKeys);
