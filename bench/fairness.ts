@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import type { Logger } from 'pino';
 import { exitOnHelp } from '../src/cli/help.js';
 import { DEMO_DATASET, loadDemoDataset } from '../src/demo/seed.js';
 import { type RunningFerretDb, startFerretDb } from '../src/embedded/ferretdb.js';
@@ -57,6 +58,8 @@ export async function runFairness(options: {
    */
   indexServed?: boolean;
   log?: (line: string) => void;
+  /** The gateway's logger: its error lines say why a request failed. */
+  logger?: Logger;
 }): Promise<FairnessReport> {
   const log = options.log ?? (() => {});
   const dir = mkdtempSync(join(tmpdir(), 'memory-gateway-fairness-'));
@@ -88,6 +91,7 @@ export async function runFairness(options: {
       const gateway = createGateway({
         database,
         dbTimeoutMs: options.dbTimeoutMs,
+        ...(options.logger ? { logger: options.logger } : {}),
         ...(options.workspaceConcurrency === undefined
           ? {}
           : { workspaceConcurrency: options.workspaceConcurrency }),
