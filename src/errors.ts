@@ -26,8 +26,8 @@ export const ERROR_STATUS = {
   /** The request used up its time for the database (DB_TIMEOUT_MS): it was stopped there. */
   DATABASE_TIMEOUT: 503,
   /**
-   * The database stopped answering after a write began: it may have been done. Retrying
-   * with the same id is safe (src/store/writeOutcome.ts).
+   * The database stopped answering (or failed a command) after a write began: it may have
+   * been done. Retrying with the same id is safe (src/store/writeOutcome.ts).
    */
   WRITE_OUTCOME_UNKNOWN: 503,
   /**
@@ -94,7 +94,7 @@ function requestErrorCode(message: string): string {
 
 /** What a write whose outcome is unknown answers: what happened, and what to do. */
 export const WRITE_OUTCOME_UNKNOWN_MESSAGE =
-  'The database stopped answering after this write began, so it may or may not have been done. Retrying it with the same id is safe: a retry completes it or answers that it was done (recordEpisode: the same episodeId, or the same episode without one)';
+  'The database stopped answering or failed after this write began, so it may or may not have been done. Retrying it with the same id is safe: a retry completes it or answers that it was done (recordEpisode: the same episodeId, or the same episode without one)';
 
 /**
  * The one place unknown errors are turned into client-safe ones: a GatewayError (or a

@@ -2,6 +2,7 @@ import {
   MongoNetworkError,
   MongoOperationTimeoutError,
   MongoServerClosedError,
+  MongoServerError,
   MongoServerSelectionError,
   MongoTopologyClosedError,
 } from 'mongodb';
@@ -58,8 +59,18 @@ function isBeforeSending(error: unknown): boolean {
 export class WriteOutcomeUnknownError extends Error {
   override name = 'WriteOutcomeUnknownError';
   constructor(override readonly cause: unknown) {
-    super('The database stopped answering after this write began; it may have been done');
+    super('The database stopped answering or failed after this write began; it may have been done');
   }
+}
+
+/**
+ * A command the database answered with an error the store does not expect (its own
+ * refusals and duplicate keys are decided before they escape): after a write went out,
+ * as unknown an outcome as a lost connection. The embedded FerretDB answers an internal
+ * error for a SQLite failure in the middle of a command, which may have written part of it.
+ */
+function isDatabaseFailure(error: unknown): boolean {
+  return error instanceof MongoServerError;
 }
 
 /** Writes that change one document: a duplicate key from one of them wrote nothing. */
@@ -104,6 +115,8 @@ export function watchWrites(db: Collections): {
   return {
     collections,
     failure: (error) =>
-      mayHaveWritten && isDatabaseUnavailable(error) ? new WriteOutcomeUnknownError(error) : error,
+      mayHaveWritten && (isDatabaseUnavailable(error) || isDatabaseFailure(error))
+        ? new WriteOutcomeUnknownError(error)
+        : error,
   };
 }

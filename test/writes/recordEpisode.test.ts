@@ -3,6 +3,7 @@ import {
   type Document,
   type Filter,
   MongoNetworkError,
+  MongoServerError,
   MongoServerSelectionError,
   type TopologyDescription,
 } from 'mongodb';
@@ -684,6 +685,26 @@ describe('what a write answers when the database is lost', () => {
     expect(live.body.data!.dataset!.facts.edges.map((e) => e.node.object)).toEqual(['trains']);
   });
 
+  it('a command failed by the database after a write went out: WRITE_OUTCOME_UNKNOWN, and the retry completes it', async () => {
+    // What the embedded FerretDB answers when SQLite fails in the middle of a command.
+    const internal = () =>
+      new MongoServerError({
+        ok: 0,
+        code: 1,
+        codeName: 'InternalError',
+        errmsg: 'interrupted (9)',
+      });
+    const input = { episode: episode(), facts: [fact('user', 'prefers', 'ferries')] };
+    const spy = failOnce('facts', 'insertMany', internal, true);
+    const { status, body } = await record('outcomes internal', input);
+    spy.mockRestore();
+    expect(status).toBe(503);
+    expect(body.errors?.[0]?.extensions?.code).toBe('WRITE_OUTCOME_UNKNOWN');
+    expect(JSON.stringify(body)).not.toContain('interrupted');
+    const retry = await recorded('outcomes internal', input);
+    expect(retry).toMatchObject({ alreadyRecorded: false, outcome: 'COMPLETED' });
+  });
+
   it('lost at the claim itself (it may have been written): WRITE_OUTCOME_UNKNOWN', async () => {
     const input = { episode: episode(), facts: [fact('user', 'prefers', 'buses')] };
     const spy = failOnce('episodeRecords', 'insertOne', lost, false);
@@ -721,7 +742,9 @@ describe('what a write answers when the database is lost', () => {
     spy.mockRestore();
     expect(response.status).toBe(503);
     expect(await response.json()).toEqual({
-      error: expect.stringMatching(/^The database stopped answering after this write began/),
+      error: expect.stringMatching(
+        /^The database stopped answering or failed after this write began/,
+      ),
     });
     // The claim was taken: the retry (or the start-up repair) stamps it, and says it is gone.
     const retry = await t.request(
