@@ -94,6 +94,20 @@ describe('migrating a store written by the previous version', () => {
     }
   });
 
+  it('six replicas opening one store at once all start, and leave it as one opening does', async () => {
+    const { c: db, current } = await previousVersionStore();
+    const config = loadConfig({ MONGODB_URI: testServerUri(), MONGODB_DB: db.facts.dbName });
+    const opened = await Promise.allSettled(
+      Array.from({ length: 6 }, () => openStore(config, 'server')),
+    );
+    for (const run of opened) if (run.status === 'fulfilled') await run.value.close();
+    expect(
+      opened.map((run) => (run.status === 'rejected' ? String(run.reason) : 'started')),
+    ).toEqual(opened.map(() => 'started'));
+    expect(await everything(db)).toEqual(current);
+    expect(await db.migrations.countDocuments({})).toBe(1);
+  });
+
   it('a fresh store records the migration with nothing to change', async () => {
     const { collections: db } = await openTestDatabase();
     expect(await migrateStore(db, AT)).toEqual([
