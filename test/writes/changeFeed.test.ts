@@ -421,7 +421,6 @@ describe('memory writes a crash cut short enter the feed at the start-up repair'
     const seen = (await feed(ds)).at(-1)!.cursor;
 
     expect(await repairMemoryWrites(db, now)).toBe(3);
-    console.log(JSON.stringify(await db.changes.find({ dataset: ds }).toArray()));
     expect((await feed(ds, seen)).map((c) => [c.kind, c.memory?.memoryId])).toEqual([
       ['MEMORY_CREATED', written.memoryId],
       ['MEMORY_CHANGED', memoryId],
