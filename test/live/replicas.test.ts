@@ -111,24 +111,40 @@ afterAll(() => {
 describe('live updates across gateway processes', () => {
   it('writes through one process reach subscribers on the other, all of them, once, in the feed order', async () => {
     const ds = 'replicated';
+    // The streams start after a known cursor, not "from now": a stream B sets up after the
+    // first write (B slow under load) would otherwise start past it and wait for it forever.
+    await graphql(
+      a.base,
+      print(ChangeRecordEpisodeDocument),
+      { dataset: ds, input: episode(0) },
+      writer,
+    );
+    const feedOf = async () =>
+      (
+        (await graphql(a.base, print(ChangeFeedDocument), { dataset: ds, first: 100 }, reader)) as {
+          dataset: { changes: { edges: { cursor: string; node: { id: string } }[] } };
+        }
+      ).dataset.changes.edges;
+    const start = (await feedOf()).at(-1)!.cursor;
     const sse = subscribeSse(
       fetch,
       `http://${b.base}/graphql`,
       LiveDatasetChangesDocument,
-      { dataset: ds, after: null },
+      { dataset: ds, after: start },
       reader,
     );
     const ws = subscribeWs(
       `ws://${b.base}/graphql`,
       LiveDatasetChangesDocument,
-      { dataset: ds, after: null },
+      { dataset: ds, after: start },
       reader,
     );
-    // Both streams are open once a first write has reached them.
+    // Both streams are open (and caught up, so what follows arrives live) once the next
+    // write has reached them.
     await graphql(
       a.base,
       print(ChangeRecordEpisodeDocument),
-      { dataset: ds, input: episode(0) },
+      { dataset: ds, input: episode(100) },
       writer,
     );
     const streams = { sse, ws };
@@ -150,11 +166,8 @@ describe('live updates across gateway processes', () => {
         }
       }),
     );
-    const feed = (
-      (await graphql(a.base, print(ChangeFeedDocument), { dataset: ds, first: 100 }, reader)) as {
-        dataset: { changes: { edges: { node: { id: string } }[] } };
-      }
-    ).dataset.changes.edges.map((e) => e.node.id);
+    // The feed: the first write's two changes (before the streams' cursor), then 42.
+    const feed = (await feedOf()).slice(2).map((e) => e.node.id);
     expect(feed).toHaveLength(42);
     for (const sub of [sse, ws]) {
       const events = (
