@@ -98,8 +98,9 @@ const authorizeBeforeExecution: Plugin<RequestContext> = {
 
 /**
  * Names the operation for the access log and the metrics (a bounded label: see
- * operationLabels), and counts every answer's outcome and error codes, refusals before
- * execution included.
+ * operationLabels), counts every answer's outcome and error codes, refusals before
+ * execution included, and keeps the first unexpected error for the request's error log
+ * line (`observed.failure`), since Yoga masks it before the edge sees the answer.
  */
 function observeOperations(labels: OperationLabels, metrics?: Metrics): Plugin<RequestContext> {
   const name = ({
@@ -117,7 +118,7 @@ function observeOperations(labels: OperationLabels, metrics?: Metrics): Plugin<R
     onExecute(payload) {
       name(payload);
       const ctx = payload.args.contextValue;
-      // Before Yoga masks them: an error no GatewayError describes, for the error log line.
+      // Before Yoga masks them: an error no GatewayError describes.
       return {
         onExecuteDone({ result }) {
           if (Array.isArray(result) || Symbol.asyncIterator in result) return;
