@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Tracer } from '@opentelemetry/api';
 import { type ErrorScope, GatewayError } from './errors.js';
 import type { LiveStreams } from './http/liveStreams.js';
+import type { Transport } from './http/transports.js';
 import { type BatchObserver, createLoaders, type Loaders } from './loaders.js';
 import type { Collections } from './store/database.js';
 import { withDeadline } from './store/deadline.js';
@@ -60,10 +61,26 @@ export interface RequestContext {
   beginEvent(now: Date, shared?: Loaders): void;
   /** Whether the key this request sent is still valid (not revoked, not expired at `now`), read from the database. */
   keyStillValid(now: Date): Promise<boolean>;
+  /**
+   * Runs a live stream's event execution in one of its workspace's fairness slots
+   * (src/http/workspaceLimit.ts), waiting for one: a subscription holds no slot for its
+   * life, but each event it executes takes one, like any query, whatever carries it.
+   */
+  inWorkspaceSlot<T>(work: () => Promise<T>): Promise<T>;
 }
 
 /** Hono's per-request variables at the edge: the request context, built once, and the request id. */
 export type GatewayEnv = {
+  /**
+   * What an in-process transport tells the edge about a request it hands in (the
+   * WebSocket transport: `{ transport: 'graphql-ws' }`); requests from the listener carry
+   * the Node adapter's own bindings, so no client can claim a transport.
+   */
+  Bindings: {
+    transport?: Transport;
+    /** The connection the request came on (the Node adapter's binding; the peer's address). */
+    incoming?: { socket: { remoteAddress?: string } };
+  };
   Variables: {
     requestContext: RequestContext;
     requestId: string;
@@ -89,6 +106,8 @@ export async function createRequestContext(
     /** Where a verified key's use is noted (the gateway's; absent: not noted). */
     keyUse?: KeyUseRecorder;
     tracer?: Tracer | null;
+    /** The gateway's fairness slots (absent: events run at once). */
+    workspaceSlot?: <T>(workspaceId: string, work: () => Promise<T>) => Promise<T>;
   },
 ): Promise<RequestContext> {
   const readCache = options.readCache ?? null;
@@ -142,6 +161,8 @@ export async function createRequestContext(
     },
     keyStillValid: async (now: Date) =>
       key !== undefined && (await authenticateApiKey(store, key, null, now)) !== null,
+    inWorkspaceSlot: (work) =>
+      auth && options.workspaceSlot ? options.workspaceSlot(auth.workspaceId, work) : work(),
   };
   // When the key was last used: noted in memory, written later by the gateway (no I/O here).
   if (auth) options.keyUse?.note(auth, options.now);

@@ -27,6 +27,7 @@ import { peerAddress, requestHostName } from './hosts.js';
 import { type LiveStreamOptions, LiveStreams } from './liveStreams.js';
 import type { Metrics } from './observability.js';
 import { setResponseHeader } from './responseHeaders.js';
+import { transportOf } from './transports.js';
 import { workspaceLimiter } from './workspaceLimit.js';
 import { createGraphqlYoga, DEFAULT_QUERY, type YogaOptions } from './yoga.js';
 
@@ -171,15 +172,35 @@ export function createGateway(options: GatewayOptions) {
   mountApiDocs(app);
   mountExplorer(app, options);
   mountGraphiql(app, options);
-  const yoga = serveGraphql(app, options);
+  serveGraphql(app, options);
   answerErrors(app, options, restNotFound);
   return {
     app,
-    yoga,
-    fetch: (request: Request, env?: unknown) => app.fetch(request, env),
+    /**
+     * The one door (src/http/transports.ts): every request, whatever carried it, is
+     * answered here, through the edge's admission pipeline. The executor is not exposed
+     * otherwise. `env` is what an in-process transport says of the request (its name,
+     * the connection it came on).
+     */
+    fetch: (request: Request, env?: GatewayEnv['Bindings']) => app.fetch(request, env),
     live,
-    /** What the WebSocket transport (src/http/webSocket.ts) shares with HTTP requests. */
-    edge,
+    /** Which origins may open a WebSocket (CORS_ORIGINS): the upgrade's own check. */
+    corsOrigins: options.corsOrigins ?? [],
+    /** The per-address limit, which a WebSocket upgrade also counts against. */
+    addressLimiter: edge.addressLimiter,
+    /**
+     * What is wrong with a connection's key (the pipeline's first rule, checked the same
+     * way): 'missing', 'invalid' (unknown, revoked, expired or malformed), or null: valid.
+     */
+    keyProblem: async (authorization: string | null) =>
+      (
+        await edge.contextOf(
+          new Request('http://in-process/graphql', {
+            headers: authorization ? { authorization } : {},
+          }),
+          randomUUID(),
+        )
+      ).authProblem,
     /**
      * Shutdown: readiness turns 503, responses ask clients to reconnect elsewhere, and every
      * live stream ends with SHUTTING_DOWN.
@@ -216,11 +237,18 @@ function observeRequests(
       lifecycle.inFlight--;
       setResponseHeader(c, 'x-request-id', requestId);
       if (lifecycle.shuttingDown) setResponseHeader(c, 'connection', 'close');
-      const route = c.req.routePath && c.req.routePath !== '/*' ? c.req.routePath : 'unmatched';
       const ctx = c.get('requestContext');
+      if (c.res.status === 401) announceBearer(c, ctx?.authProblem === 'invalid');
+      const route = c.req.routePath && c.req.routePath !== '/*' ? c.req.routePath : 'unmatched';
+      const transport = transportOf(c);
       const operation = ctx?.observed.operation ?? null;
       const seconds = (performance.now() - started) / 1000;
-      metrics?.requests.inc({ route, method: c.req.method, status: String(c.res.status) });
+      metrics?.requests.inc({
+        route,
+        method: c.req.method,
+        status: String(c.res.status),
+        transport: transport ?? '',
+      });
       metrics?.latency.observe(
         { route, method: c.req.method, operation: operation ?? '' },
         seconds,
@@ -230,6 +258,7 @@ function observeRequests(
           requestId,
           method: c.req.method,
           route,
+          transport,
           operation,
           workspace: ctx?.auth?.workspace ?? null,
           status: c.res.status,
@@ -259,6 +288,21 @@ function observeRequests(
 }
 
 /**
+ * A 401 says how to authenticate (RFC 9110 requires `WWW-Authenticate` on it; RFC 6750
+ * gives a bearer API's form): `Bearer`, and `error="invalid_token"` when a key was sent
+ * and refused (unknown, revoked, expired or malformed), whatever surface answered.
+ */
+function announceBearer(c: Context<GatewayEnv>, keyRefused: boolean): void {
+  setResponseHeader(
+    c,
+    'www-authenticate',
+    keyRefused
+      ? 'Bearer realm="memory-gateway", error="invalid_token", error_description="The API key is not valid"'
+      : 'Bearer realm="memory-gateway"',
+  );
+}
+
+/**
  * The request's own span, the parent of everything it runs: named by method and route
  * (the route's pattern, never the path a client sent), with its status, request id and
  * GraphQL operation once answered.
@@ -272,6 +316,8 @@ async function traced(c: Context<GatewayEnv>, next: () => Promise<void>, span: S
   const route = c.req.routePath && c.req.routePath !== '/*' ? c.req.routePath : 'unmatched';
   span.updateName(`${c.req.method} ${route}`);
   span.setAttributes({ 'http.route': route, 'http.response.status_code': c.res.status });
+  const transport = transportOf(c);
+  if (transport) span.setAttribute('gateway.transport', transport);
   const operation = c.get('requestContext')?.observed.operation;
   if (operation) span.setAttribute('graphql.operation.name', operation);
   if (c.res.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
@@ -358,6 +404,7 @@ function guardApiRoutes(
       live,
       keyUse,
       tracer: options.tracer ?? null,
+      ...(workspaces ? { workspaceSlot: workspaces.queue } : {}),
       ...(metrics
         ? {
             onBatch: (loader: string, size: number) =>
@@ -410,12 +457,16 @@ function guardApiRoutes(
     }
     const limitBody = bodyLimit({
       maxSize: bodyLimitBytes,
-      onError: (c) =>
-        edgeError(
+      onError: (c) => {
+        // The rest of the body is not read: the connection cannot carry another request,
+        // so the answer says it closes (a client must not reuse it).
+        c.header('Connection', 'close');
+        return edgeError(
           c,
           'PAYLOAD_TOO_LARGE',
           `Request body too large (at most ${bodyLimitBytes} bytes)`,
-        ),
+        );
+      },
     });
     // GET and HEAD carry no body the gateway reads (the request stand-in drops one), so they
     // skip the check, which would build the whole WHATWG Request just to see none.
@@ -462,7 +513,7 @@ function guardApiRoutes(
       });
     }
   }
-  return { contextOf, keyLimiter, addressLimiter, corsOrigins: options.corsOrigins ?? [] };
+  return { addressLimiter, contextOf };
 }
 
 /**
@@ -470,7 +521,7 @@ function guardApiRoutes(
  * key learns nothing about the schema: it is refused before parsing and validation.
  * GraphiQL's page, when turned on, still loads (it holds no key).
  */
-function serveGraphql(app: EdgeApp, options: GatewayOptions) {
+function serveGraphql(app: EdgeApp, options: GatewayOptions): void {
   const yoga = createGraphqlYoga(options);
   const keyBeforeParsing = options.introspection === false;
   app.on(['GET', 'POST'], '/graphql', async (c) => {
@@ -496,7 +547,6 @@ function serveGraphql(app: EdgeApp, options: GatewayOptions) {
     }
     return response;
   });
-  return yoga;
 }
 
 /**

@@ -33,15 +33,21 @@ interface OpenStream {
   end: (reason: StreamEnd) => void;
 }
 
-/** One key's open streams, and how to verify the key again. */
+/** One key's open streams, how to verify the key again, and the timer of its expiry. */
 interface KeyStreams {
   streams: Set<OpenStream>;
   stillValid: () => Promise<boolean>;
+  expiry: NodeJS.Timeout | null;
 }
+
+/** The longest delay a Node timer takes (about 24.8 days); a later expiry is left to the rechecks. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export class LiveStreams {
   readonly watches: ChangeWatches;
   private readonly byKey = new Map<string, KeyStreams>();
+  /** Keys this process ended the streams of (revoked here, or expired): none opens again. */
+  private readonly endedKeys = new Set<string>();
   private open = 0;
   private closed = false;
   private readonly recheck: NodeJS.Timeout;
@@ -87,6 +93,9 @@ export class LiveStreams {
       throw new GatewayError('SHUTTING_DOWN', 'The gateway is shutting down; subscribe again');
     }
     const { keyId } = ctx.auth;
+    if (this.endedKeys.has(keyId)) {
+      throw new GatewayError('UNAUTHENTICATED', 'The API key of this stream is no longer valid');
+    }
     const mine = this.byKey.get(keyId);
     if (this.open >= this.options.maxStreams) {
       throw new GatewayError(
@@ -105,6 +114,7 @@ export class LiveStreams {
     const keyStreams = mine ?? {
       streams: new Set(),
       stillValid: () => ctx.keyStillValid(this.clock()),
+      expiry: this.expiryTimer(keyId, ctx.auth.expiresAt),
     };
     keyStreams.streams.add(stream);
     this.byKey.set(keyId, keyStreams);
@@ -117,6 +127,7 @@ export class LiveStreams {
       keyStreams.streams.delete(stream);
       if (keyStreams.streams.size === 0 && this.byKey.get(keyId) === keyStreams) {
         this.byKey.delete(keyId);
+        if (keyStreams.expiry) clearTimeout(keyStreams.expiry);
       }
     };
     // The client went: the stream ends now, whether or not its iterator is ever returned.
@@ -162,6 +173,36 @@ export class LiveStreams {
     };
   }
 
+  /**
+   * Ends every open stream of a key, now: the key was revoked by this process
+   * (`revokeApiKey`), or it expired, or a recheck found it no longer valid. What its streams
+   * had waiting is dropped, and an event being executed for it is not delivered
+   * (`keyEnded`, asked by src/http/sharedEvents.ts before each delivery).
+   */
+  endKey(keyId: string): void {
+    this.endedKeys.add(keyId);
+    const keyStreams = this.byKey.get(keyId);
+    if (!keyStreams) return;
+    this.byKey.delete(keyId);
+    if (keyStreams.expiry) clearTimeout(keyStreams.expiry);
+    for (const stream of keyStreams.streams) stream.end('revoked');
+  }
+
+  /** Whether this process has ended the key's streams (a key no longer valid). */
+  keyEnded(keyId: string | undefined): boolean {
+    return keyId !== undefined && this.endedKeys.has(keyId);
+  }
+
+  /** The key's streams end at its expiry, by the gateway's clock (null: it never expires). */
+  private expiryTimer(keyId: string, expiresAt: Date | null): NodeJS.Timeout | null {
+    if (!expiresAt) return null;
+    const wait = expiresAt.getTime() - this.clock().getTime();
+    if (wait > MAX_TIMER_MS) return null;
+    const timer = setTimeout(() => this.endKey(keyId), Math.max(0, wait));
+    timer.unref();
+    return timer;
+  }
+
   /** Every key with open streams, verified again; a key no longer valid ends its streams. */
   private async recheckKeys(): Promise<void> {
     for (const [keyId, keyStreams] of this.byKey) {
@@ -172,10 +213,7 @@ export class LiveStreams {
         // The database did not answer: the streams stay until a check can say.
         continue;
       }
-      if (!valid) {
-        for (const stream of keyStreams.streams) stream.end('revoked');
-        this.byKey.delete(keyId);
-      }
+      if (!valid) this.endKey(keyId);
     }
   }
 
@@ -183,6 +221,9 @@ export class LiveStreams {
   close(): void {
     this.closed = true;
     clearInterval(this.recheck);
+    for (const keyStreams of this.byKey.values()) {
+      if (keyStreams.expiry) clearTimeout(keyStreams.expiry);
+    }
     this.watches.endAll('shutdown');
   }
 }

@@ -34,8 +34,8 @@ export function createMetrics() {
     registry,
     requests: new Counter({
       name: 'gateway_http_requests_total',
-      help: 'HTTP requests by route, method and status',
-      labelNames: ['route', 'method', 'status'] as const,
+      help: 'HTTP requests by route, method, status and transport (src/http/transports.ts)',
+      labelNames: ['route', 'method', 'status', 'transport'] as const,
       registers: [registry],
     }),
     latency: new Histogram({

@@ -29,7 +29,12 @@ const results = new WeakMap<
 >();
 
 function executeEvent(args: ExecutionArgs, event: FeedEvent): Promise<ExecutionResult> {
-  const run = async () => execute({ ...args, rootValue: event }) as Promise<ExecutionResult>;
+  // Each event's execution takes one of the workspace's fairness slots, as a query does.
+  const ctx = args.contextValue as RequestContext;
+  const run = () =>
+    ctx.inWorkspaceSlot(
+      async () => execute({ ...args, rootValue: event }) as Promise<ExecutionResult>,
+    );
   if (!('change' in event)) return run();
   let byDocument = results.get(event.change);
   if (!byDocument) {
@@ -151,9 +156,16 @@ export const sharedEventExecution: Plugin<RequestContext> = {
           return this;
         },
         async next() {
-          const next = await events.next();
-          if (next.done) return { done: true, value: undefined };
-          return { done: false, value: await executeEvent(args, next.value) };
+          const ctx = args.contextValue as RequestContext;
+          for (;;) {
+            const next = await events.next();
+            if (next.done) return { done: true, value: undefined };
+            const result = await executeEvent(args, next.value);
+            // A key revoked while its event was executing: the event is not delivered,
+            // the stream's end (already waiting in its place) is.
+            if ('change' in next.value && ctx.live?.keyEnded(ctx.auth?.keyId)) continue;
+            return { done: false, value: result };
+          }
         },
         async return() {
           await events.return?.();

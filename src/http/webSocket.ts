@@ -1,25 +1,33 @@
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { ExecutionArgs } from 'graphql';
+import {
+  type ExecutionArgs,
+  type ExecutionResult,
+  GraphQLError,
+  type GraphQLFormattedError,
+  parse,
+} from 'graphql';
+import type { SubscribePayload } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
 import { RateLimiterRes } from 'rate-limiter-flexible';
 import { WebSocketServer } from 'ws';
-import type { RequestContext } from '../context.js';
-import { GatewayError, maskError } from '../errors.js';
+import { unauthenticated } from '../context.js';
 import type { createGateway } from './app.js';
 import { allowedOrigin } from './cors.js';
 import { requestHostName } from './hosts.js';
 
 /**
  * GraphQL over WebSocket (the graphql-ws protocol Apollo Client, urql and Relay speak) on
- * /graphql, beside GraphQL over HTTP and SSE on the same path. What HTTP requests pass
- * applies here too, once per connection: the Host rule, the Origin (a browser's WebSocket
- * is not subject to CORS, so the gateway checks it: CORS_ORIGINS, or the gateway's own
- * pages), the per-address rate limit and shutdown; then, once per subscription, the key
- * (sent in the connection's `connection_init` payload as `{ "authorization": "Bearer …" }`,
- * browsers cannot set headers on a WebSocket), the per-key rate limit and every plugin of
- * the GraphQL endpoint (scopes, query limits, masking), through Yoga's `getEnveloped`.
+ * /graphql, beside GraphQL over HTTP and SSE on the same path. A transport, nothing more
+ * (src/http/transports.ts): at the upgrade, what a connection needs before it exists (the
+ * Host rule, the Origin: a browser's WebSocket is not subject to CORS, so the gateway checks
+ * it against CORS_ORIGINS or its own pages; the per-address rate limit; shutdown); at
+ * `connection_init`, the key (sent as `{ "authorization": "Bearer …" }`, since browsers
+ * cannot set headers on a WebSocket); then each operation is handed whole to the gateway's
+ * one door, `gateway.fetch`, as a GraphQL-over-HTTP request with the connection's key, and
+ * its answer is shaped into graphql-ws messages. So every rule of the admission pipeline
+ * (key, scopes, trusted documents, cost and depth, rate limits, the workspace's fairness
+ * slot, masking, the access log, metrics, the span) holds here exactly as over HTTP.
  */
 
 type Gateway = ReturnType<typeof createGateway>;
@@ -55,21 +63,101 @@ function authorizationOf(params: Readonly<Record<string, unknown>> | undefined):
   return typeof value === 'string' ? value : null;
 }
 
-/** What a subscribe hook's refusal (scopes, limits, a missing key) becomes: an error result. */
-async function settled<T>(run: () => Promise<T> | T) {
-  try {
-    return await run();
-  } catch (error) {
-    return { errors: [maskError(error)] };
-  }
+/**
+ * What the pipeline answered one operation, as graphql-ws needs it: refused before it ran
+ * (the errors, sent as an `error` message), one result, or a stream of results.
+ */
+type Answer =
+  | { refused: GraphQLFormattedError[] }
+  | { result: ExecutionResult }
+  | { results: AsyncIterableIterator<ExecutionResult> };
+
+/** The formatted errors the pipeline answered, kept for the `error` message as they were. */
+const formatted = new WeakMap<GraphQLError, GraphQLFormattedError>();
+
+function refusedWith(errors: GraphQLFormattedError[]): GraphQLError[] {
+  return errors.map((error) => {
+    const asError = new GraphQLError(error.message, {
+      ...(error.extensions ? { extensions: error.extensions } : {}),
+    });
+    formatted.set(asError, error);
+    return asError;
+  });
 }
+
+/**
+ * An answer's SSE stream, event by event: `next` results until `complete`. An iterator
+ * rather than an async generator, so that `return()` (the client completed the operation,
+ * or left) stops the stream at once, even while a read is waiting for the next event.
+ */
+function serverSentResults(
+  body: ReadableStream<Uint8Array>,
+  stop: () => void,
+): AsyncIterableIterator<ExecutionResult> {
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  const ready: ExecutionResult[] = [];
+  let buffered = '';
+  let ended = false;
+  const end = async (): Promise<IteratorReturnResult<undefined>> => {
+    if (!ended) {
+      ended = true;
+      stop();
+      await reader.cancel().catch(() => {});
+    }
+    return { done: true, value: undefined };
+  };
+  /** Parses the complete events buffered; false once the stream said it is complete. */
+  const parseEvents = (): boolean => {
+    for (let cut = buffered.indexOf('\n\n'); cut >= 0; cut = buffered.indexOf('\n\n')) {
+      const lines = buffered.slice(0, cut).split('\n');
+      buffered = buffered.slice(cut + 2);
+      const kind = lines
+        .find((line) => line.startsWith('event:'))
+        ?.slice(6)
+        .trim();
+      if (kind === 'complete') return false;
+      if (kind !== 'next') continue;
+      const data = lines
+        .filter((line) => line.startsWith('data:'))
+        .map((line) => line.slice(5).trimStart())
+        .join('\n');
+      ready.push(JSON.parse(data) as ExecutionResult);
+    }
+    return true;
+  };
+  return {
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+    async next() {
+      for (;;) {
+        const result = ready.shift();
+        if (result) return { done: false, value: result };
+        if (ended) return { done: true, value: undefined };
+        const { value, done } = await reader.read().catch(() => ({ done: true, value: undefined }));
+        if (done) return end();
+        buffered += decoder.decode(value, { stream: true });
+        if (!parseEvents()) {
+          // What came before `complete` is still delivered.
+          ended = true;
+          stop();
+        }
+      }
+    },
+    return: end,
+  };
+}
+
+/** Documents that only tell graphql-ws how to deliver an answer already made (one, or a stream). */
+const ONE_RESULT = parse('query Answered { __typename }');
+const RESULT_STREAM = parse('subscription Answered { __typename }');
 
 export function serveGraphqlWebSocket(
   server: Server,
   gateway: Gateway,
   options: WebSocketOptions = {},
 ): { close: () => Promise<void> } {
-  const { edge, yoga } = gateway;
   const allowedHosts = options.allowedHosts ? new Set(options.allowedHosts) : null;
   const sockets = new WebSocketServer({
     noServer: true,
@@ -101,7 +189,7 @@ export function serveGraphqlWebSocket(
     }
     const origin = request.headers.origin;
     const ownOrigin = origin !== undefined && URL.parse(origin)?.host === request.headers.host;
-    if (origin !== undefined && !ownOrigin && !allowedOrigin(edge.corsOrigins, origin)) {
+    if (origin !== undefined && !ownOrigin && !allowedOrigin(gateway.corsOrigins, origin)) {
       refuseUpgrade(
         socket,
         403,
@@ -110,9 +198,9 @@ export function serveGraphqlWebSocket(
       );
       return;
     }
-    if (edge.addressLimiter) {
+    if (gateway.addressLimiter) {
       try {
-        await edge.addressLimiter.consume(request.socket.remoteAddress ?? 'unknown');
+        await gateway.addressLimiter.consume(request.socket.remoteAddress ?? 'unknown');
       } catch (rejection) {
         if (!(rejection instanceof RateLimiterRes)) throw rejection;
         refuseUpgrade(socket, 429, 'RATE_LIMITED', 'Too many requests; retry later');
@@ -126,57 +214,103 @@ export function serveGraphqlWebSocket(
   };
   server.on('upgrade', upgrade);
 
-  /** The request context of one subscription: as an HTTP request's, with the connection's key. */
-  const contextOf = (authorization: string | null) =>
-    edge.contextOf(
-      new Request('http://websocket/graphql', {
-        headers: authorization ? { authorization } : {},
+  /**
+   * One operation through the gateway's one door: a GraphQL-over-HTTP request with the
+   * connection's key, on the connection's own socket (its address counts for the limits).
+   */
+  async function answer(
+    upgrade: IncomingMessage,
+    authorization: string | null,
+    payload: SubscribePayload & { documentId?: unknown },
+    signal: AbortSignal,
+    stop: () => void,
+  ): Promise<Answer> {
+    const host = upgrade.headers.host;
+    const base = host && URL.canParse(`http://${host}/`) ? `http://${host}` : 'http://localhost';
+    const response = await gateway.fetch(
+      new Request(`${base}/graphql`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          // One result as JSON, with GraphQL over HTTP's statuses; a stream as SSE.
+          accept: 'application/graphql-response+json, text/event-stream;q=0.9',
+          ...(authorization ? { authorization } : {}),
+        },
+        body: JSON.stringify({
+          query: payload.query,
+          operationName: payload.operationName ?? null,
+          variables: payload.variables ?? null,
+          extensions: payload.extensions ?? null,
+          ...(payload.documentId === undefined ? {} : { documentId: payload.documentId }),
+        }),
+        signal,
       }),
-      randomUUID(),
+      { transport: 'graphql-ws', incoming: upgrade },
     );
+    if (response.headers.get('content-type')?.startsWith('text/event-stream') && response.body) {
+      return { results: serverSentResults(response.body, stop) };
+    }
+    stop();
+    const body = (await response.json()) as ExecutionResult & { errors?: GraphQLFormattedError[] };
+    // No `data`: refused before anything ran (GraphQL over HTTP's request errors).
+    if (!('data' in body)) return { refused: body.errors ?? [] };
+    return { result: body };
+  }
 
-  type Root = {
-    execute: (args: ExecutionArgs) => unknown;
-    subscribe: (args: ExecutionArgs) => unknown;
+  /** Each running operation's way to stop it (a completed one ends its stream in the gateway). */
+  const running = new WeakMap<object, Map<string, AbortController>>();
+  const stopOf = (socket: object, id: string) => () => {
+    running.get(socket)?.get(id)?.abort();
+    running.get(socket)?.delete(id);
   };
-  const disposable = useServer<Record<string, unknown>>(
+
+  type Extra = { request: IncomingMessage; socket: object };
+  const disposable = useServer<Record<string, unknown>, Extra>(
     {
       connectionInitWaitTimeout: 10_000,
-      // A connection without a valid key is closed at once (4403), before it subscribes.
-      onConnect: async (ctx) =>
-        (await contextOf(authorizationOf(ctx.connectionParams))).auth !== null,
-      onSubscribe: async (ctx, _id, payload) => {
-        const context: RequestContext = await contextOf(authorizationOf(ctx.connectionParams));
-        if (edge.keyLimiter && context.auth) {
-          try {
-            await edge.keyLimiter.consume(context.auth.keyId);
-          } catch (rejection) {
-            if (!(rejection instanceof RateLimiterRes)) throw rejection;
-            return [new GatewayError('RATE_LIMITED', 'Too many requests; retry later')];
-          }
-        }
-        const { schema, execute, subscribe, contextFactory, parse, validate } =
-          yoga.getEnveloped(context);
-        let document: ReturnType<typeof parse>;
-        try {
-          document = parse(payload.query);
-        } catch (error) {
-          return [maskError(error)];
-        }
-        const errors = validate(schema, document);
-        if (errors.length > 0) return errors.map((error: unknown) => maskError(error));
-        const rootValue: Root = { execute, subscribe };
-        return {
-          schema,
-          document,
-          operationName: payload.operationName ?? null,
-          variableValues: payload.variables ?? null,
-          contextValue: await contextFactory(),
-          rootValue,
-        };
+      // A connection without a valid key is closed at once (4403, with the reason), before
+      // it subscribes; each operation is still decided on its own by the pipeline.
+      onConnect: async (ctx) => {
+        const problem = await gateway.keyProblem(authorizationOf(ctx.connectionParams));
+        if (problem === null) return true;
+        const reason = `UNAUTHENTICATED: ${unauthenticated(problem).message}`;
+        (ctx.extra.socket as { close: (code: number, reason: string) => void }).close(
+          4403,
+          reason.slice(0, 123),
+        );
+        return false;
       },
-      execute: (args) => settled(() => (args.rootValue as Root).execute(args)) as never,
-      subscribe: (args) => settled(() => (args.rootValue as Root).subscribe(args)) as never,
+      onSubscribe: async (ctx, id, payload) => {
+        const controller = new AbortController();
+        let ofSocket = running.get(ctx.extra.socket);
+        if (!ofSocket) {
+          ofSocket = new Map();
+          running.set(ctx.extra.socket, ofSocket);
+        }
+        ofSocket.set(id, controller);
+        const answered = await answer(
+          ctx.extra.request,
+          authorizationOf(ctx.connectionParams),
+          payload,
+          controller.signal,
+          stopOf(ctx.extra.socket, id),
+        );
+        if ('refused' in answered) return refusedWith(answered.refused);
+        return {
+          schema: undefined as never,
+          document: 'results' in answered ? RESULT_STREAM : ONE_RESULT,
+          rootValue: answered,
+        } satisfies Partial<ExecutionArgs> as ExecutionArgs;
+      },
+      // The answer is already made: graphql-ws only delivers it.
+      execute: (args) => (args.rootValue as { result: ExecutionResult }).result,
+      subscribe: (args) =>
+        (args.rootValue as { results: AsyncIterableIterator<ExecutionResult> }).results,
+      // Results and errors go out exactly as the pipeline answered them (masked there).
+      onNext: (_ctx, _id, _payload, _args, result) => result as never,
+      onError: (_ctx, _id, _payload, errors) =>
+        errors.map((error) => formatted.get(error) ?? error.toJSON()),
+      onComplete: (ctx, id) => stopOf(ctx.extra.socket, id)(),
     },
     sockets,
     options.keepAliveMs ?? 12_000,

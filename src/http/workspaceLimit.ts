@@ -14,6 +14,20 @@ export type LimitRefusal = 'queue full' | 'waited too long';
 
 export function workspaceLimiter(options: { concurrency: number; queue: number }) {
   const limits = new Map<string, LimitFunction>();
+  const limitOf = (workspaceId: string): LimitFunction => {
+    let limit = limits.get(workspaceId);
+    if (!limit) {
+      limit = pLimit(options.concurrency);
+      limits.set(workspaceId, limit);
+    }
+    return limit;
+  };
+  /** An idle workspace's limit goes, once p-limit has counted the work out (it does so once the work's promise settles). */
+  const forgetIfIdle = (workspaceId: string, limit: LimitFunction) =>
+    setImmediate(() => {
+      if (limits.get(workspaceId) === limit && limit.activeCount === 0 && limit.pendingCount === 0)
+        limits.delete(workspaceId);
+    });
   return {
     /**
      * Runs `work` in one of the workspace's slots, waiting for one until `deadline` (a
@@ -24,19 +38,11 @@ export function workspaceLimiter(options: { concurrency: number; queue: number }
       deadline: number,
       work: () => Promise<void>,
     ): Promise<LimitRefusal | null> {
-      let limit = limits.get(workspaceId);
-      if (!limit) {
-        limit = pLimit(options.concurrency);
-        limits.set(workspaceId, limit);
-      }
+      const limit = limitOf(workspaceId);
       if (limit.activeCount >= options.concurrency && limit.pendingCount >= options.queue) {
         return 'queue full';
       }
-      // After p-limit has counted this one out (it does so once the work's promise settles).
-      const forget = () =>
-        setImmediate(() => {
-          if (limit.activeCount === 0 && limit.pendingCount === 0) limits.delete(workspaceId);
-        });
+      const forget = () => forgetIfIdle(workspaceId, limit);
       if (limit.activeCount < options.concurrency) {
         // A free slot (so nobody waits: p-limit fills slots from its queue at once): the
         // work starts now, with no wait to bound.
@@ -79,6 +85,20 @@ export function workspaceLimiter(options: { concurrency: number; queue: number }
         forget();
       }
       return null;
+    },
+    /**
+     * Runs `work` in one of the workspace's slots, waiting as long as it takes: a live
+     * stream's event, which cannot be refused (the stream would lose it) but waits its
+     * turn behind the workspace's other work, and counts while it waits, so a workspace's
+     * busy streams leave its requests less room, never another workspace's.
+     */
+    async queue<T>(workspaceId: string, work: () => Promise<T>): Promise<T> {
+      const limit = limitOf(workspaceId);
+      try {
+        return await limit(work);
+      } finally {
+        forgetIfIdle(workspaceId, limit);
+      }
     },
     /** How many workspaces have requests running or waiting (for tests). */
     size: () => limits.size,

@@ -235,6 +235,8 @@ builder.mutationFields((t) => ({
       if (revocation.outcome === 'not found')
         throw new GatewayError('NOT_FOUND', 'API key not found');
       forgetKey(ctx.readCache, keyId);
+      // Its open streams end before this answers: none delivers another event.
+      ctx.live?.endKey(keyId);
       return {
         revoked: revocation.outcome === 'revoked',
         apiKey: await listed(ctx.store, auth.workspace, keyId),

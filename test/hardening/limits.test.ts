@@ -211,7 +211,7 @@ describe('request ids, logs and metrics', () => {
     await post('{ dataset(name: "user_42") { facts(first: 0) { totalCount } } }');
     const text = await (await t.request('/metrics')).text();
     expect(text).toMatch(
-      /gateway_http_requests_total\{route="\/graphql",method="POST",status="200"\} \d+/,
+      /gateway_http_requests_total\{route="\/graphql",method="POST",status="200",transport="graphql-post"\} \d+/,
     );
     expect(text).toMatch(/gateway_http_request_duration_seconds_bucket\{[^}]*operation="Batch"/);
     expect(text).toMatch(/gateway_graphql_operations_total\{operation="Batch",outcome="ok"\} 1/);

@@ -1,6 +1,8 @@
 import { parse } from 'graphql';
 import type { CommandStartedEvent } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRequestContext } from '../../src/context.js';
+import { createGraphqlYoga } from '../../src/http/yoga.js';
 import { eraseDataset, eraseEpisode } from '../../src/store/erasure.js';
 import { recordEpisode } from '../../src/store/recordEpisode.js';
 import { revokeApiKey } from '../../src/store/workspaces.js';
@@ -474,14 +476,18 @@ describe('a change pushed to many streams', () => {
     const document = parse(
       'subscription($d: String!) { datasetChanges(dataset: $d) { kind fact { factId state } } }',
     );
+    // The endpoint's plugins over the gateway's live streams, composed here to see the
+    // results themselves (the gateway exposes its executor only through its one door).
+    const yoga = createGraphqlYoga();
     const open = async (variables: Record<string, unknown>) => {
-      const ctx = await t.gateway.edge.contextOf(
+      const ctx = await createRequestContext(
         new Request('http://gateway.test/graphql', {
           headers: { authorization: `Bearer ${reader}` },
         }),
-        'test',
+        t.database.collections,
+        { now: new Date(), live: t.gateway.live },
       );
-      const { subscribe, schema, contextFactory } = t.gateway.yoga.getEnveloped(ctx);
+      const { subscribe, schema, contextFactory } = yoga.getEnveloped(ctx);
       const stream = (await subscribe({
         schema,
         document,

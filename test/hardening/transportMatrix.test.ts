@@ -1,0 +1,610 @@
+import { request as httpRequest, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { trace } from '@opentelemetry/api';
+import {
+  InMemorySpanExporter,
+  NodeTracerProvider,
+  SimpleSpanProcessor,
+} from '@opentelemetry/sdk-trace-node';
+import type { GraphQLFormattedError } from 'graphql';
+import { createClient } from 'graphql-ws';
+import type { CommandStartedEvent } from 'mongodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { DOCUMENT_HASHES } from '../../explorer/src/generated/documentHashes.js';
+import { createGateway, type GatewayOptions } from '../../src/http/app.js';
+import { createLogger, createMetrics } from '../../src/http/observability.js';
+import { listen } from '../../src/http/server.js';
+import { TRANSPORTS, type Transport } from '../../src/http/transports.js';
+import { serveGraphqlWebSocket } from '../../src/http/webSocket.js';
+import { recordEpisode } from '../../src/store/recordEpisode.js';
+import { createApiKey, revokeApiKey } from '../../src/store/workspaces.js';
+import { episodeInput, factInput, testTenant } from '../helpers/episodeInput.js';
+import { openTestGateway, type TestGateway } from '../helpers/gateway.js';
+
+/**
+ * One door: every rule of the admission pipeline against every transport that carries
+ * operations (src/http/transports.ts), over a real loopback listener. Each cell runs the
+ * same operation and must come out the same: refused with the same code (nothing run,
+ * nothing written) or allowed. Whatever the cell, an error never carries Yoga's internal
+ * `extensions.http` or a stack, and every operation leaves its access log line, its metric
+ * and its span, labelled with its transport. A transport added to TRANSPORTS without a
+ * client here fails the first test.
+ */
+
+const DATASET = 'user_42';
+const WORKSPACE = 'acme';
+
+/** One operation as each transport sends it. */
+interface Operation {
+  /** GraphQL's request: text or a registered document's hash, and variables. */
+  graphql: { query?: string; variables?: Record<string, unknown>; hash?: string };
+  /** The REST route that runs the same operation (REST sends no GraphQL text of its own). */
+  rest: { method: 'GET' | 'DELETE'; path: string };
+  /** Whether it writes (GraphQL over GET refuses a mutation whatever the key). */
+  writes?: boolean;
+}
+
+/** What came back: the gateway's code (null: allowed), and what else each rule asserts. */
+interface Outcome {
+  code: string | null;
+  status: number | null;
+  wwwAuthenticate: string | null;
+  errors: unknown[];
+  /** Refused when the connection was opened (graphql-ws's `connection_init`), before any operation. */
+  atConnection?: boolean;
+}
+
+const READ: Operation = {
+  graphql: {
+    query: 'query MatrixRead($d: String!) { dataset(name: $d) { facts(first: 3) { totalCount } } }',
+    variables: { d: DATASET },
+  },
+  rest: { method: 'GET', path: `/v1/memory/semantic/datasets/${DATASET}/facts?limit=3` },
+};
+
+const COSTLY: Operation = {
+  graphql: {
+    query: `query MatrixCostly { dataset(name: "${DATASET}") { entities(first: 100) { edges { node {
+      facts(first: 100) { subjectEntity { facts(first: 100) { factId } } } } } } } }`,
+  },
+  // REST runs only its own registered operations: there is no client text to measure.
+  rest: READ.rest,
+};
+
+const REGISTERED: Operation = {
+  graphql: { hash: DOCUMENT_HASHES.ExplorerViewer! },
+  rest: READ.rest,
+};
+
+const WRITTEN = 'matrix-writes';
+
+const deleting = (factId: string): Operation => ({
+  graphql: {
+    query:
+      'mutation MatrixDelete($d: String!, $id: ID!) { deleteFact(dataset: $d, id: $id) { deleted } }',
+    variables: { d: WRITTEN, id: factId },
+  },
+  rest: { method: 'DELETE', path: `/v1/memory/semantic/datasets/${WRITTEN}/facts/${factId}` },
+  writes: true,
+});
+
+const exporter = new InMemorySpanExporter();
+const provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+let t: TestGateway;
+/** Commands sent for the data itself (not the key lookups): "nothing ran" is none of them. */
+const dataCommands: CommandStartedEvent[] = [];
+const DATA_COLLECTIONS = new Set(['facts', 'entities', 'episodes', 'memories', 'changes']);
+
+/** A gateway on a loopback listener with its WebSocket transport, its log lines and metrics. */
+interface Door {
+  origin: string;
+  wsUrl: string;
+  logs: Record<string, unknown>[];
+  metrics: ReturnType<typeof createMetrics>;
+  gateway: ReturnType<typeof createGateway>;
+  close(): Promise<void>;
+}
+
+const doors: Door[] = [];
+
+async function openDoor(options: Partial<GatewayOptions> = {}): Promise<Door> {
+  const logs: Record<string, unknown>[] = [];
+  const metrics = createMetrics();
+  const gateway = createGateway({
+    database: t.database,
+    keyUseFlushMs: 0,
+    logger: createLogger('info', { write: (line: string) => logs.push(JSON.parse(line)) }),
+    metrics,
+    tracer: provider.getTracer('matrix'),
+    ...options,
+  });
+  const server = await new Promise<Server>((resolve) => {
+    const s = listen(gateway.fetch, { port: 0, hostname: '127.0.0.1' }, () => resolve(s));
+  });
+  const webSocket = serveGraphqlWebSocket(server, gateway, {});
+  const { port } = server.address() as AddressInfo;
+  const door: Door = {
+    origin: `http://127.0.0.1:${port}`,
+    wsUrl: `ws://127.0.0.1:${port}/graphql`,
+    logs,
+    metrics,
+    gateway,
+    close: async () => {
+      gateway.beginShutdown();
+      await webSocket.close();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+  doors.push(door);
+  return door;
+}
+
+const codeOfStatus: Record<number, string> = {
+  401: 'UNAUTHENTICATED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  405: 'METHOD_NOT_ALLOWED',
+  429: 'RATE_LIMITED',
+};
+
+/** A GraphQL answer over HTTP (JSON) as an outcome. */
+async function graphqlOutcome(response: Response): Promise<Outcome> {
+  const body = (await response.json()) as { data?: unknown; errors?: GraphQLFormattedError[] };
+  return {
+    code: (body.errors?.[0]?.extensions?.code as string | undefined) ?? null,
+    status: response.status,
+    wwwAuthenticate: response.headers.get('www-authenticate'),
+    errors: body.errors ?? [],
+  };
+}
+
+const bearer = (key: string | null): Record<string, string> =>
+  key ? { authorization: `Bearer ${key}` } : {};
+
+/** The body GraphQL over HTTP POST (and SSE) sends for an operation. */
+const postBody = (op: Operation) =>
+  JSON.stringify({
+    ...(op.graphql.query ? { query: op.graphql.query } : {}),
+    variables: op.graphql.variables ?? {},
+    ...(op.graphql.hash
+      ? { extensions: { persistedQuery: { version: 1, sha256Hash: op.graphql.hash } } }
+      : {}),
+  });
+
+/** Each transport's client: sends one operation the way that transport's clients do. */
+const CLIENTS: Record<
+  Transport,
+  (door: Door, op: Operation, key: string | null) => Promise<Outcome>
+> = {
+  'graphql-post': async (door, op, key) =>
+    graphqlOutcome(
+      await fetch(`${door.origin}/graphql`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/graphql-response+json',
+          ...bearer(key),
+        },
+        body: postBody(op),
+      }),
+    ),
+  'graphql-get': async (door, op, key) => {
+    const params = new URLSearchParams();
+    if (op.graphql.query) params.set('query', op.graphql.query);
+    params.set('variables', JSON.stringify(op.graphql.variables ?? {}));
+    if (op.graphql.hash) {
+      params.set(
+        'extensions',
+        JSON.stringify({ persistedQuery: { version: 1, sha256Hash: op.graphql.hash } }),
+      );
+    }
+    return graphqlOutcome(
+      await fetch(`${door.origin}/graphql?${params}`, {
+        headers: { accept: 'application/graphql-response+json', ...bearer(key) },
+      }),
+    );
+  },
+  'graphql-sse': async (door, op, key) => {
+    const response = await fetch(`${door.origin}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...bearer(key) },
+      body: postBody(op),
+    });
+    if (!response.headers.get('content-type')?.startsWith('text/event-stream')) {
+      return graphqlOutcome(response);
+    }
+    const text = await response.text();
+    const data = /event: next\ndata: (.*)\n/.exec(text)?.[1];
+    const body = data ? (JSON.parse(data) as { errors?: GraphQLFormattedError[] }) : { errors: [] };
+    return {
+      code: (body.errors?.[0]?.extensions?.code as string | undefined) ?? null,
+      status: response.status,
+      wwwAuthenticate: response.headers.get('www-authenticate'),
+      errors: body.errors ?? [],
+    };
+  },
+  'graphql-ws': async (door, op, key) => {
+    let closedWith: { code: number; reason: string } | null = null;
+    let upgradeStatus: number | null = null;
+    // A refused upgrade is an HTTP answer the WebSocket API hides; ws says it in its error.
+    class Upgrading extends WebSocket {
+      constructor(address: string, protocols?: string | string[]) {
+        super(address, protocols);
+        this.on('error', (error: Error) => {
+          const status = /Unexpected server response: (\d+)/.exec(error.message)?.[1];
+          if (status) upgradeStatus = Number(status);
+        });
+      }
+    }
+    const client = createClient({
+      url: door.wsUrl,
+      webSocketImpl: Upgrading,
+      connectionParams: bearer(key),
+      retryAttempts: 0,
+      lazy: true,
+      on: {
+        closed: (event) => {
+          const { code, reason } = event as { code: number; reason: string };
+          closedWith = { code, reason: String(reason) };
+        },
+      },
+    });
+    try {
+      const answer = await new Promise<Outcome>((resolve) => {
+        client.subscribe(
+          {
+            query: op.graphql.query ?? '',
+            variables: op.graphql.variables ?? {},
+            ...(op.graphql.hash
+              ? { extensions: { persistedQuery: { version: 1, sha256Hash: op.graphql.hash } } }
+              : {}),
+          },
+          {
+            next: (result) =>
+              resolve({
+                code: (result.errors?.[0]?.extensions?.code as string | undefined) ?? null,
+                status: null,
+                wwwAuthenticate: null,
+                errors: [...(result.errors ?? [])],
+              }),
+            error: (error) => {
+              if (Array.isArray(error)) {
+                const errors = error as GraphQLFormattedError[];
+                resolve({
+                  code: (errors[0]?.extensions?.code as string | undefined) ?? null,
+                  status: null,
+                  wwwAuthenticate: null,
+                  errors,
+                });
+                return;
+              }
+              // Refused at the upgrade (its HTTP status), or closed at connection_init
+              // (4403: the gateway's code leads the close reason).
+              const closed = closedWith as { code: number; reason: string } | null;
+              const refusedUpgrade = upgradeStatus as number | null;
+              resolve({
+                code: refusedUpgrade
+                  ? (codeOfStatus[refusedUpgrade] ?? `HTTP ${refusedUpgrade}`)
+                  : closed?.code === 4403
+                    ? (closed.reason.split(':')[0] ?? null)
+                    : `closed ${closed?.code}`,
+                status: refusedUpgrade ?? closed?.code ?? null,
+                wwwAuthenticate: null,
+                errors: [],
+                atConnection: true,
+              });
+            },
+            complete: () => {},
+          },
+        );
+      });
+      return answer;
+    } finally {
+      await client.dispose();
+    }
+  },
+  rest: async (door, op, key) => {
+    const response = await fetch(`${door.origin}${op.rest.path}`, {
+      method: op.rest.method,
+      headers: bearer(key),
+    });
+    const body = (await response.json()) as { error?: string };
+    return {
+      code: response.ok ? null : (codeOfStatus[response.status] ?? `HTTP ${response.status}`),
+      status: response.status,
+      wwwAuthenticate: response.headers.get('www-authenticate'),
+      errors: body.error ? [body] : [],
+    };
+  },
+};
+
+const key = (scopes: ('read' | 'write' | 'admin')[], expiresAt?: Date) =>
+  createApiKey(t.database.collections, WORKSPACE, scopes, new Date(), {
+    name: 'matrix',
+    ...(expiresAt ? { expiresAt } : {}),
+  }).then((k) => k.key);
+
+/** Facts recorded for the write cells, each tried by one cell at most. */
+const writable: string[] = [];
+
+/** A live fact for a write cell to try to delete. */
+function liveFact(): string {
+  const factId = writable.shift();
+  if (!factId) throw new Error('no fact left for the write cells: record more in beforeAll');
+  return factId;
+}
+
+/**
+ * Runs one cell: the operation through the transport, then the checks every cell shares
+ * (masked errors; the access log line, metric and span of an operation that reached the
+ * pipeline; nothing of a refused operation ran).
+ */
+async function cell(
+  door: Door,
+  transport: Transport,
+  op: Operation,
+  keyValue: string | null,
+): Promise<Outcome> {
+  const logsBefore = door.logs.length;
+  exporter.reset();
+  dataCommands.length = 0;
+  const outcome = await CLIENTS[transport](door, op, keyValue);
+  const where = `${transport}: ${JSON.stringify(outcome)}`;
+  for (const error of outcome.errors as GraphQLFormattedError[]) {
+    expect(error.extensions ?? {}, where).not.toHaveProperty('http');
+    expect(JSON.stringify(error), where).not.toMatch(/stack|exception|at .*\.ts:\d+/);
+  }
+  if (outcome.code !== null && outcome.code !== 'NOT_FOUND') {
+    expect(
+      dataCommands.map((c) => `${c.commandName} ${c.command.comment ?? ''}`),
+      `${where}: nothing runs`,
+    ).toEqual([]);
+  }
+  if (!outcome.atConnection) {
+    // The operation's log line (the upgrade of a WebSocket is not an operation).
+    await until(() => door.logs.slice(logsBefore).some((l) => l.msg === 'request'));
+    const lines = door.logs.slice(logsBefore).filter((l) => l.msg === 'request');
+    expect(
+      lines.map((l) => l.transport),
+      where,
+    ).toContain(transport);
+    const metrics = await door.metrics.registry.getSingleMetricAsString(
+      'gateway_http_requests_total',
+    );
+    expect(metrics, where).toContain(`transport="${transport}"`);
+    await until(() => exporter.getFinishedSpans().length > 0);
+    expect(
+      exporter.getFinishedSpans().map((s) => s.attributes['gateway.transport']),
+      where,
+    ).toContain(transport);
+  }
+  return outcome;
+}
+
+async function until(condition: () => boolean): Promise<void> {
+  for (let i = 0; i < 500 && !condition(); i++) await new Promise((r) => setTimeout(r, 10));
+}
+
+let door: Door;
+let reader: string;
+
+beforeAll(async () => {
+  provider.register();
+  t = await openTestGateway({
+    demoWorkspaces: [WORKSPACE],
+    clientOptions: { monitorCommands: true },
+  });
+  t.database.client.on('commandStarted', (event: CommandStartedEvent) => {
+    const collection = event.command[event.commandName];
+    if (typeof collection === 'string' && DATA_COLLECTIONS.has(collection)) {
+      dataCommands.push(event);
+    }
+  });
+  door = await openDoor();
+  reader = await key(['read']);
+  const facts = Array.from({ length: 2 * TRANSPORTS.length }, (_, i) =>
+    factInput('user', `likes thing ${i}`, `thing ${i}`),
+  );
+  const recorded = await recordEpisode(
+    t.database.collections,
+    testTenant(WORKSPACE, WRITTEN),
+    episodeInput(facts),
+    new Date(),
+  );
+  writable.push(...recorded.facts.map((f) => f.factId));
+});
+
+afterAll(async () => {
+  for (const d of doors) await d.close();
+  await provider.shutdown();
+  trace.disable();
+});
+
+describe('the transport matrix', () => {
+  it('has a client for every transport the gateway names, and none it does not', () => {
+    expect(Object.keys(CLIENTS).sort()).toEqual([...TRANSPORTS].sort());
+  });
+
+  it.each(TRANSPORTS)('%s: an allowed read runs', async (transport) => {
+    const outcome = await cell(door, transport, READ, reader);
+    expect(outcome.code, JSON.stringify(outcome)).toBeNull();
+  });
+
+  it.each(TRANSPORTS)(
+    '%s: no key is UNAUTHENTICATED, with WWW-Authenticate: Bearer',
+    async (transport) => {
+      const outcome = await cell(door, transport, READ, null);
+      expect(outcome.code, JSON.stringify(outcome)).toBe('UNAUTHENTICATED');
+      if (outcome.status === 401) {
+        expect(outcome.wwwAuthenticate).toMatch(/^Bearer realm="memory-gateway"$/);
+      }
+    },
+  );
+
+  it.each(TRANSPORTS)(
+    '%s: an unknown, a revoked and an expired key are UNAUTHENTICATED, invalid_token',
+    async (transport) => {
+      const revoked = await key(['read']);
+      await revokeApiKey(t.database.collections, revoked);
+      // A key that expired an hour ago, by the clock of a gateway two hours ahead.
+      const expiring = await key(['read'], new Date(Date.now() + 3_600_000));
+      const later = await openDoor({ clock: () => new Date(Date.now() + 2 * 3_600_000) });
+      const outcomes = [
+        await cell(door, transport, READ, 'mk_unknown_key'),
+        await cell(door, transport, READ, revoked),
+        await cell(later, transport, READ, expiring),
+      ];
+      for (const outcome of outcomes) {
+        expect(outcome.code, JSON.stringify(outcome)).toBe('UNAUTHENTICATED');
+        if (outcome.status === 401)
+          expect(outcome.wwwAuthenticate).toContain('error="invalid_token"');
+      }
+      // The same key, on a gateway whose clock has not reached its expiry, works.
+      expect((await cell(door, transport, READ, expiring)).code).toBeNull();
+    },
+  );
+
+  it.each(TRANSPORTS)(
+    '%s: a key without the scope is FORBIDDEN before anything runs',
+    async (transport) => {
+      const writer = await key(['write']);
+      expect((await cell(door, transport, READ, writer)).code).toBe('FORBIDDEN');
+    },
+  );
+
+  it.each(TRANSPORTS)('%s: a read key cannot write, and nothing is written', async (transport) => {
+    const factId = liveFact();
+    const outcome = await cell(door, transport, deleting(factId), reader);
+    // GraphQL over GET runs no mutation, whatever the key (GraphQL over HTTP).
+    expect(outcome.code, JSON.stringify(outcome)).toBe(
+      transport === 'graphql-get' ? 'BAD_REQUEST' : 'FORBIDDEN',
+    );
+    const fact = await t.database.collections.facts.findOne({ factId, dataset: WRITTEN });
+    expect(fact?.invalidAt).toBeNull();
+  });
+
+  it.each(TRANSPORTS)('%s: a write key writes (GraphQL over GET: never)', async (transport) => {
+    const writer = await key(['read', 'write']);
+    const factId = liveFact();
+    const outcome = await cell(door, transport, deleting(factId), writer);
+    const fact = await t.database.collections.facts.findOne({ factId, dataset: WRITTEN });
+    if (transport === 'graphql-get') {
+      expect(outcome.code).toBe('BAD_REQUEST');
+      expect(fact?.invalidAt).toBeNull();
+    } else {
+      expect(outcome.code, JSON.stringify(outcome)).toBeNull();
+      expect(fact?.invalidAt).not.toBeNull();
+    }
+  });
+
+  it.each(TRANSPORTS)(
+    '%s: an operation over the cost limit is refused whole',
+    async (transport) => {
+      const outcome = await cell(door, transport, COSTLY, reader);
+      // REST has no client text to measure: its own operation runs.
+      expect(outcome.code).toBe(transport === 'rest' ? null : 'QUERY_TOO_COMPLEX');
+    },
+  );
+
+  describe('TRUSTED_DOCUMENTS=only', () => {
+    let only: Door;
+    beforeAll(async () => {
+      only = await openDoor({ trustedDocuments: 'only' });
+    });
+
+    it.each(TRANSPORTS)(
+      '%s: text is PERSISTED_QUERY_ONLY; a registered hash runs',
+      async (transport) => {
+        const text = await cell(only, transport, READ, reader);
+        // REST sends no text: its registered operations run.
+        expect(text.code, JSON.stringify(text)).toBe(
+          transport === 'rest' ? null : 'PERSISTED_QUERY_ONLY',
+        );
+        const registered = await cell(only, transport, REGISTERED, reader);
+        expect(registered.code, JSON.stringify(registered)).toBeNull();
+      },
+    );
+  });
+
+  describe('rate limits', () => {
+    it.each(TRANSPORTS)('%s: past the per-key limit, RATE_LIMITED', async (transport) => {
+      const limited = await openDoor({ rateLimitPerMinute: 1 });
+      const own = await key(['read']);
+      expect((await cell(limited, transport, READ, own)).code).toBeNull();
+      expect((await cell(limited, transport, READ, own)).code).toBe('RATE_LIMITED');
+    });
+
+    it.each(TRANSPORTS)('%s: past the per-address limit, RATE_LIMITED', async (transport) => {
+      // A WebSocket's upgrade counts too (it is refused there, before any key lookup).
+      const limited = await openDoor({ rateLimitPerAddressPerMinute: 1 });
+      await cell(limited, transport, READ, reader);
+      expect((await cell(limited, transport, READ, reader)).code).toBe('RATE_LIMITED');
+    });
+  });
+
+  describe("the workspace's fairness slot", () => {
+    let fair: Door;
+    beforeAll(async () => {
+      fair = await openDoor({ workspaceConcurrency: 1, workspaceQueue: 0 });
+    });
+
+    it.each(TRANSPORTS)(
+      '%s: with the slot taken, RATE_LIMITED; once free, it runs',
+      async (transport) => {
+        const held = holdSlot(fair, reader);
+        await held.taken;
+        expect((await cell(fair, transport, READ, reader)).code).toBe('RATE_LIMITED');
+        await held.release();
+        expect((await cell(fair, transport, READ, reader)).code).toBeNull();
+      },
+    );
+  });
+});
+
+/**
+ * Holds the workspace's one slot: a GraphQL request whose body has not finished arriving
+ * (its length announced, so the edge's checks pass it; a media type the edge leaves to
+ * Yoga, which reads the body inside the slot).
+ */
+function holdSlot(door: Door, keyValue: string) {
+  const text = '{ viewer { workspace } }';
+  const request = httpRequest(`${door.origin}/graphql`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/graphql',
+      'content-length': String(Buffer.byteLength(text)),
+      ...bearer(keyValue),
+    },
+  });
+  const answered = new Promise<number>((resolve, reject) => {
+    request.on('response', (response) => {
+      response.resume();
+      resolve(response.statusCode ?? 0);
+    });
+    request.on('error', reject);
+  });
+  request.write(text.slice(0, 5));
+  request.flushHeaders();
+  // The slot is taken once the request is inside it: another one is then refused.
+  const taken = (async () => {
+    for (let i = 0; i < 500; i++) {
+      const probe = await fetch(`${door.origin}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...bearer(keyValue) },
+        body: JSON.stringify({ query: text }),
+      });
+      if (probe.status === 429) return;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    throw new Error('the slot was never taken');
+  })();
+  return {
+    taken,
+    release: async () => {
+      request.end(text.slice(5));
+      expect(await answered).toBe(200);
+    },
+  };
+}
