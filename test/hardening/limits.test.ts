@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -163,6 +165,52 @@ describe('request body limit', () => {
       413,
       { error: 'Request body too large (at most 65536 bytes)' },
     ]);
+  });
+});
+
+describe('an answer after which the connection closes says so', () => {
+  it('a 413 says Connection: close, and a client reusing connections goes on', async () => {
+    const { listen } = await import('../../src/http/server.js');
+    const { Agent, request } = await import('node:http');
+    const server = await new Promise<Server>((resolve) => {
+      const s = listen(t.gateway.fetch, { port: 0, hostname: '127.0.0.1' }, () => resolve(s));
+    });
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const { port } = server.address() as AddressInfo;
+    const send = (body: string) =>
+      new Promise<{ status: number; connection: string | undefined }>((resolve, reject) => {
+        const req = request(
+          {
+            host: '127.0.0.1',
+            port,
+            path: '/graphql',
+            method: 'POST',
+            agent,
+            headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+          },
+          (res) => {
+            res.resume();
+            res.on('end', () =>
+              resolve({ status: res.statusCode ?? 0, connection: res.headers.connection }),
+            );
+          },
+        );
+        req.on('error', reject);
+        req.end(body);
+      });
+    try {
+      const tooLarge = await send(
+        JSON.stringify({ query: `{ viewer { workspace } } # ${'x'.repeat(70 * 1024)}` }),
+      );
+      expect(tooLarge).toEqual({ status: 413, connection: 'close' });
+      // The same agent's next request: on a new connection, answered.
+      const next = await send(JSON.stringify({ query: '{ viewer { workspace } }' }));
+      expect(next.status).toBe(200);
+    } finally {
+      agent.destroy();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
 

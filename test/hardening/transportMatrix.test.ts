@@ -19,8 +19,13 @@ import { TRANSPORTS, type Transport } from '../../src/http/transports.js';
 import { serveGraphqlWebSocket } from '../../src/http/webSocket.js';
 import { recordEpisode } from '../../src/store/recordEpisode.js';
 import { createApiKey, revokeApiKey } from '../../src/store/workspaces.js';
+import {
+  LiveDatasetChangesDocument,
+  type LiveDatasetChangesSubscription,
+} from '../generated/operations.js';
 import { episodeInput, factInput, testTenant } from '../helpers/episodeInput.js';
 import { openTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { codesOf, type LiveSubscription, subscribeSse, subscribeWs } from '../helpers/live.js';
 
 /**
  * One door: every rule of the admission pipeline against every transport that carries
@@ -561,6 +566,112 @@ describe('the transport matrix', () => {
       },
     );
   });
+});
+
+describe('live streams, on the transports that carry them', () => {
+  /** How each transport opens a stream of the dataset's changes (null: it carries none). */
+  const STREAMS: Record<Transport, ((d: Door, dataset: string, k: string) => Stream) | null> = {
+    'graphql-post': null,
+    'graphql-get': null,
+    'graphql-sse': (d, dataset, k) =>
+      subscribeSse(
+        fetch,
+        `${d.origin}/graphql`,
+        LiveDatasetChangesDocument,
+        { dataset, after: null },
+        k,
+      ),
+    'graphql-ws': (d, dataset, k) =>
+      subscribeWs(d.wsUrl, LiveDatasetChangesDocument, { dataset, after: null }, k),
+    rest: null,
+  };
+  type Stream = LiveSubscription<LiveDatasetChangesSubscription>;
+  const carriers = TRANSPORTS.filter((transport) => STREAMS[transport] !== null);
+
+  it('names every transport, and at least the two that carry subscriptions', () => {
+    expect(Object.keys(STREAMS).sort()).toEqual([...TRANSPORTS].sort());
+    expect(carriers).toEqual(['graphql-sse', 'graphql-ws']);
+  });
+
+  const record = (dataset: string, object: string) =>
+    recordEpisode(
+      t.database.collections,
+      testTenant(WORKSPACE, dataset),
+      episodeInput([factInput('user', 'drives', object)]),
+      new Date(),
+    );
+  const streamsOpen = async (d: Door, n: number) => {
+    for (let i = 0; i < 1000 && d.gateway.live.counts().streams !== n; i++) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    expect(d.gateway.live.counts().streams).toBe(n);
+  };
+  const kinds = (stream: Stream) =>
+    stream.received.map((r) => r.data?.datasetChanges.kind ?? codesOf(r).join());
+
+  it.each(carriers)(
+    '%s: revokeApiKey ends the key’s streams before it answers: no change is delivered after',
+    async (transport) => {
+      // Rechecks far apart: what ends the stream is the revocation itself.
+      const d = await openDoor({ live: { keyRecheckMs: 600_000 } });
+      const admin = await key(['read', 'admin']);
+      const doomed = await key(['read']);
+      const dataset = `revoked-${transport}`;
+      const stream = STREAMS[transport]!(d, dataset, doomed);
+      await streamsOpen(d, 1);
+      await record(dataset, 'a Honda');
+      await stream.results(2);
+      const response = await fetch(`${d.origin}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...bearer(admin) },
+        body: JSON.stringify({
+          query: 'mutation Revoke($k: ID!) { revokeApiKey(keyId: $k) { revoked } }',
+          variables: { k: doomed },
+        }),
+      });
+      expect((await response.json()).data.revokeApiKey.revoked).toBe(true);
+      await record(dataset, 'a Toyota');
+      await stream.ended;
+      expect(kinds(stream)).toEqual(['EPISODE_RECORDED', 'FACT_RECORDED', 'UNAUTHENTICATED']);
+      stream.close();
+      await streamsOpen(d, 0);
+    },
+  );
+
+  it.each(carriers)('%s: a key’s streams end at its expiry', async (transport) => {
+    const d = await openDoor({ live: { keyRecheckMs: 600_000 } });
+    const brief = await key(['read'], new Date(Date.now() + 1500));
+    const stream = STREAMS[transport]!(d, `expiring-${transport}`, brief);
+    await streamsOpen(d, 1);
+    await stream.ended;
+    expect(kinds(stream)).toEqual(['UNAUTHENTICATED']);
+    stream.close();
+    await streamsOpen(d, 0);
+  });
+
+  it.each(carriers)(
+    "%s: each event takes one of the workspace's fairness slots (the stream holds none)",
+    async (transport) => {
+      const d = await openDoor({ workspaceConcurrency: 1, workspaceQueue: 0 });
+      const dataset = `fair-${transport}`;
+      const stream = STREAMS[transport]!(d, dataset, reader);
+      await streamsOpen(d, 1);
+      // The open stream holds no slot: a request runs.
+      expect((await cell(d, 'graphql-post', READ, reader)).code).toBeNull();
+      const held = holdSlot(d, reader);
+      await held.taken;
+      await record(dataset, 'a bike');
+      // Waits for the slot: nothing is delivered while it is taken...
+      await new Promise((r) => setTimeout(r, 300));
+      expect(stream.received).toEqual([]);
+      await held.release();
+      // ...and everything once it is free.
+      await stream.results(2);
+      expect(kinds(stream)).toEqual(['EPISODE_RECORDED', 'FACT_RECORDED']);
+      stream.close();
+      await streamsOpen(d, 0);
+    },
+  );
 });
 
 /**
