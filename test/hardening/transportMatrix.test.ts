@@ -568,6 +568,59 @@ describe('the transport matrix', () => {
   });
 });
 
+describe('the executor, reachable only through the pipeline', () => {
+  /**
+   * Every place in src/ that can run a GraphQL operation: graphql-js's and graphql-jit's
+   * executors, Yoga's envelope, the gateway's Yoga instance and the REST adapters' runner.
+   * Each is allowed only where the admission pipeline has already decided the request.
+   */
+  const EXECUTORS =
+    /\b(execute|executeSync|subscribe|graphql|graphqlSync|compileQuery|getEnveloped|createGraphqlYoga|runOperation)\b/;
+  const ALLOWED = [
+    // The GraphQL endpoint: Yoga, mounted on /graphql behind the pipeline (src/http/app.ts).
+    'src/http/app.ts: createGraphqlYoga',
+    'src/http/yoga.ts: createGraphqlYoga',
+    // Yoga's plugin that executes each event of a subscription the endpoint admitted.
+    'src/http/sharedEvents.ts: execute',
+    // The REST adapters' named operations, run by routes mounted behind the pipeline.
+    'src/rest/runOperation.ts: compileQuery',
+    'src/rest/runOperation.ts: runOperation',
+    'src/rest/memorySoda.ts: runOperation',
+    'src/rest/supaCloud.ts: runOperation',
+  ];
+
+  it('is imported or defined nowhere else in src/', async () => {
+    const { readdirSync, readFileSync } = await import('node:fs');
+    const found = new Set<string>();
+    for (const entry of readdirSync('src', { recursive: true, withFileTypes: true })) {
+      if (!entry.isFile() || !entry.name.endsWith('.ts')) continue;
+      const file = `${entry.parentPath}/${entry.name}`;
+      const text = readFileSync(file, 'utf8');
+      // Named imports and definitions: `import { a, b } from`, `function a(`, `const a =`.
+      const named = [
+        ...[...text.matchAll(/import\s*(?:type\s*)?\{([^}]*)\}\s*from/g)].flatMap((m) =>
+          m[1]!.split(',').map(
+            (n) =>
+              n
+                .trim()
+                .replace(/^type\s+/, '')
+                .split(/\s+as\s+/)[0]!,
+          ),
+        ),
+        ...[...text.matchAll(/(?:function|const)\s+([A-Za-z_$][\w$]*)/g)].map((m) => m[1]!),
+        ...[...text.matchAll(/\.(getEnveloped)\(/g)].map((m) => m[1]!),
+      ];
+      for (const name of named) {
+        if (EXECUTORS.test(name) && EXECUTORS.exec(name)![0] === name) {
+          found.add(`${file}: ${name}`);
+        }
+      }
+    }
+    // The walk sees what it claims to: every allowed place is found.
+    expect([...found].sort()).toEqual([...ALLOWED].sort());
+  });
+});
+
 describe('live streams, on the transports that carry them', () => {
   /** How each transport opens a stream of the dataset's changes (null: it carries none). */
   const STREAMS: Record<Transport, ((d: Door, dataset: string, k: string) => Stream) | null> = {
