@@ -250,8 +250,8 @@ export function serveGraphqlWebSocket(
     if (response.headers.get('content-type')?.startsWith('text/event-stream') && response.body) {
       return { results: serverSentResults(response.body, stop) };
     }
-    stop();
     const body = (await response.json()) as ExecutionResult & { errors?: GraphQLFormattedError[] };
+    stop();
     // No `data`: refused before anything ran (GraphQL over HTTP's request errors).
     if (!('data' in body)) return { refused: body.errors ?? [] };
     return { result: body };
