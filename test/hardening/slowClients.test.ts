@@ -74,6 +74,7 @@ describe('slow and stalled clients are cut off by the server timeouts', () => {
     const { answer, sent } = await trickle(head, body, 100);
     expect(sent).toBeLessThan(body.length / 10);
     expect(answer).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/);
+    expect(answer).toMatch(/\r\nConnection: close\r\n/i);
     expect(answer).toContain('"code":"REQUEST_TIMEOUT"');
   }, 30_000);
 
@@ -84,6 +85,7 @@ describe('slow and stalled clients are cut off by the server timeouts', () => {
       100,
     );
     expect(answer).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/);
+    expect(answer).toMatch(/\r\nConnection: close\r\n/i);
     // Node's timeout does not say which path the request was for: the answer takes the
     // gateway's generic (GraphQL) error shape.
     expect(JSON.parse(answer.split('\r\n\r\n')[1]!)).toEqual({
@@ -107,22 +109,29 @@ describe('slow and stalled clients are cut off by the server timeouts', () => {
 
 /** A raw request whose headers are larger than Node accepts (16 KiB). */
 function oversized(path: string) {
-  return new Promise<{ status: number; body: string; type: string }>((resolve, reject) => {
-    const req = httpRequest(
-      { host: '127.0.0.1', port, path, headers: { 'x-padding': 'p'.repeat(20_000) } },
-      (res) => {
-        let body = '';
-        res.on('data', (chunk) => {
-          body += chunk;
-        });
-        res.on('end', () =>
-          resolve({ status: res.statusCode!, body, type: res.headers['content-type'] ?? '' }),
-        );
-      },
-    );
-    req.on('error', reject);
-    req.end();
-  });
+  return new Promise<{ status: number; body: string; type: string; connection: string }>(
+    (resolve, reject) => {
+      const req = httpRequest(
+        { host: '127.0.0.1', port, path, headers: { 'x-padding': 'p'.repeat(20_000) } },
+        (res) => {
+          let body = '';
+          res.on('data', (chunk) => {
+            body += chunk;
+          });
+          res.on('end', () =>
+            resolve({
+              status: res.statusCode!,
+              body,
+              type: res.headers['content-type'] ?? '',
+              connection: res.headers.connection ?? '',
+            }),
+          );
+        },
+      );
+      req.on('error', reject);
+      req.end();
+    },
+  );
 }
 
 describe('headers too large: 431 in each surface shape, not an empty body', () => {
@@ -153,6 +162,8 @@ describe('headers too large: 431 in each surface shape, not an empty body', () =
   ])('%s', async (path, expected) => {
     const answer = await oversized(path);
     expect(answer.status).toBe(431);
+    // The server closes the connection after it: the answer says so.
+    expect(answer.connection).toBe('close');
     expect(answer.type).toBe('application/json');
     expect(JSON.parse(answer.body)).toEqual(expected);
   });
