@@ -380,14 +380,20 @@ describe('bad input: 400 { "error" } naming the parameter; nothing reaches the s
 });
 
 describe('auth, routes and methods', () => {
-  it('missing or bad key: 401 { "error" }', async () => {
-    expect(await get(`${BASE}/datasets/user_42/facts`, null)).toEqual({
+  it('missing or bad key: 401 { "error" }, saying how to authenticate (WWW-Authenticate)', async () => {
+    const missing = await get(`${BASE}/datasets/user_42/facts`, null);
+    expect(missing).toEqual({
       status: 401,
       body: { error: 'Missing API key: send Authorization: Bearer <key>' },
       headers: expect.anything(),
     });
+    expect(missing.headers.get('www-authenticate')).toBe('Bearer realm="memory-gateway"');
     const bad = await get(`${BASE}/datasets/user_42/facts`, 'mk_nope');
     expect([bad.status, Object.keys(bad.body)]).toEqual([401, ['error']]);
+    // RFC 6750: a key was sent and refused.
+    expect(bad.headers.get('www-authenticate')).toMatch(
+      /^Bearer realm="memory-gateway", error="invalid_token"/,
+    );
   });
 
   it('unknown route: 404 { "error" }; wrong method: 405 with Allow', async () => {
