@@ -15,7 +15,10 @@ import type { Tenant } from './tenant.js';
  * on FerretDB and MongoDB alike, so two writers never share a number, and a writer takes
  * number n+1 only after it has read n, so every number a reader sees has all the lower
  * ones already visible: reading "after seq s" in order never skips a change, on any
- * replica. A change is never deleted (a reused number could hide a later change from a
+ * replica. The same insert claims the change's natural key (`changeId`, unique in its
+ * dataset: the `tenant_change_once` index), so the database itself refuses a second copy
+ * of a change however many writers (retries, racing deliveries, repairs) append it at
+ * once. A change is never deleted (a reused number could hide a later change from a
  * client that had read past it); erasure redacts it in place.
  */
 
@@ -99,10 +102,28 @@ export function invalidationChange(claim: InvalidationClaimDoc): NewChange {
  */
 const MAX_ATTEMPTS = 100;
 
+/** Which of `changeIds` the dataset's feed holds. */
+async function changesThere(
+  db: Collections,
+  tenant: Tenant,
+  changeIds: readonly string[],
+): Promise<Set<string>> {
+  const there = await db.changes
+    .find(
+      { workspaceId: tenant.workspaceId, dataset: tenant.dataset, changeId: { $in: changeIds } },
+      { projection: { changeId: 1 }, comment: 'store:appendChanges' },
+    )
+    .toArray();
+  return new Set(there.map((c) => c.changeId));
+}
+
 /**
- * Appends changes to the dataset's feed, in the order given, skipping those already there
- * (a retry, a repair). Numbers are claimed from the highest one seen: a duplicate `_id`
- * means another writer took it, so the rest are tried again above the new highest.
+ * Appends changes to the dataset's feed, in the order given, each once. Those already
+ * there (a retry, a repair) are skipped when read first; the database refuses the rest of
+ * the repeats (a racing writer appending the same change: the unique `changeId`). Numbers
+ * are claimed from the highest one seen: a duplicate key is either a number another writer
+ * took (the rest are tried again above the new highest) or a change another writer
+ * appended meanwhile (dropped, the rest go on).
  */
 export async function appendChanges(
   db: Collections,
@@ -112,13 +133,11 @@ export async function appendChanges(
   if (changes.length === 0) return;
   const scope = { workspaceId: tenant.workspaceId, dataset: tenant.dataset };
   const tag = { comment: 'store:appendChanges' };
-  const there = await db.changes
-    .find(
-      { ...scope, changeId: { $in: changes.map((c) => c.changeId) } },
-      { projection: { changeId: 1 }, ...tag },
-    )
-    .toArray();
-  const known = new Set(there.map((c) => c.changeId));
+  const known = await changesThere(
+    db,
+    tenant,
+    changes.map((c) => c.changeId),
+  );
   let pending = changes.filter((c) => !known.has(c.changeId));
   for (let attempt = 0; pending.length > 0; attempt++) {
     if (attempt >= MAX_ATTEMPTS) throw new Error('The change feed is too busy; try again');
@@ -148,10 +167,14 @@ export async function appendChanges(
     } catch (error) {
       if (!isDuplicateKey(error)) throw error;
       announceFeedWrite(tenant);
-      // Ordered: the changes before the first taken number went in; the rest try again.
-      const [taken] = duplicateKeyIndexes(error);
-      pending = pending.slice(taken ?? 0);
-      await sleep(Math.min(attempt, 10));
+      // Ordered: the changes before the refused one went in; the refused one is dropped if
+      // another writer appended it meanwhile (else its number was taken); the rest go on.
+      const [refused = 0] = duplicateKeyIndexes(error);
+      const blocked = pending[refused];
+      const appended =
+        blocked && (await changesThere(db, tenant, [blocked.changeId])).has(blocked.changeId);
+      pending = pending.slice(appended ? refused + 1 : refused);
+      if (!appended) await sleep(Math.min(attempt, 10));
     }
   }
 }
@@ -270,17 +293,78 @@ export async function redactChanges(
   tenant: Tenant,
   about: { factIds: string[]; episodeId: string },
 ): Promise<void> {
-  await db.changes.updateMany(
-    {
-      workspaceId: tenant.workspaceId,
-      dataset: tenant.dataset,
-      $or: [{ factId: { $in: about.factIds } }, { episodeId: about.episodeId }],
-    },
-    {
-      $set: { redacted: true, changeId: 'redacted', factId: null, episodeId: null, memoryId: null },
-    },
-    { comment: 'store:redactChanges' },
+  const tag = { comment: 'store:redactChanges' };
+  const slots = await db.changes
+    .find(
+      {
+        workspaceId: tenant.workspaceId,
+        dataset: tenant.dataset,
+        $or: [{ factId: { $in: about.factIds } }, { episodeId: about.episodeId }],
+      },
+      { projection: { _id: 1, seq: 1 }, ...tag },
+    )
+    .toArray();
+  await redactSlots(db, tenant, slots, 'redacted');
+}
+
+/**
+ * Redacts changes in place: each keeps its number and loses the rest. Its `changeId`
+ * becomes `<reason>:<seq>`, unique like every change's (the feed's unique natural key).
+ */
+async function redactSlots(
+  db: Collections,
+  tenant: Tenant,
+  slots: readonly Pick<ChangeDoc, '_id' | 'seq'>[],
+  reason: 'redacted' | 'repeated',
+): Promise<number> {
+  if (slots.length === 0) return 0;
+  const result = await db.changes.bulkWrite(
+    slots.map((slot) => ({
+      updateOne: {
+        filter: { _id: slot._id, workspaceId: tenant.workspaceId, dataset: tenant.dataset },
+        update: {
+          $set: {
+            redacted: true,
+            changeId: `${reason}:${slot.seq}`,
+            factId: null,
+            episodeId: null,
+            memoryId: null,
+          },
+        },
+      },
+    })),
+    { ordered: false, comment: 'store:redactChanges' },
   );
+  return result.modifiedCount;
+}
+
+/**
+ * A feed an earlier version wrote may hold a change twice (two writers appended it at
+ * once, before the database refused repeats): the first copy stays, each later one is
+ * redacted in place (its number stays spent, nothing of it is served or counted), so a
+ * reader gets every change once and the unique index can be made. Idempotent; returns how
+ * many copies it redacted.
+ */
+export async function redactRepeatedChanges(db: Collections, tenant: Tenant): Promise<number> {
+  const seen = new Set<string>();
+  const repeats: Pick<ChangeDoc, '_id' | 'seq'>[] = [];
+  const feed = db.changes.find(
+    { workspaceId: tenant.workspaceId, dataset: tenant.dataset, redacted: false },
+    {
+      sort: { seq: 1 },
+      projection: { _id: 1, seq: 1, changeId: 1 },
+      comment: 'store:changesAfter',
+    },
+  );
+  for await (const change of feed) {
+    if (seen.has(change.changeId)) repeats.push(change);
+    else seen.add(change.changeId);
+  }
+  let redacted = 0;
+  for (let i = 0; i < repeats.length; i += 500) {
+    redacted += await redactSlots(db, tenant, repeats.slice(i, i + 500), 'repeated');
+  }
+  return redacted;
 }
 
 /**

@@ -252,7 +252,14 @@ export const INDEXES: { [K in keyof Collections]: IndexSpec[] } = {
   changes: [
     { key: { workspaceId: 1, dataset: 1, seq: 1 }, name: 'tenant_seq' },
     { key: { workspaceId: 1, dataset: 1, redacted: 1, seq: 1 }, name: 'tenant_served_seq' },
-    { key: { workspaceId: 1, dataset: 1, changeId: 1 }, name: 'tenant_change' },
+    // Each change once: the same insert that claims a change's number claims its natural
+    // key, so a second copy is refused by the database itself (store/changes.ts). A store
+    // that already holds repeats gets it once the migration has redacted them.
+    {
+      key: { workspaceId: 1, dataset: 1, changeId: 1 },
+      name: 'tenant_change_once',
+      unique: true,
+    },
     { key: { workspaceId: 1, dataset: 1, factId: 1 }, name: 'tenant_fact' },
     { key: { workspaceId: 1, dataset: 1, episodeId: 1 }, name: 'tenant_episode' },
   ],
@@ -416,32 +423,50 @@ export const RETIRED_INDEXES: {
   [K in keyof Collections]?: { name: string; replacedBy: string }[];
 } = {
   facts: [{ name: 'tenant_valid', replacedBy: 'tenant_valid_times' }],
+  changes: [{ name: 'tenant_change', replacedBy: 'tenant_change_once' }],
 };
 
 /** MongoDB's (and FerretDB's) "no index of that name". */
 const INDEX_NOT_FOUND = 27;
 
 async function ensureIndexes(db: Collections): Promise<void> {
+  const notYet = new Set<string>();
   await Promise.all(
     (Object.keys(INDEXES) as (keyof Collections)[]).flatMap((name) =>
       INDEXES[name].map((index) =>
-        (db[name] as unknown as Collection).createIndex(index.key, {
-          name: index.name,
-          ...(index.unique ? { unique: true } : {}),
+        createIndex(db, name, index).catch((error: unknown) => {
+          // A unique index over documents an earlier version repeated: the migration that
+          // removes the repeats creates it (store/migrations.ts); until then the store
+          // keeps the index it replaces.
+          if (!index.unique || !isRepeatedKey(error)) throw error;
+          notYet.add(index.name);
         }),
       ),
     ),
   );
   for (const [name, retired] of Object.entries(RETIRED_INDEXES) as [
     keyof Collections,
-    { name: string }[],
+    { name: string; replacedBy: string }[],
   ][]) {
     for (const index of retired) {
+      if (notYet.has(index.replacedBy)) continue;
       await (db[name] as unknown as Collection).dropIndex(index.name).catch((error: unknown) => {
         if ((error as { code?: unknown }).code !== INDEX_NOT_FOUND) throw error;
       });
     }
   }
+}
+
+/** Creates one declared index (nothing happens when it exists). */
+export function createIndex(
+  db: Collections,
+  collection: keyof Collections,
+  index: IndexSpec,
+): Promise<string> {
+  return (db[collection] as unknown as Collection).createIndex(index.key, {
+    name: index.name,
+    ...(index.unique ? { unique: true } : {}),
+  });
 }
 
 /**
@@ -505,6 +530,18 @@ export const UNPAGED_BATCH_SIZE = 10_000;
  * than about 100 of them never returns; MongoDB has no such limit, and 50 costs it little.
  */
 export const UPSERTS_PER_COMMAND = 50;
+
+/**
+ * A unique index that could not be made because documents already repeat its key:
+ * MongoDB's duplicate-key error, or the embedded FerretDB's (it passes SQLite's
+ * constraint failure on as an internal error).
+ */
+export function isRepeatedKey(error: unknown): boolean {
+  return (
+    isDuplicateKey(error) ||
+    (error instanceof Error && /UNIQUE constraint failed/.test(error.message))
+  );
+}
 
 /** MongoDB's duplicate-key error, the one atomic "someone else got there first" signal. */
 export function isDuplicateKey(error: unknown): boolean {

@@ -1,6 +1,13 @@
 import type { AnyBulkWriteOperation } from 'mongodb';
 import { factRecallTerms, recallTerms } from '../domain/recallTerms.js';
-import { type Collections, isDuplicateKey } from './database.js';
+import { redactRepeatedChanges } from './changes.js';
+import {
+  type Collections,
+  createIndex,
+  INDEXES,
+  isDuplicateKey,
+  isRepeatedKey,
+} from './database.js';
 import type { FactDoc, MemoryDoc } from './documents.js';
 
 /**
@@ -17,6 +24,11 @@ const MIGRATIONS: { id: string; describe: string; run: (db: Collections) => Prom
     id: '2026-12-01-recall-terms',
     describe: 'recall terms on facts and memories',
     run: addRecallTerms,
+  },
+  {
+    id: '2026-12-04-changes-once',
+    describe: 'each change once in the change feeds',
+    run: changesOnce,
   },
 ];
 
@@ -92,6 +104,32 @@ async function addRecallTerms(db: Collections): Promise<number> {
     }
   }
   return changed;
+}
+
+/**
+ * Changes an earlier version appended twice (two writers at once) redacted, all but the
+ * first copy, feed by feed; then the index that makes the database refuse a repeat
+ * (`tenant_change_once`). A writer of an earlier version still running (a rolling
+ * upgrade) may append a repeat meanwhile, so the index is tried again after another pass.
+ */
+async function changesOnce(db: Collections): Promise<number> {
+  const tag = { comment: 'store:changesOnce' };
+  const index = INDEXES.changes.find((i) => i.name === 'tenant_change_once')!;
+  let redacted = 0;
+  for (let attempt = 1; ; attempt++) {
+    const workspaces = await db.workspaces.find({}, tag).sort({ name: 1 }).toArray();
+    for (const { _id: workspaceId } of workspaces) {
+      for (const dataset of await db.changes.distinct('dataset', { workspaceId }, tag)) {
+        redacted += await redactRepeatedChanges(db, { workspaceId, dataset });
+      }
+    }
+    try {
+      await createIndex(db, 'changes', index);
+      return redacted;
+    } catch (error) {
+      if (!isRepeatedKey(error) || attempt >= 5) throw error;
+    }
+  }
 }
 
 /** A cursor's documents, a command's worth of updates at a time. */

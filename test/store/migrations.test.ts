@@ -2,11 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { loadDemoDataset } from '../../src/demo/seed.js';
 import { openStore } from '../../src/openStore.js';
+import { changesAfter, countChanges, lastChangeSeq } from '../../src/store/changes.js';
 import type { Collections } from '../../src/store/database.js';
 import { createMemory } from '../../src/store/memoryWrites.js';
 import { migrateStore } from '../../src/store/migrations.js';
+import { recordEpisode } from '../../src/store/recordEpisode.js';
+import { createApiKey } from '../../src/store/workspaces.js';
 import { openTestDatabase, testServerUri } from '../helpers/database.js';
-import { testTenant } from '../helpers/episodeInput.js';
+import { episodeInput, factInput, testTenant } from '../helpers/episodeInput.js';
 import { memoryInput } from '../helpers/memoryInput.js';
 
 /**
@@ -52,10 +55,16 @@ describe('migrating a store written by the previous version', () => {
         describe: 'recall terms on facts and memories',
         changed: current.facts.length + current.memories.length,
       },
+      {
+        id: '2026-12-04-changes-once',
+        describe: 'each change once in the change feeds',
+        changed: 0,
+      },
     ]);
     expect(await everything(db)).toEqual(current);
-    expect(await db.migrations.find({}).toArray()).toEqual([
+    expect(await db.migrations.find({}).sort({ _id: 1 }).toArray()).toEqual([
       { _id: '2026-12-01-recall-terms', appliedAt: AT },
+      { _id: '2026-12-04-changes-once', appliedAt: AT },
     ]);
 
     // Recorded: not run again, and nothing changes.
@@ -105,13 +114,14 @@ describe('migrating a store written by the previous version', () => {
       opened.map((run) => (run.status === 'rejected' ? String(run.reason) : 'started')),
     ).toEqual(opened.map(() => 'started'));
     expect(await everything(db)).toEqual(current);
-    expect(await db.migrations.countDocuments({})).toBe(1);
+    expect(await db.migrations.countDocuments({})).toBe(2);
   });
 
-  it('a fresh store records the migration with nothing to change', async () => {
+  it('a fresh store records the migrations with nothing to change', async () => {
     const { collections: db } = await openTestDatabase();
     expect(await migrateStore(db, AT)).toEqual([
       expect.objectContaining({ id: '2026-12-01-recall-terms', changed: 0 }),
+      expect.objectContaining({ id: '2026-12-04-changes-once', changed: 0 }),
     ]);
     expect(await migrateStore(db, AT)).toEqual([]);
   });
@@ -126,7 +136,71 @@ describe('migrating a store written by the previous version', () => {
         Array.from({ length: 6 }, (_, i) => migrateStore(db, new Date(AT.getTime() + i))),
       );
       expect(runs.map((r) => r.status)).toEqual(runs.map(() => 'fulfilled'));
-      expect(await db.migrations.countDocuments({})).toBe(1);
+      expect(await db.migrations.countDocuments({})).toBe(2);
     }
+  });
+});
+
+describe('a change feed an earlier version wrote with repeats', () => {
+  /** A store as the previous version left it: no unique index, some changes twice. */
+  async function storeWithRepeats() {
+    const { collections: db } = await openTestDatabase();
+    // The workspace registered, as every workspace with data is (its first key made it).
+    await createApiKey(db, 'one', ['read'], AT);
+    const tenant = testTenant('one', 'repeats');
+    await recordEpisode(
+      db,
+      tenant,
+      episodeInput([factInput('user', 'likes', 'tea'), factInput('user', 'has', 'a cat')]),
+      AT,
+    );
+    await db.changes.dropIndex('tenant_change_once');
+    await db.migrations.insertOne({ _id: '2026-12-01-recall-terms', appliedAt: AT });
+    const first = await db.changes.find({}).sort({ seq: 1 }).toArray();
+    // Two writers appended the episode's changes at once: each again, at later numbers.
+    const repeated = first.map((c, i) => ({
+      ...c,
+      _id: c._id.replace(/\d+$/, String(first.length + i + 1)),
+      seq: first.length + i + 1,
+    }));
+    await db.changes.insertMany(repeated);
+    return { db, tenant, first, repeated };
+  }
+
+  it('keeps the first copy of each change, redacts the others in place, then refuses repeats', async () => {
+    const { db, tenant, first, repeated } = await storeWithRepeats();
+    expect(await migrateStore(db, AT)).toEqual([
+      {
+        id: '2026-12-04-changes-once',
+        describe: 'each change once in the change feeds',
+        changed: repeated.length,
+      },
+    ]);
+    const served = await changesAfter(db, tenant, 0, 100);
+    expect(served.map((c) => c.changeId)).toEqual(first.map((c) => c.changeId));
+    // The repeats' numbers stay spent: a reader past them misses nothing.
+    expect(await lastChangeSeq(db, tenant)).toBe(first.length + repeated.length);
+    expect(await countChanges(db, tenant)).toBe(first.length);
+    // From now on the database refuses a second copy.
+    await expect(db.changes.insertOne({ ...first[0]!, _id: 'another', seq: 999 })).rejects.toThrow(
+      /duplicate key|E11000/i,
+    );
+    expect(await migrateStore(db, AT)).toEqual([]);
+  });
+
+  it('six replicas opening it at once all start, and leave each change once', async () => {
+    const { db, tenant, first } = await storeWithRepeats();
+    const config = loadConfig({ MONGODB_URI: testServerUri(), MONGODB_DB: db.facts.dbName });
+    const opened = await Promise.allSettled(
+      Array.from({ length: 6 }, () => openStore(config, 'server')),
+    );
+    for (const run of opened) if (run.status === 'fulfilled') await run.value.close();
+    expect(
+      opened.map((run) => (run.status === 'rejected' ? String(run.reason) : 'started')),
+    ).toEqual(opened.map(() => 'started'));
+    expect((await changesAfter(db, tenant, 0, 100)).map((c) => c.changeId)).toEqual(
+      first.map((c) => c.changeId),
+    );
+    expect(await db.migrations.countDocuments({})).toBe(2);
   });
 });

@@ -292,6 +292,67 @@ describe('no gaps, however writers race', () => {
     }
   });
 
+  it('each change once: 20 deliveries of one episode and 10 replacing episodes, racing over four connections', async () => {
+    const connections = await Promise.all(
+      Array.from({ length: 4 }, () => openDatabase(testServerUri(), t.database.db.databaseName)),
+    );
+    try {
+      const ds = 'feed-once';
+      const tenant = testTenant('acme', ds);
+      const delivered = episodeInput([
+        factInput('user', 'likes', 'green tea'),
+        factInput('user', 'has', 'a cat'),
+      ]);
+      const replacing = Array.from({ length: 10 }, (_, i) =>
+        episodeInput([
+          factInput('user', 'drives', `car ${i}`, {
+            replaceExisting: true,
+            validAt: new Date(Date.UTC(2026, 0, 1 + i)),
+          }),
+        ]),
+      );
+      const writes = [...Array.from({ length: 20 }, () => delivered), ...replacing].map(
+        (input, i) => () =>
+          recordEpisode(connections[i % 4]!.collections, tenant, input, new Date()),
+      );
+      // Interleaved: the deliveries and the replacements start together.
+      const order = writes.map((_, i) => i).sort((a, b) => ((a * 7) % 31) - ((b * 7) % 31));
+      await Promise.all(order.map((i) => writes[i]!()));
+
+      const changes = await feed(ds, null, 7);
+      const ids = changes.map((c) => c.id);
+      expect(ids.length, 'no change twice').toBe(new Set(ids).size);
+      const count = (kind: string) => changes.filter((c) => c.kind === kind).length;
+      expect(count('EPISODE_RECORDED')).toBe(11);
+      expect(count('FACT_RECORDED')).toBe(2 + 10);
+      const superseded = await t.database.collections.facts.countDocuments({
+        workspaceId: tenant.workspaceId,
+        dataset: ds,
+        invalidAt: { $ne: null },
+      });
+      // Nine of the ten values ended: superseded, or (those a racing writer stored after a
+      // later one) bounded on arrival; the one open-ended is the latest.
+      const bounded = await t.database.collections.facts.countDocuments({
+        workspaceId: tenant.workspaceId,
+        dataset: ds,
+        invalidAt: null,
+        validUntil: { $ne: null },
+      });
+      expect(superseded + bounded).toBe(9);
+      expect(superseded).toBeGreaterThan(0);
+      expect(count('FACT_SUPERSEDED')).toBe(superseded);
+      const supersededFacts = changes
+        .filter((c) => c.kind === 'FACT_SUPERSEDED')
+        .map((c) => c.fact!.factId);
+      expect(new Set(supersededFacts).size).toBe(superseded);
+      const page = data(await t.graphql(ChangeFeedDocument, { dataset: ds, first: 1 }, reader))
+        .dataset!.changes;
+      expect(page.totalCount).toBe(changes.length);
+    } finally {
+      await Promise.all(connections.map((c) => c.close()));
+    }
+  });
+
   it('a change whose write was slow arrives after later ones, and a reader past those still gets it', async () => {
     const ds = 'feed-slow';
     const tenant = testTenant('acme', ds);
