@@ -38,13 +38,14 @@ export interface FairnessReport {
   databaseCpuDuring: number | null;
 }
 
-const tally = (statuses: number[]) =>
+export const tally = (statuses: (number | string)[]) =>
   statuses.reduce<Record<string, number>>((acc, s) => {
     acc[s] = (acc[s] ?? 0) + 1;
     return acc;
   }, {});
 
-export async function runFairness(options: {
+/** What both fairness scenarios set up: the store, its two tenants, the gateway. */
+export interface FairnessOptions {
   facts: number;
   clients: number;
   seconds: number;
@@ -60,7 +61,25 @@ export async function runFairness(options: {
   log?: (line: string) => void;
   /** The gateway's logger: its error lines say why a request failed. */
   logger?: Logger;
-}): Promise<FairnessReport> {
+}
+
+interface FairnessStore {
+  ferret: RunningFerretDb;
+  gateway: ReturnType<typeof createGateway>;
+  /** A key of the workspace with the big dataset (`big`), and one of the demo's. */
+  heavyKey: string;
+  lightKey: string;
+}
+
+/**
+ * An embedded FerretDB of its own with the heavy workspace's dataset of `facts` facts and
+ * the light one's demo dataset, and a gateway over it, for `run`; everything is removed
+ * afterwards.
+ */
+export async function withFairnessStore<T>(
+  options: FairnessOptions,
+  run: (store: FairnessStore) => Promise<T>,
+): Promise<T> {
   const log = options.log ?? (() => {});
   const dir = mkdtempSync(join(tmpdir(), 'memory-gateway-fairness-'));
   let ferret: RunningFerretDb | null = null;
@@ -86,8 +105,6 @@ export async function runFairness(options: {
         seed: 7,
       });
       await loadDemoDataset(db, 'light', new Date());
-      const heavyKey = (await createApiKey(db, 'heavy', ['read'])).key;
-      const lightKey = (await createApiKey(db, 'light', ['read'])).key;
       const gateway = createGateway({
         database,
         dbTimeoutMs: options.dbTimeoutMs,
@@ -96,68 +113,16 @@ export async function runFairness(options: {
           ? {}
           : { workspaceConcurrency: options.workspaceConcurrency }),
       });
-      const get = async (path: string, key: string) => {
-        const started = performance.now();
-        const response = await gateway.fetch(
-          new Request(`http://127.0.0.1${path}`, { headers: { authorization: `Bearer ${key}` } }),
-        );
-        await response.arrayBuffer();
-        return {
-          status: response.status,
-          ms: performance.now() - started,
-          retryAfter: response.headers.get('retry-after'),
-        };
-      };
-      const light = () => get(`/v1/memory/semantic/datasets/${DEMO_DATASET}/facts`, lightKey);
-      const heavyPath = '/v1/memory/semantic/datasets/big/facts?limit=100&includeInvalidated=true';
-
-      const alone: number[] = [];
-      for (let i = 0; i < 10; i++) alone.push((await light()).ms);
-
-      log(`heavy load: ${options.clients} clients for ${options.seconds} s`);
-      const until = performance.now() + options.seconds * 1000;
-      const heavy: Awaited<ReturnType<typeof get>>[] = [];
-      const lightAnswers: Awaited<ReturnType<typeof get>>[] = [];
-      const cpuStart = procCpuSeconds(ferret.pid);
-      const loadStart = performance.now();
-      await Promise.all([
-        ...Array.from({ length: options.clients }, async () => {
-          while (performance.now() < until) heavy.push(await get(heavyPath, heavyKey));
-        }),
-        (async () => {
-          while (performance.now() < until) {
-            lightAnswers.push(await light());
-            await new Promise((resolve) => setTimeout(resolve, 100));
-          }
-        })(),
-      ]);
-      const loadEnd = performance.now();
-      const cpuEnd = procCpuSeconds(ferret.pid);
-      // What the database does once nobody waits for it any more.
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      const afterStart = procCpuSeconds(ferret.pid);
-      const afterStarted = performance.now();
-      await new Promise((resolve) => setTimeout(resolve, 2000));
-      const afterEnd = procCpuSeconds(ferret.pid);
-      const afterSeconds = (performance.now() - afterStarted) / 1000;
-      const perSecond = (a: number | null, b: number | null, seconds: number) =>
-        a === null || b === null ? null : Math.round(((b - a) / seconds) * 100) / 100;
-      return {
-        lightAloneMs: round1(median(alone)),
-        lightUnderLoad: {
-          medianMs: round1(median(lightAnswers.map((a) => a.ms))),
-          maxMs: round1(Math.max(...lightAnswers.map((a) => a.ms))),
-          statuses: tally(lightAnswers.map((a) => a.status)),
-        },
-        heavy: {
-          statuses: tally(heavy.map((a) => a.status)),
-          medianMs: round1(median(heavy.map((a) => a.ms))),
-          maxMs: round1(Math.max(...heavy.map((a) => a.ms))),
-          retryAfter: heavy.filter((a) => a.status === 429).every((a) => a.retryAfter !== null),
-        },
-        databaseCpuDuring: perSecond(cpuStart, cpuEnd, (loadEnd - loadStart) / 1000),
-        databaseCpuAfter: perSecond(afterStart, afterEnd, afterSeconds),
-      };
+      try {
+        return await run({
+          ferret,
+          gateway,
+          heavyKey: (await createApiKey(db, 'heavy', ['read'])).key,
+          lightKey: (await createApiKey(db, 'light', ['read'])).key,
+        });
+      } finally {
+        gateway.beginShutdown();
+      }
     } finally {
       await database.close();
     }
@@ -165,6 +130,74 @@ export async function runFairness(options: {
     await ferret?.stop();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+export function runFairness(options: FairnessOptions): Promise<FairnessReport> {
+  const log = options.log ?? (() => {});
+  return withFairnessStore(options, async ({ ferret, gateway, heavyKey, lightKey }) => {
+    const get = async (path: string, key: string) => {
+      const started = performance.now();
+      const response = await gateway.fetch(
+        new Request(`http://127.0.0.1${path}`, { headers: { authorization: `Bearer ${key}` } }),
+      );
+      await response.arrayBuffer();
+      return {
+        status: response.status,
+        ms: performance.now() - started,
+        retryAfter: response.headers.get('retry-after'),
+      };
+    };
+    const light = () => get(`/v1/memory/semantic/datasets/${DEMO_DATASET}/facts`, lightKey);
+    const heavyPath = '/v1/memory/semantic/datasets/big/facts?limit=100&includeInvalidated=true';
+
+    const alone: number[] = [];
+    for (let i = 0; i < 10; i++) alone.push((await light()).ms);
+
+    log(`heavy load: ${options.clients} clients for ${options.seconds} s`);
+    const until = performance.now() + options.seconds * 1000;
+    const heavy: Awaited<ReturnType<typeof get>>[] = [];
+    const lightAnswers: Awaited<ReturnType<typeof get>>[] = [];
+    const cpuStart = procCpuSeconds(ferret.pid);
+    const loadStart = performance.now();
+    await Promise.all([
+      ...Array.from({ length: options.clients }, async () => {
+        while (performance.now() < until) heavy.push(await get(heavyPath, heavyKey));
+      }),
+      (async () => {
+        while (performance.now() < until) {
+          lightAnswers.push(await light());
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+      })(),
+    ]);
+    const loadEnd = performance.now();
+    const cpuEnd = procCpuSeconds(ferret.pid);
+    // What the database does once nobody waits for it any more.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const afterStart = procCpuSeconds(ferret.pid);
+    const afterStarted = performance.now();
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    const afterEnd = procCpuSeconds(ferret.pid);
+    const afterSeconds = (performance.now() - afterStarted) / 1000;
+    const perSecond = (a: number | null, b: number | null, seconds: number) =>
+      a === null || b === null ? null : Math.round(((b - a) / seconds) * 100) / 100;
+    return {
+      lightAloneMs: round1(median(alone)),
+      lightUnderLoad: {
+        medianMs: round1(median(lightAnswers.map((a) => a.ms))),
+        maxMs: round1(Math.max(...lightAnswers.map((a) => a.ms))),
+        statuses: tally(lightAnswers.map((a) => a.status)),
+      },
+      heavy: {
+        statuses: tally(heavy.map((a) => a.status)),
+        medianMs: round1(median(heavy.map((a) => a.ms))),
+        maxMs: round1(Math.max(...heavy.map((a) => a.ms))),
+        retryAfter: heavy.filter((a) => a.status === 429).every((a) => a.retryAfter !== null),
+      },
+      databaseCpuDuring: perSecond(cpuStart, cpuEnd, (loadEnd - loadStart) / 1000),
+      databaseCpuAfter: perSecond(afterStart, afterEnd, afterSeconds),
+    };
+  });
 }
 
 if (process.argv[1]?.endsWith('fairness.ts')) {
