@@ -457,16 +457,28 @@ async function ensureIndexes(db: Collections): Promise<void> {
   }
 }
 
-/** Creates one declared index (nothing happens when it exists). */
-export function createIndex(
+/**
+ * Creates one declared index (nothing happens when it exists). On the embedded FerretDB,
+ * processes building one index at once (replicas opening a store together) can find
+ * SQLite busy: that is tried again, a few times, after a short pause.
+ */
+export async function createIndex(
   db: Collections,
   collection: keyof Collections,
   index: IndexSpec,
 ): Promise<string> {
-  return (db[collection] as unknown as Collection).createIndex(index.key, {
-    name: index.name,
-    ...(index.unique ? { unique: true } : {}),
-  });
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await (db[collection] as unknown as Collection).createIndex(index.key, {
+        name: index.name,
+        ...(index.unique ? { unique: true } : {}),
+      });
+    } catch (error) {
+      const busy = error instanceof Error && /database is locked/.test(error.message);
+      if (!busy || attempt >= 10) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
+    }
+  }
 }
 
 /**
