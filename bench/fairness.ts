@@ -200,30 +200,45 @@ export function runFairness(options: FairnessOptions): Promise<FairnessReport> {
   });
 }
 
-if (process.argv[1]?.endsWith('fairness.ts')) {
-  exitOnHelp(import.meta.url);
+/**
+ * The options both fairness benches read from their command line, with their defaults;
+ * the store is index-served unless `indexServedByDefault` is false (then `--index-served`
+ * turns it on) or `--not-index-served` is given.
+ */
+export function fairnessArgs(defaults: {
+  facts: number;
+  seconds: number;
+  dbTimeoutMs: number;
+  indexServedByDefault: boolean;
+}): FairnessOptions {
   const { values } = parseArgs({
     options: {
-      facts: { type: 'string', default: '8000' },
+      facts: { type: 'string', default: String(defaults.facts) },
       clients: { type: 'string', default: '10' },
-      seconds: { type: 'string', default: '10' },
-      'db-timeout': { type: 'string', default: '5000' },
+      seconds: { type: 'string', default: String(defaults.seconds) },
+      'db-timeout': { type: 'string', default: String(defaults.dbTimeoutMs) },
       concurrency: { type: 'string' },
+      'index-served': { type: 'boolean', default: defaults.indexServedByDefault },
       'not-index-served': { type: 'boolean', default: false },
     },
   });
-  {
-    const report = await runFairness({
-      facts: Number(values.facts),
-      clients: Number(values.clients),
-      seconds: Number(values.seconds),
-      dbTimeoutMs: Number(values['db-timeout']),
-      ...(values.concurrency === undefined
-        ? {}
-        : { workspaceConcurrency: Number(values.concurrency) }),
-      indexServed: !values['not-index-served'],
-      log: (line) => process.stderr.write(`${line}\n`),
-    });
-    process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-  }
+  return {
+    facts: Number(values.facts),
+    clients: Number(values.clients),
+    seconds: Number(values.seconds),
+    dbTimeoutMs: Number(values['db-timeout']),
+    ...(values.concurrency === undefined
+      ? {}
+      : { workspaceConcurrency: Number(values.concurrency) }),
+    indexServed: values['index-served'] && !values['not-index-served'],
+    log: (line) => process.stderr.write(`${line}\n`),
+  };
+}
+
+if (process.argv[1]?.endsWith('fairness.ts')) {
+  exitOnHelp(import.meta.url);
+  const report = await runFairness(
+    fairnessArgs({ facts: 8000, seconds: 10, dbTimeoutMs: 5000, indexServedByDefault: true }),
+  );
+  process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
 }

@@ -1,13 +1,12 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { parseArgs } from 'node:util';
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
 import { exitOnHelp } from '../src/cli/help.js';
 import { DEMO_DATASET } from '../src/demo/seed.js';
 import { listen } from '../src/http/server.js';
 import { serveGraphqlWebSocket } from '../src/http/webSocket.js';
-import { type FairnessOptions, tally, withFairnessStore } from './fairness.js';
+import { type FairnessOptions, fairnessArgs, tally, withFairnessStore } from './fairness.js';
 import { round1, round2 } from './measure.js';
 
 /**
@@ -172,28 +171,10 @@ export function runTransportFairness(options: FairnessOptions): Promise<Transpor
 
 if (process.argv[1]?.endsWith('fairnessTransports.ts')) {
   exitOnHelp(import.meta.url);
-  const { values } = parseArgs({
-    options: {
-      facts: { type: 'string', default: '5000' },
-      clients: { type: 'string', default: '10' },
-      seconds: { type: 'string', default: '6' },
-      'db-timeout': { type: 'string', default: '1500' },
-      concurrency: { type: 'string' },
-      'index-served': { type: 'boolean', default: false },
-    },
-  });
-  const report = await runTransportFairness({
-    facts: Number(values.facts),
-    clients: Number(values.clients),
-    seconds: Number(values.seconds),
-    dbTimeoutMs: Number(values['db-timeout']),
-    ...(values.concurrency === undefined
-      ? {}
-      : { workspaceConcurrency: Number(values.concurrency) }),
-    // By default the heavy list is scanned, as a query shape no index serves is: heavy in
-    // the database. --index-served: with the store's declarations, as `npm start` runs.
-    indexServed: values['index-served'],
-    log: (line) => process.stderr.write(`${line}\n`),
-  });
+  // By default the heavy list is scanned, as a query shape no index serves is: heavy in the
+  // database. --index-served: with the store's declarations, as `npm start` runs.
+  const report = await runTransportFairness(
+    fairnessArgs({ facts: 5000, seconds: 6, dbTimeoutMs: 1500, indexServedByDefault: false }),
+  );
   process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
 }

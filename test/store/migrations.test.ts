@@ -40,6 +40,18 @@ async function previousVersionStore() {
   return { c: db, current };
 }
 
+/** Six gateway processes open the store at once (closed again once started): each must start. */
+async function sixReplicasOpen(db: Collections) {
+  const config = loadConfig({ MONGODB_URI: testServerUri(), MONGODB_DB: db.facts.dbName });
+  const opened = await Promise.allSettled(
+    Array.from({ length: 6 }, () => openStore(config, 'server')),
+  );
+  for (const run of opened) if (run.status === 'fulfilled') await run.value.close();
+  expect(opened.map((run) => (run.status === 'rejected' ? String(run.reason) : 'started'))).toEqual(
+    opened.map(() => 'started'),
+  );
+}
+
 describe('migrating a store written by the previous version', () => {
   it('adds recall terms to every fact and memory, exactly as the builders do, once', async () => {
     const { c: db, current } = await previousVersionStore();
@@ -105,14 +117,7 @@ describe('migrating a store written by the previous version', () => {
 
   it('six replicas opening one store at once all start, and leave it as one opening does', async () => {
     const { c: db, current } = await previousVersionStore();
-    const config = loadConfig({ MONGODB_URI: testServerUri(), MONGODB_DB: db.facts.dbName });
-    const opened = await Promise.allSettled(
-      Array.from({ length: 6 }, () => openStore(config, 'server')),
-    );
-    for (const run of opened) if (run.status === 'fulfilled') await run.value.close();
-    expect(
-      opened.map((run) => (run.status === 'rejected' ? String(run.reason) : 'started')),
-    ).toEqual(opened.map(() => 'started'));
+    await sixReplicasOpen(db);
     expect(await everything(db)).toEqual(current);
     expect(await db.migrations.countDocuments({})).toBe(2);
   });
@@ -190,14 +195,7 @@ describe('a change feed an earlier version wrote with repeats', () => {
 
   it('six replicas opening it at once all start, and leave each change once', async () => {
     const { db, tenant, first } = await storeWithRepeats();
-    const config = loadConfig({ MONGODB_URI: testServerUri(), MONGODB_DB: db.facts.dbName });
-    const opened = await Promise.allSettled(
-      Array.from({ length: 6 }, () => openStore(config, 'server')),
-    );
-    for (const run of opened) if (run.status === 'fulfilled') await run.value.close();
-    expect(
-      opened.map((run) => (run.status === 'rejected' ? String(run.reason) : 'started')),
-    ).toEqual(opened.map(() => 'started'));
+    await sixReplicasOpen(db);
     expect((await changesAfter(db, tenant, 0, 100)).map((c) => c.changeId)).toEqual(
       first.map((c) => c.changeId),
     );
