@@ -1,6 +1,6 @@
 import type { ObjectId } from 'mongodb';
 import type { Scope } from '../domain/apiKey.js';
-import { documentId, normalizeUuid } from '../domain/ids.js';
+import { derivedUuid, documentId, normalizeUuid } from '../domain/ids.js';
 import { type EntityType, entityKey, predicateKey } from '../domain/names.js';
 import { factRecallTerms, recallTerms } from '../domain/recallTerms.js';
 import type { Tenant } from './tenant.js';
@@ -161,6 +161,14 @@ export interface FactDoc {
    * invalidated again; absent means 0.
    */
   restorations?: number;
+  /**
+   * A corrected version (docs/TEMPORAL_MODEL.md, "One value per subject and predicate"):
+   * the fact it is a version of, as first recorded (a version of a version names the
+   * first). Null or absent on a fact as recorded.
+   */
+  correctionOf?: string | null;
+  /** A corrected version's: the fact whose `validAt` ends it (its parent's successor). */
+  correctedBy?: string | null;
 }
 
 /**
@@ -213,6 +221,11 @@ export interface InvalidationClaimDoc {
   reason: InvalidReason;
   invalidAt: Date;
   supersededBy: string | null;
+  /**
+   * A replacement's: the successor's `validAt`, where the fact's corrected version ends
+   * (store/invalidations.ts records it with the stamp). Null or absent: no version.
+   */
+  correctedUntil?: Date | null;
   /** Set once the fact carries the claim's values. */
   applied: boolean;
 }
@@ -395,8 +408,16 @@ export function episodeDocument(tenant: Tenant, episode: Omit<EpisodeDoc, Stored
 /** The fields of a fact a write supplies; `recallTerms` and the keys are derived from them. */
 export type FactFields = Omit<
   FactDoc,
-  Stored | 'subjectKey' | 'objectKey' | 'predicateKey' | 'recallTerms' | 'restorations'
->;
+  | Stored
+  | 'subjectKey'
+  | 'objectKey'
+  | 'predicateKey'
+  | 'recallTerms'
+  | 'restorations'
+  | 'correctionOf'
+  | 'correctedBy'
+> &
+  Partial<Pick<FactDoc, 'correctionOf' | 'correctedBy'>>;
 
 /** A fact: the fields as given (callers pass exactly `FactFields`), with what derives. */
 export function factDocument(tenant: Tenant, fact: FactFields): FactDoc {
@@ -408,6 +429,8 @@ export function factDocument(tenant: Tenant, fact: FactFields): FactDoc {
     episodeId: uuidOrNull(fact.episodeId),
     supersededBy: uuidOrNull(fact.supersededBy),
     replaceExisting: fact.replaceExisting ?? false,
+    correctionOf: uuidOrNull(fact.correctionOf ?? null),
+    correctedBy: uuidOrNull(fact.correctedBy ?? null),
     subjectKey: entityKey(fact.subject),
     objectKey: entityKey(fact.object),
     predicateKey: predicateKey(fact.predicate),
@@ -446,7 +469,7 @@ export function memoryChange(set: Partial<MemoryDoc>): Partial<MemoryDoc> {
 export function invalidationClaim(
   tenant: Tenant,
   fact: Pick<FactDoc, '_id' | 'factId' | 'restorations'>,
-  change: { reason: InvalidReason; at: Date; supersededBy: string | null },
+  change: InvalidationChange,
   applied: boolean,
 ): InvalidationClaimDoc {
   return {
@@ -457,6 +480,64 @@ export function invalidationClaim(
     reason: change.reason,
     invalidAt: change.at,
     supersededBy: change.supersededBy,
+    correctedUntil: change.correctedUntil ?? null,
     applied,
   };
+}
+
+/** What an invalidation stamps, and the end of the corrected version it records, if any. */
+export interface InvalidationChange {
+  reason: InvalidReason;
+  at: Date;
+  supersededBy: string | null;
+  correctedUntil?: Date | null;
+}
+
+/**
+ * The id of a fact's corrected version: derived from the version it corrects (fact and
+ * restoration generation) and the successor that ends it, so every writer that applies
+ * the claim (a retry, a racing writer, the repair, the migration) records the same one.
+ */
+export function correctedFactId(
+  fact: Pick<FactDoc, 'factId' | 'restorations'>,
+  successorId: string,
+): string {
+  return derivedUuid(
+    'corrected-fact',
+    fact.factId,
+    String(fact.restorations ?? 0),
+    normalizeUuid(successorId),
+  );
+}
+
+/**
+ * A fact's corrected version (docs/TEMPORAL_MODEL.md, "One value per subject and
+ * predicate"): the same statement from the same episode, ending at `until` (where its
+ * successor `by` begins), recorded at `at` (the instant its parent stopped being believed)
+ * and believed from then on.
+ */
+export function correctedFactDocument(
+  tenant: Tenant,
+  parent: FactDoc,
+  correction: { by: string; until: Date; at: Date },
+): FactDoc {
+  return factDocument(tenant, {
+    factId: correctedFactId(parent, correction.by),
+    subject: parent.subject,
+    predicate: parent.predicate,
+    object: parent.object,
+    objectIsEntity: parent.objectIsEntity,
+    confidence: parent.confidence,
+    sourceQuote: parent.sourceQuote,
+    episodeId: parent.episodeId,
+    validAt: parent.validAt,
+    validUntil: correction.until,
+    recordedAt: correction.at,
+    invalidAt: null,
+    invalidReason: null,
+    supersededBy: null,
+    replaceExisting: parent.replaceExisting === true,
+    correctionOf: parent.correctionOf ?? parent.factId,
+    correctedBy: correction.by,
+  });
 }

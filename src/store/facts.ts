@@ -2,17 +2,16 @@ import type { Filter } from 'mongodb';
 import type { FactState, TemporalSelection } from '../domain/factState.js';
 import { normalizeUuid } from '../domain/ids.js';
 import { entityKey, predicateKey } from '../domain/names.js';
-import { appendChanges, invalidationChange } from './changes.js';
+import { appendChanges } from './changes.js';
+import { applyInvalidationClaims, inGeneration } from './invalidations.js';
 import type { Collections } from './database.js';
 import { isDuplicateKey, UNPAGED_BATCH_SIZE } from './database.js';
 import {
   type FactDoc,
   type FactView,
   factDocumentId,
-  type InvalidationClaimDoc,
   type InvalidReason,
   invalidationClaim,
-  parseInvalidationClaimId,
   type RestorationDoc,
 } from './documents.js';
 import {
@@ -190,13 +189,6 @@ export async function factsOfEntities(
   );
 }
 
-/** Matches a fact still in the given restoration generation (absent counts as 0). */
-export function inGeneration(restorations: number): Filter<FactDoc> {
-  return restorations === 0
-    ? ({ restorations: { $in: [null, 0] } } as Filter<FactDoc>)
-    : { restorations };
-}
-
 /**
  * The store's expected refusal of a fact write, thrown like the other writes' refusals
  * (schema/storeErrors.ts turns it into NOT_FOUND): the fact is absent from the tenant, or
@@ -232,7 +224,7 @@ export async function invalidateFact(
   db: Collections,
   tenant: Tenant,
   factId: string,
-  change: { reason: InvalidReason; at: Date; supersededBy?: string | null },
+  change: { reason: InvalidReason; at: Date; supersededBy?: string | null; correctedUntil?: Date | null },
 ): Promise<FactDoc> {
   const fact = await findFact(db, tenant, factId);
   if (!fact) throw factNotFound('not_found');
@@ -241,7 +233,12 @@ export async function invalidateFact(
   const claim = invalidationClaim(
     tenant,
     fact,
-    { reason: change.reason, at: change.at, supersededBy: change.supersededBy ?? null },
+    {
+      reason: change.reason,
+      at: change.at,
+      supersededBy: change.supersededBy ?? null,
+      correctedUntil: change.correctedUntil ?? null,
+    },
     false,
   );
   try {
@@ -253,53 +250,16 @@ export async function invalidateFact(
       { _id: claim._id, workspaceId: claim.workspaceId, dataset: claim.dataset },
       { comment: 'store:invalidateFact' },
     );
-    if (winner && !winner.applied) await applyInvalidationClaim(db, winner);
+    if (winner && !winner.applied) await applyInvalidationClaims(db, tenant, [winner]);
     throw factNotFound('already_invalidated');
   }
-  await applyInvalidationClaim(db, claim);
+  await applyInvalidationClaims(db, tenant, [claim]);
   return {
     ...fact,
     invalidAt: claim.invalidAt,
     invalidReason: claim.reason,
     supersededBy: claim.supersededBy,
   };
-}
-
-async function applyInvalidationClaim(db: Collections, claim: InvalidationClaimDoc): Promise<void> {
-  const { factDocId, restorations } = parseInvalidationClaimId(claim._id);
-  await db.facts.updateOne(
-    {
-      _id: factDocId,
-      workspaceId: claim.workspaceId,
-      dataset: claim.dataset,
-      ...inGeneration(restorations),
-    },
-    {
-      $set: {
-        invalidAt: claim.invalidAt,
-        invalidReason: claim.reason,
-        supersededBy: claim.supersededBy,
-      },
-    },
-    { comment: 'store:applyInvalidationClaim' },
-  );
-  await appendChanges(db, { workspaceId: claim.workspaceId, dataset: claim.dataset }, [
-    invalidationChange(claim),
-  ]);
-  await db.claims.updateOne(
-    { _id: claim._id, workspaceId: claim.workspaceId, dataset: claim.dataset },
-    { $set: { applied: true } },
-    { comment: 'store:applyInvalidationClaim' },
-  );
-}
-
-/** Completes claims whose follow-up did not finish (a crash between steps 2 and 3). */
-export async function repairInvalidationClaims(db: Collections): Promise<number> {
-  const pending = await db.claims
-    .find({ applied: false }, { comment: 'store:repairInvalidationClaims' })
-    .toArray();
-  for (const claim of pending) await applyInvalidationClaim(db, claim);
-  return pending.length;
 }
 
 /**

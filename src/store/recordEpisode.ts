@@ -358,6 +358,7 @@ async function completeEpisodeSteps(
   // predicate begins.
   const superseding: SupersedingFact[] = input.facts.map((f, i) => ({
     factId: episodeFactId(tenant, episodeId, i),
+    episodeId,
     subject: f.subject,
     predicate: f.predicate,
     validAt: f.validAt,

@@ -1,41 +1,41 @@
-import type { AnyBulkWriteOperation } from 'mongodb';
 import { entityKey, predicateKey } from '../domain/names.js';
 import { boundedValidUntil, replacedFacts, type TimelineFact } from '../domain/replacement.js';
 import { duplicateKeyIndexes } from './bulkErrors.js';
-import { appendChanges, invalidationChange } from './changes.js';
 import type { Collections } from './database.js';
 import { UNPAGED_BATCH_SIZE } from './database.js';
 import {
   type FactDoc,
+  type InvalidationChange,
   type InvalidationClaimDoc,
-  type InvalidReason,
   invalidationClaim,
-  parseInvalidationClaimId,
 } from './documents.js';
-import { factsByIds, inGeneration } from './facts.js';
+import { factsByIds } from './facts.js';
+import { applyInvalidationClaims } from './invalidations.js';
 import type { Tenant } from './tenant.js';
 
 /**
  * Supersessions in batches: steps 4 and 5 of recording an episode (store/recordEpisode.ts)
- * in a fixed number of database commands, however many facts the episode has and however
- * many facts they supersede.
+ * in a few database commands a pass, however many facts the episode has and however many
+ * facts they supersede.
  *
  * Two kinds of targets:
- * - the facts a new fact lists in `supersedes`: each goes to the first fact of the
- *   episode that names it;
- * - with `replaceExisting`, the believed facts of the same subject and predicate that the
- *   rule of domain/replacement.ts says it replaces: valid time decides, and every writer
- *   applies the rule to what it reads after its own facts are stored, so concurrent
- *   episodes (and an interrupted one completed later) converge on one value.
+ * - the facts a new fact lists in `supersedes` (said wrong): each goes to the first fact
+ *   of the episode that names it;
+ * - the believed facts of the episode's subjects and predicates that the rule of
+ *   domain/replacement.ts says a `replaceExisting` fact replaces, each with its corrected
+ *   version: valid time decides, and every writer applies the rule to what it reads after
+ *   its own facts are stored (and again after each pass that recorded versions), so
+ *   concurrent episodes (and an interrupted one completed later) converge on one history.
  * Each invalidation goes through the per-fact claim of store/facts.ts
  * (docs/TEMPORAL_MODEL.md, "Writes without transactions"); here the claims of all targets
- * are inserted by one command and their follow-ups written by two more (after one read of
- * the claims others took first, if any).
+ * of a pass are inserted by one command and their follow-ups written by a few more
+ * (store/invalidations.ts), after one read of the claims others took first, if any.
  */
 
 /** A new fact of the episode, as far as supersession is concerned. */
 export interface SupersedingFact {
   factId: string;
+  episodeId: string;
   subject: string;
   predicate: string;
   validAt: Date;
@@ -47,7 +47,7 @@ export interface SupersedingFact {
   replaceExisting: boolean;
 }
 
-/** What supersession reads of an old fact. */
+/** What supersession reads of a fact of a pair. */
 type TargetDoc = Pick<
   FactDoc,
   | '_id'
@@ -61,6 +61,7 @@ type TargetDoc = Pick<
   | 'invalidAt'
   | 'restorations'
   | 'replaceExisting'
+  | 'correctionOf'
 >;
 
 const TARGET_FIELDS = {
@@ -75,6 +76,7 @@ const TARGET_FIELDS = {
   invalidAt: 1,
   restorations: 1,
   replaceExisting: 1,
+  correctionOf: 1,
 } as const;
 
 const pairKey = (subjectKey: string, predicateKey: string) =>
@@ -90,53 +92,76 @@ const onTimeline = (d: TargetDoc): TimelineFact => ({
   validUntil: d.validUntil,
   recordedAt: d.recordedAt,
   replaceExisting: d.replaceExisting === true,
+  believed: d.invalidAt === null,
 });
 
 const latest = (...instants: Date[]) => new Date(Math.max(...instants.map((d) => d.getTime())));
 
 /**
+ * Passes of the rule one call makes at most. Each pass that supersedes something records
+ * at most one version per fact it supersedes, each ending strictly earlier than the fact
+ * it corrects, so the passes end; the bound only stops a livelock (the call then fails,
+ * and its retry or the start-up repair carries on).
+ */
+const MAX_PASSES = 50;
+
+/**
  * Step 4, before the facts are stored: the `validUntil` each fact of the episode is stored
- * with. A `replaceExisting` fact ends where the next believed fact of its subject and
- * predicate begins, if one begins after it (domain/replacement.ts `boundedValidUntil`),
- * counting the episode's other facts of that pair; the others keep their own. One read,
- * only when the episode has a `replaceExisting` fact.
+ * with: its own, or where its earliest successor among the facts of its subject and
+ * predicate already recorded (believed or not) and the episode's other facts begins
+ * (domain/replacement.ts `boundedValidUntil`). One read.
  */
 export async function replacementBounds(
   db: Collections,
   tenant: Tenant,
   facts: readonly SupersedingFact[],
 ): Promise<(Date | null)[]> {
-  const replacing = facts.filter((f) => f.replaceExisting);
-  if (replacing.length === 0) return facts.map((f) => f.validUntil);
+  if (facts.length === 0) return [];
   const own = new Set(facts.map((f) => f.factId));
-  const believed = (await believedFactsOfPairs(db, tenant, replacing)).filter(
-    (d) => !own.has(d.factId),
+  const recorded = (await factsOfPairs(db, tenant, facts)).filter((d) => !own.has(d.factId));
+  const byPair = groupByPair(
+    [
+      ...recorded.map((d) => ({ key: pairKey(d.subjectKey, d.predicateKey), fact: onTimeline(d) })),
+      ...facts.map((f) => ({ key: pairOf(f), fact: episodeFact(f) })),
+    ],
   );
-  const byPair = new Map<string, Pick<TimelineFact, 'validAt'>[]>();
-  const add = (key: string, fact: Pick<TimelineFact, 'validAt'>) => {
+  return facts.map((f) => boundedValidUntil(episodeFact(f), byPair.get(pairOf(f)) ?? []));
+}
+
+/** A fact of the episode being recorded, as the rule reads it. */
+const episodeFact = (f: SupersedingFact): TimelineFact => ({
+  factId: f.factId,
+  episodeId: f.episodeId,
+  validAt: f.validAt,
+  validUntil: f.validUntil,
+  recordedAt: f.recordedAt,
+  replaceExisting: f.replaceExisting,
+  believed: true,
+});
+
+function groupByPair<T>(items: readonly { key: string; fact: T }[]): Map<string, T[]> {
+  const byPair = new Map<string, T[]>();
+  for (const { key, fact } of items) {
     const pair = byPair.get(key);
     if (pair) pair.push(fact);
     else byPair.set(key, [fact]);
-  };
-  for (const d of believed) add(pairKey(d.subjectKey, d.predicateKey), d);
-  for (const f of facts) add(pairOf(f), f);
-  return facts.map((f) =>
-    f.replaceExisting ? boundedValidUntil(f, byPair.get(pairOf(f)) ?? []) : f.validUntil,
-  );
+  }
+  return byPair;
 }
 
 /**
  * Step 5, after the facts are stored: supersedes what the episode's facts replace, at
- * transaction time `now` (never before the recording of either fact): the facts each
- * lists in `supersedes`, then, for every subject and predicate a `replaceExisting` fact of
- * the episode names, what domain/replacement.ts `replacedFacts` decides over the believed
- * facts read now, the episode's own among them. A fact of the episode itself is never a
- * listed target, and never replaced by another of the episode. Idempotent: a re-run
- * finds the targets superseded, or claimed by the interrupted run, whose claims it
- * completes; it writes nothing else.
- *
- * Commands: at most two reads (the replaced subject/predicate pairs in one query, the
- * listed facts in another), then what `invalidateFacts` sends.
+ * transaction time `now` (never before the recording of either fact):
+ *   1. the facts each lists in `supersedes` (said wrong: no corrected version), with the
+ *      believed corrected versions of them (a fact said wrong is wrong in every version);
+ *   2. then, pass after pass until a pass finds nothing to supersede, for every subject and
+ *      predicate of the episode's facts, what domain/replacement.ts `replacedFacts` decides
+ *      over the facts read now, the episode's own among them, each replacement recording
+ *      the corrected version of what it supersedes. The versions are new believed facts
+ *      of the pair, so the pass after them applies the rule to them too (a late fact
+ *      between a version and its successor ends the version in turn).
+ * A fact of the episode itself is never a listed target. Idempotent: a re-run finds the
+ * targets superseded, or claimed by the interrupted run, whose claims it completes.
  */
 export async function supersedeFacts(
   db: Collections,
@@ -144,62 +169,106 @@ export async function supersedeFacts(
   facts: readonly SupersedingFact[],
   now: Date,
 ): Promise<void> {
-  const own = new Set(facts.map((f) => f.factId));
-  const replacing = facts.filter((f) => f.replaceExisting);
-  const listed = [...new Set(facts.flatMap((f) => f.supersedes))].filter((id) => !own.has(id));
-  const [believed, found] = await Promise.all([
-    replacing.length > 0 ? believedFactsOfPairs(db, tenant, replacing) : [],
-    listed.length > 0 ? factsByIds(db, tenant, listed) : new Map<string, FactDoc>(),
-  ]);
-  const docs = new Map<string, TargetDoc>(found);
-  for (const d of believed) docs.set(d.factId, d);
-
-  // The listed targets first: each to the first fact that names it.
-  const claimedBy = new Map<string, { by: string; at: Date }>();
-  for (const f of facts) {
-    for (const target of f.supersedes) {
-      const doc = docs.get(target);
-      if (own.has(target) || claimedBy.has(target) || !doc || doc.invalidAt !== null) continue;
-      claimedBy.set(target, { by: f.factId, at: latest(now, doc.recordedAt, f.recordedAt) });
+  await supersedeListedFacts(db, tenant, facts, now);
+  if (facts.length === 0) return;
+  for (let pass = 0; pass < MAX_PASSES; pass++) {
+    const docs = await factsOfPairs(db, tenant, facts);
+    const byId = new Map(docs.map((d) => [d.factId, d]));
+    const byPair = groupByPair(
+      docs.map((d) => ({ key: pairKey(d.subjectKey, d.predicateKey), fact: onTimeline(d) })),
+    );
+    const invalidations: Invalidation[] = [];
+    for (const pair of byPair.values()) {
+      for (const [target, { by, correctedUntil }] of replacedFacts(pair)) {
+        const doc = byId.get(target)!;
+        const successor = byId.get(by)!;
+        invalidations.push({
+          fact: doc,
+          change: {
+            reason: 'superseded',
+            at: latest(now, doc.recordedAt, successor.recordedAt),
+            supersededBy: by,
+            correctedUntil,
+          },
+        });
+      }
     }
+    if (invalidations.length === 0) return;
+    await invalidateFacts(db, tenant, invalidations);
   }
-  // Then the rule, pair by pair, over the believed facts as read, less the listed ones
-  // (superseded by this episode whatever the rule says: not a successor for another).
-  const listedIds = new Set(listed);
-  const byPair = new Map<string, TargetDoc[]>();
-  for (const d of believed) {
-    if (listedIds.has(d.factId)) continue;
-    const key = pairKey(d.subjectKey, d.predicateKey);
-    const pair = byPair.get(key);
-    if (pair) pair.push(d);
-    else byPair.set(key, [d]);
-  }
-  for (const pair of byPair.values()) {
-    for (const [target, by] of replacedFacts(pair.map(onTimeline))) {
-      if (claimedBy.has(target)) continue;
-      const doc = docs.get(target)!;
-      const successor = docs.get(by)!;
-      claimedBy.set(target, { by, at: latest(now, doc.recordedAt, successor.recordedAt) });
-    }
-  }
-
-  await invalidateFacts(
-    db,
-    tenant,
-    [...claimedBy].map(([target, { by, at }]) => ({
-      fact: docs.get(target)!,
-      change: { reason: 'superseded', at, supersededBy: by },
-    })),
-  );
+  throw new Error(`supersession did not settle in ${MAX_PASSES} passes`);
 }
 
 /**
- * The believed facts (not invalidated) of the given subjects and predicates, whatever
- * their valid time, in one query on the stored keys. The query asks for every subject
- * with every predicate (a fixed shape that the subject/predicate index serves, however
- * many pairs there are); the combinations that are not pairs of `facts` are dropped here.
+ * Step 5.1: each listed fact, to the first fact of the episode that names it, and then
+ * the believed corrected versions of the listed facts, until a read finds none (a racing
+ * replacement may record one while this runs: applying its claim, which this does when it
+ * finds it, records it before the next read).
  */
-async function believedFactsOfPairs(
+async function supersedeListedFacts(
+  db: Collections,
+  tenant: Tenant,
+  facts: readonly SupersedingFact[],
+  now: Date,
+): Promise<void> {
+  const own = new Set(facts.map((f) => f.factId));
+  const listed = [...new Set(facts.flatMap((f) => f.supersedes))].filter((id) => !own.has(id));
+  if (listed.length === 0) return;
+  const found = await factsByIds(db, tenant, listed);
+  const claimedBy = new Map<string, SupersedingFact>();
+  for (const f of facts) {
+    for (const target of f.supersedes) {
+      if (!own.has(target) && !claimedBy.has(target) && found.has(target)) claimedBy.set(target, f);
+    }
+  }
+  const wrong = (doc: TargetDoc, by: SupersedingFact): Invalidation => ({
+    fact: doc,
+    change: {
+      reason: 'superseded',
+      at: latest(now, doc.recordedAt, by.recordedAt),
+      supersededBy: by.factId,
+    },
+  });
+  await invalidateFacts(
+    db,
+    tenant,
+    [...claimedBy].map(([target, by]) => wrong(found.get(target)!, by)),
+  );
+  // The versions, by the fact each corrects as first recorded.
+  const byRoot = new Map<string, SupersedingFact>();
+  for (const [target, by] of claimedBy) {
+    byRoot.set(found.get(target)!.correctionOf ?? target, by);
+  }
+  for (let pass = 0; pass < MAX_PASSES; pass++) {
+    const versions = await db.facts
+      .find<TargetDoc>(
+        {
+          workspaceId: tenant.workspaceId,
+          dataset: tenant.dataset,
+          correctionOf: { $in: [...byRoot.keys()] },
+          invalidAt: null,
+        },
+        { comment: 'store:supersedeFacts', projection: TARGET_FIELDS },
+      )
+      .batchSize(UNPAGED_BATCH_SIZE)
+      .toArray();
+    if (versions.length === 0) return;
+    await invalidateFacts(
+      db,
+      tenant,
+      versions.map((v) => wrong(v, byRoot.get(v.correctionOf!)!)),
+    );
+  }
+  throw new Error(`supersession did not settle in ${MAX_PASSES} passes`);
+}
+
+/**
+ * Every fact (believed or not) of the given subjects and predicates, whatever their
+ * valid time, in one query on the stored keys. The query asks for every subject with
+ * every predicate (a fixed shape that the subject/predicate index serves, however many
+ * pairs there are); the combinations that are not pairs of `facts` are dropped here.
+ */
+async function factsOfPairs(
   db: Collections,
   tenant: Tenant,
   facts: readonly SupersedingFact[],
@@ -214,7 +283,6 @@ async function believedFactsOfPairs(
         dataset: tenant.dataset,
         subjectKey: { $in: subjects },
         predicateKey: { $in: predicates },
-        invalidAt: null,
       },
       { comment: 'store:supersedeFacts', projection: TARGET_FIELDS },
     )
@@ -226,7 +294,7 @@ async function believedFactsOfPairs(
 /** One invalidation to make: the fact as read, and what to stamp on it. */
 interface Invalidation {
   fact: Pick<FactDoc, '_id' | 'factId' | 'invalidAt' | 'restorations'>;
-  change: { reason: InvalidReason; at: Date; supersededBy: string | null };
+  change: InvalidationChange;
 }
 
 /**
@@ -234,9 +302,9 @@ interface Invalidation {
  * and the same outcome per fact: a fact already invalidated when read is skipped; for the
  * others the claims are inserted by one unordered command, and a duplicate key means the
  * fact was claimed already (by a racing caller, or by an earlier attempt of this one):
- * that claim's values, not ours, are written if it is not applied yet. Then the facts are
- * stamped by one command and the claims marked applied by one more: at most four commands
- * whatever the number of facts. Returns the ids of the facts whose claim this call won.
+ * that claim's values, not ours, are written if it is not applied yet
+ * (store/invalidations.ts). A fixed number of commands whatever the number of facts.
+ * Returns the ids of the facts whose claim this call won.
  */
 async function invalidateFacts(
   db: Collections,
@@ -276,74 +344,4 @@ async function invalidateFacts(
   }
   await applyInvalidationClaims(db, tenant, toApply);
   return won.map((claim) => claim.factId);
-}
-
-/**
- * Stamps each claim's fact with the claim's values (only within the claim's generation, so
- * a repeat changes nothing), then marks the claims applied: two commands. The stamps are
- * grouped by what they set, one `updateMany` on the facts' `_id`s per group (a new fact's
- * targets are one group). Multi-document updates also because FerretDB 1.x holds a
- * connection of its pool for every single-document update of a command that finds its
- * document until the command ends, so a command with more than about 100 of them never
- * returns (see UPSERTS_PER_COMMAND); a multi-document update releases it.
- */
-async function applyInvalidationClaims(
-  db: Collections,
-  tenant: Tenant,
-  claims: readonly InvalidationClaimDoc[],
-): Promise<void> {
-  if (claims.length === 0) return;
-  const groups = new Map<
-    string,
-    { claim: InvalidationClaimDoc; restorations: number; ids: string[] }
-  >();
-  for (const claim of claims) {
-    const { factDocId, restorations } = parseInvalidationClaimId(claim._id);
-    const key = JSON.stringify([
-      restorations,
-      claim.invalidAt.getTime(),
-      claim.reason,
-      claim.supersededBy,
-    ]);
-    const group = groups.get(key);
-    if (group) group.ids.push(factDocId);
-    else groups.set(key, { claim, restorations, ids: [factDocId] });
-  }
-  const stamps: AnyBulkWriteOperation<FactDoc>[] = [...groups.values()].map(
-    ({ claim, restorations, ids }) => ({
-      updateMany: {
-        filter: {
-          _id: { $in: ids },
-          workspaceId: tenant.workspaceId,
-          dataset: tenant.dataset,
-          ...inGeneration(restorations),
-        },
-        update: {
-          $set: {
-            invalidAt: claim.invalidAt,
-            invalidReason: claim.reason,
-            supersededBy: claim.supersededBy,
-          },
-        },
-      },
-    }),
-  );
-  const tag = { comment: 'store:applyInvalidationClaims' };
-  await db.facts.bulkWrite(stamps, { ordered: false, ...tag });
-  // In one fixed order, whichever attempt (or repair) applies them and in whatever order
-  // it found them, so every run writes the same feed.
-  await appendChanges(
-    db,
-    tenant,
-    claims.map(invalidationChange).sort((a, b) => (a.changeId < b.changeId ? -1 : 1)),
-  );
-  await db.claims.updateMany(
-    {
-      _id: { $in: claims.map((claim) => claim._id) },
-      workspaceId: tenant.workspaceId,
-      dataset: tenant.dataset,
-    },
-    { $set: { applied: true } },
-    tag,
-  );
 }

@@ -17,8 +17,12 @@ const fact = (id: string, more: Partial<TimelineFact> = {}): TimelineFact => ({
   validUntil: null,
   recordedAt: day(100),
   replaceExisting: true,
+  believed: true,
   ...more,
 });
+/** Who supersedes whom, without the corrected versions' ends. */
+const successors = (facts: TimelineFact[]) =>
+  Object.fromEntries([...replacedFacts(facts)].map(([id, r]) => [id, r.by]));
 
 describe('the order: validAt, then recordedAt, then factId', () => {
   it('each breaks the ties of the one before', () => {
@@ -32,19 +36,30 @@ describe('the order: validAt, then recordedAt, then factId', () => {
   });
 });
 
-describe('boundedValidUntil: a replacing fact ends where the next one begins', () => {
-  it('the earliest strictly later validAt, or its own validUntil if earlier', () => {
-    const f = { validAt: day(10), validUntil: null };
+describe('boundedValidUntil: a new fact ends where its earliest successor begins', () => {
+  const other = (validAt: Date, replaceExisting = true) => ({
+    validAt,
+    episodeId: 'other',
+    replaceExisting,
+  });
+  const own = (validAt: Date) => ({ validAt, episodeId: 'own', replaceExisting: false });
+  const f = { validAt: day(10), validUntil: null, episodeId: 'own', replaceExisting: true };
+
+  it('the earliest strictly later successor, or its own validUntil if earlier', () => {
     expect(boundedValidUntil(f, [])).toBeNull();
-    expect(boundedValidUntil(f, [{ validAt: day(30) }, { validAt: day(20) }])).toEqual(day(20));
+    expect(boundedValidUntil(f, [other(day(30)), other(day(20))])).toEqual(day(20));
     // Earlier and equal validAt do not bound it (an empty validity would be no fact).
-    expect(boundedValidUntil(f, [{ validAt: day(5) }, { validAt: day(10) }])).toBeNull();
-    expect(
-      boundedValidUntil({ validAt: day(10), validUntil: day(15) }, [{ validAt: day(20) }]),
-    ).toEqual(day(15));
-    expect(
-      boundedValidUntil({ validAt: day(10), validUntil: day(25) }, [{ validAt: day(20) }]),
-    ).toEqual(day(20));
+    expect(boundedValidUntil(f, [other(day(5)), other(day(10))])).toBeNull();
+    expect(boundedValidUntil({ ...f, validUntil: day(15) }, [other(day(20))])).toEqual(day(15));
+    expect(boundedValidUntil({ ...f, validUntil: day(25) }, [other(day(20))])).toEqual(day(20));
+  });
+
+  it("another episode's fact bounds only if it replaces; the episode's own facts bound a replacing fact only", () => {
+    expect(boundedValidUntil(f, [other(day(20), false)])).toBeNull();
+    expect(boundedValidUntil(f, [own(day(20))])).toEqual(day(20));
+    const plain = { ...f, replaceExisting: false };
+    expect(boundedValidUntil(plain, [own(day(20))])).toBeNull();
+    expect(boundedValidUntil(plain, [other(day(20))])).toEqual(day(20));
   });
 });
 
@@ -55,39 +70,59 @@ describe('replacedFacts: who supersedes whom', () => {
       fact('mid', { validAt: day(5) }),
       fact('new', { validAt: day(9) }),
     ]);
-    expect(Object.fromEntries(replaced)).toEqual({ old: 'mid', mid: 'new' });
+    // Each began before its successor: true until it began (its corrected version's end).
+    expect(Object.fromEntries(replaced)).toEqual({
+      old: { by: 'mid', correctedUntil: day(5) },
+      mid: { by: 'new', correctedUntil: day(9) },
+    });
+  });
+
+  it('a fact that begins with its successor has no corrected version (it was never the value alone)', () => {
+    expect(
+      Object.fromEntries(replacedFacts([fact('x', { recordedAt: day(1) }), fact('y')])),
+    ).toEqual({ x: { by: 'y', correctedUntil: null } });
+  });
+
+  it('only believed facts are superseded; every fact is a successor, believed or not', () => {
+    expect(
+      successors([
+        fact('old', { validAt: day(0) }),
+        fact('wrong', { validAt: day(5), believed: false }),
+        fact('gone', { validAt: day(1), believed: false, replaceExisting: false }),
+      ]),
+    ).toEqual({ old: 'wrong' });
   });
 
   it('a fact that ends before the replacing one begins, or is after it, is kept', () => {
-    const replaced = replacedFacts([
-      fact('ended', { validAt: day(0), validUntil: day(5), replaceExisting: false }),
-      fact('bounded', { validAt: day(5), validUntil: day(6) }),
-      fact('replacing', { validAt: day(6) }),
-      fact('later', { validAt: day(9), replaceExisting: false }),
-    ]);
-    expect(Object.fromEntries(replaced)).toEqual({});
+    expect(
+      successors([
+        fact('ended', { validAt: day(0), validUntil: day(5), replaceExisting: false }),
+        fact('bounded', { validAt: day(5), validUntil: day(6) }),
+        fact('replacing', { validAt: day(6) }),
+        fact('later', { validAt: day(9), replaceExisting: false }),
+      ]),
+    ).toEqual({});
   });
 
   it('only replaceExisting facts replace; facts of one episode never replace each other', () => {
     expect(
-      Object.fromEntries(
-        replacedFacts([
-          fact('a', { validAt: day(0) }),
-          fact('b', { validAt: day(1), replaceExisting: false }),
-          fact('c', { validAt: day(2), episodeId: 'one' }),
-          fact('d', { validAt: day(3), episodeId: 'one' }),
-        ]),
-      ),
+      successors([
+        fact('a', { validAt: day(0) }),
+        fact('b', { validAt: day(1), replaceExisting: false }),
+        fact('c', { validAt: day(2), episodeId: 'one' }),
+        fact('d', { validAt: day(3), episodeId: 'one' }),
+      ]),
     ).toEqual({ a: 'c', b: 'c' });
   });
 
   it('ties in validAt: the later recordedAt, then the greater factId, wins', () => {
-    const replaced = replacedFacts([
-      fact('x', { recordedAt: day(1) }),
-      fact('z', { recordedAt: day(2) }),
-      fact('y', { recordedAt: day(2) }),
-    ]);
-    expect(Object.fromEntries(replaced)).toEqual({ x: 'y', y: 'z' });
+    expect(
+      successors([
+        fact('x', { recordedAt: day(1) }),
+        fact('z', { recordedAt: day(2) }),
+        fact('y', { recordedAt: day(2) }),
+      ]),
+    ).toEqual({ x: 'y', y: 'z' });
   });
 
   it('on any believed set of replacing facts from different episodes, applying it leaves one open fact, the latest, and no overlap', () => {
@@ -119,7 +154,7 @@ describe('replacedFacts: who supersedes whom', () => {
         }
         // Every successor comes later in the order.
         const rank = new Map(ordered.map((f, i) => [f.factId, i]));
-        for (const [from, to] of replaced) expect(rank.get(to)!).toBeGreaterThan(rank.get(from)!);
+        for (const [from, { by: to }] of replaced) expect(rank.get(to)!).toBeGreaterThan(rank.get(from)!);
       }),
     );
   });

@@ -31,7 +31,7 @@ import {
   databaseTimeouts,
   openDatabase,
 } from '../../src/store/database.js';
-import { repairInvalidationClaims } from '../../src/store/facts.js';
+import { repairInvalidationClaims } from '../../src/store/invalidations.js';
 import { migrateStore } from '../../src/store/migrations.js';
 import { type EpisodeInput, recordEpisode } from '../../src/store/recordEpisode.js';
 import { createApiKey, workspaceIdFor } from '../../src/store/workspaces.js';

@@ -1,6 +1,12 @@
 import type { Db, Document, Filter } from 'mongodb';
 import { expect } from 'vitest';
-import { type FactDoc, parseInvalidationClaimId } from '../../src/store/documents.js';
+import {
+  correctedFactId,
+  type FactDoc,
+  factDocumentId,
+  type InvalidationClaimDoc,
+  parseInvalidationClaimId,
+} from '../../src/store/documents.js';
 
 /**
  * Checks for a write that a failure cut short and a retry (or the start-up repair)
@@ -32,11 +38,21 @@ function claimedInvalidations(docs: Documents): Map<string, Date> {
   const claimed = new Map<string, Date>();
   for (const [id, doc] of docs) {
     if (!id.startsWith('claims/')) continue;
-    const { factDocId } = parseInvalidationClaimId(String(doc._id));
-    claimed.set(`facts/${factDocId}`, doc.invalidAt as Date);
+    const claim = doc as unknown as InvalidationClaimDoc;
+    const { factDocId, restorations } = parseInvalidationClaimId(claim._id);
+    claimed.set(`facts/${factDocId}`, claim.invalidAt);
+    // A replacement's corrected version is recorded at the claim's instant too.
+    if (claim.correctedUntil && claim.supersededBy) {
+      const version = correctedFactId({ factId: claim.factId, restorations }, claim.supersededBy);
+      claimed.set(`facts/${factDocumentId(claim, version)}`, claim.invalidAt);
+    }
   }
   return claimed;
 }
+
+/** The field a claim fixes on a document: a version's `recordedAt`, a fact's `invalidAt`. */
+const claimedField = (doc: Record<string, unknown>) =>
+  doc.correctionOf ? 'recordedAt' : 'invalidAt';
 
 const TIME_FIELDS = ['recordedAt', 'invalidAt', 'createdAt', 'updatedAt', 'completedAt'] as const;
 
@@ -44,7 +60,7 @@ const TIME_FIELDS = ['recordedAt', 'invalidAt', 'createdAt', 'updatedAt', 'compl
  * Every instant the interrupted attempt had stored is still there, unchanged, and every
  * instant written since is `completedAt` (an entity's `updatedAt` moves to the latest
  * attempt that touched it), but for the invalidations the interrupted attempt had already
- * claimed, which carry the claim's. `alsoBefore` are instants of documents written before
+ * claimed, which carry the claim's (and so do the corrected versions they record). `alsoBefore` are instants of documents written before
  * the interrupted attempt.
  */
 export function expectOwnInstants(
@@ -61,7 +77,7 @@ export function expectOwnInstants(
       const value = doc[field];
       if (!(value instanceof Date)) continue;
       const earlier = earlierDoc?.[field];
-      if (field === 'invalidAt' && claimed.has(id)) {
+      if (field === claimedField(doc) && claimed.has(id)) {
         expect(value, `${id} ${field}`).toEqual(claimed.get(id));
       } else if (earlier instanceof Date) {
         if (!(id.startsWith('entities/') && field === 'updatedAt')) {

@@ -9,8 +9,8 @@ import {
   findFact,
   invalidateFact,
   listFacts,
-  repairInvalidationClaims,
 } from '../../src/store/facts.js';
+import { repairInvalidationClaims } from '../../src/store/invalidations.js';
 import { workspaceIdFor } from '../../src/store/workspaces.js';
 import { importJsonl } from '../../src/transfer/importJsonl.js';
 import { openTestDatabase, testServerUri } from '../helpers/database.js';

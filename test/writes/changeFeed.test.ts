@@ -3,7 +3,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { appendChanges } from '../../src/store/changes.js';
 import { openDatabase } from '../../src/store/database.js';
 import { invalidationClaim, memoryDocument } from '../../src/store/documents.js';
-import { repairInvalidationClaims, repairRestorations } from '../../src/store/facts.js';
+import { repairRestorations } from '../../src/store/facts.js';
+import { repairInvalidationClaims } from '../../src/store/invalidations.js';
 import { repairMemoryWrites } from '../../src/store/memoryWrites.js';
 import { recordEpisode } from '../../src/store/recordEpisode.js';
 import {

@@ -4,7 +4,8 @@ import { prng } from '../../bench/generate.js';
 import { loadDemoDataset } from '../../src/demo/seed.js';
 import { type Collections, collections, type Database } from '../../src/store/database.js';
 import { type FactDoc, factDocumentId, invalidationClaimId } from '../../src/store/documents.js';
-import { listFacts, repairInvalidationClaims } from '../../src/store/facts.js';
+import { listFacts } from '../../src/store/facts.js';
+import { repairInvalidationClaims } from '../../src/store/invalidations.js';
 import {
   type EpisodeInput,
   episodeFactId,
@@ -193,11 +194,22 @@ const timelineOrder = (a: FactDoc, b: FactDoc) =>
  * The converged state of one subject and predicate whose facts were all recorded with
  * replaceExisting: the latest in the order is the one open fact; every other believed fact
  * ends at or before the next one begins (past truth); every superseded fact was superseded
- * by a later fact; and a read of what is live now finds exactly the latest.
+ * by a later fact; every corrected version is its fact's statement ending where the fact
+ * that ends it begins; and a read of what is live now finds exactly the latest.
  */
 async function expectConverged(tenant: Tenant, predicate: string, expected: number) {
   const facts = await db.facts.find({ ...tenant, predicateKey: predicate }).toArray();
-  expect(facts).toHaveLength(expected);
+  expect(facts.filter((f) => !f.correctionOf)).toHaveLength(expected);
+  const byId = new Map(facts.map((f) => [f.factId, f]));
+  for (const version of facts.filter((f) => f.correctionOf)) {
+    const root = byId.get(version.correctionOf!)!;
+    expect(version).toMatchObject({
+      object: root.object,
+      episodeId: root.episodeId,
+      validAt: root.validAt,
+      validUntil: byId.get(version.correctedBy!)!.validAt,
+    });
+  }
   const ordered = [...facts].sort(timelineOrder);
   const latest = ordered.at(-1)!;
   expect(latest).toMatchObject({ invalidAt: null, validUntil: null });
@@ -363,6 +375,10 @@ async function workspaceState(workspace: string, ...recordedAt: Date[]) {
     [workspaceId, '<workspace>'],
     ...recordedAt.map((at) => [at.toISOString(), '<recordedAt>'] as [string, string]),
   ]);
+  // A corrected version's id is derived from the tenant: named by what it corrects.
+  for (const v of await db.facts.find({ workspaceId, correctionOf: { $ne: null } }).toArray()) {
+    labels.set(v.factId, `<version of ${v.correctionOf} ended by ${v.correctedBy}>`);
+  }
   CRASH_INPUT.facts.forEach((_, i) => {
     labels.set(episodeFactId(tenant, EPISODE, i), `<fact ${i}>`);
   });
@@ -415,13 +431,17 @@ const STEPS: Step[] = [
     method: 'insertMany',
     partial: true,
   },
-  // The driver's insertMany of step 4 is the first facts.bulkWrite.
+  // The driver's insertMany of step 4 is the first facts.bulkWrite. Step 5 supersedes the
+  // listed fact first (its stamp is the second), then the replaced one (its corrected
+  // version the third, its stamp the fourth).
   { name: '5: the stamps', collection: 'facts', method: 'bulkWrite', nth: 2 },
+  { name: '5: the corrected versions', collection: 'facts', method: 'bulkWrite', nth: 3 },
+  { name: '5: the stamps of the replaced', collection: 'facts', method: 'bulkWrite', nth: 4 },
   {
-    name: '5: the stamps, half-way',
+    name: '5: the stamps of the replaced, half-way',
     collection: 'facts',
     method: 'bulkWrite',
-    nth: 2,
+    nth: 4,
     partial: true,
     unapplied: 1,
   },
@@ -429,7 +449,14 @@ const STEPS: Step[] = [
     name: '5: the claims marked applied',
     collection: 'claims',
     method: 'updateMany',
-    unapplied: 2,
+    unapplied: 1,
+  },
+  {
+    name: '5: the claims of the replaced marked applied',
+    collection: 'claims',
+    method: 'updateMany',
+    nth: 2,
+    unapplied: 1,
   },
   { name: '6: the record marked complete', collection: 'episodeRecords', method: 'updateOne' },
 ];

@@ -170,37 +170,40 @@ type Recorder = (
 
 /**
  * The rule, fact by fact and read by read, written plainly beside the store's batched
- * version: the episode is recorded without its supersessions, each replaceExisting fact
- * first given the validUntil the rule gives it (the earliest later validAt among the
- * believed facts of its subject and predicate and the episode's other facts of them);
- * then each listed target is invalidated by the first fact that lists it, one by one; then
- * for each subject and predicate a replaceExisting fact names, the believed facts are read
- * and each one before a replaceExisting fact of another episode (validAt, recordedAt,
- * factId) whose valid time reaches past it is superseded by the first such fact, one
- * `invalidateFact` at a time.
+ * version: the episode is recorded without its supersessions, each fact first given the
+ * validUntil the rule gives it (the earliest later validAt among its successors: the
+ * facts of its subject and predicate already recorded, believed or not, that replace and
+ * are of another episode, and, for a replaceExisting fact, the episode's other facts of
+ * them); then each listed target is invalidated by the first fact that lists it, one by
+ * one, and so is every believed corrected version of it; then, until a round changes
+ * nothing, for each subject and predicate of the episode, every fact is read and each
+ * believed one before a replaceExisting fact of another episode (validAt, recordedAt,
+ * factId), believed or not, whose valid time reaches past it is superseded by the first
+ * such fact, one `invalidateFact` at a time, with a corrected version ending where that
+ * fact begins if it began before it.
  */
 const factByFact: Recorder = async (db, tenant, input, at) => {
   const pairOf = (f: { subject: string; predicate: string }) => ({
     subjectKey: f.subject.toLowerCase(),
     predicateKey: f.predicate.toLowerCase(),
   });
+  const samePair = (f: { subject: string; predicate: string }, g: typeof f) =>
+    JSON.stringify(pairOf(g)) === JSON.stringify(pairOf(f));
   const ids = input.facts.map((_, i) => episodeFactId(tenant, input.episodeId, i));
-  const believedOf = (f: { subject: string; predicate: string }) =>
-    db.facts.find({ ...tenant, ...pairOf(f), invalidAt: null }).toArray();
+  const everyFactOf = (f: { subject: string; predicate: string }) =>
+    db.facts.find({ ...tenant, ...pairOf(f) }).toArray();
   const bare: FactInput[] = [];
   for (const [i, f] of input.facts.entries()) {
     let validUntil = f.validUntil;
-    if (f.replaceExisting) {
-      const others = [
-        ...(await believedOf(f)).filter((d) => !ids.includes(d.factId)),
-        ...input.facts.filter(
-          (g, j) => j !== i && JSON.stringify(pairOf(g)) === JSON.stringify(pairOf(f)),
-        ),
-      ];
-      for (const o of others) {
-        if (o.validAt > f.validAt && (validUntil === null || o.validAt < validUntil)) {
-          validUntil = o.validAt;
-        }
+    const successors = [
+      ...(await everyFactOf(f)).filter(
+        (d) => !ids.includes(d.factId) && d.replaceExisting === true,
+      ),
+      ...(f.replaceExisting ? input.facts.filter((g, j) => j !== i && samePair(f, g)) : []),
+    ];
+    for (const o of successors) {
+      if (o.validAt > f.validAt && (validUntil === null || o.validAt < validUntil)) {
+        validUntil = o.validAt;
       }
     }
     bare.push({ ...f, validUntil, supersedes: [], replaceExisting: false });
@@ -216,43 +219,55 @@ const factByFact: Recorder = async (db, tenant, input, at) => {
     for (const target of f.supersedes.map(normalizeUuid)) {
       if (ids.includes(target) || taken.has(target)) continue;
       taken.add(target);
-      await refusedOrDone(
-        invalidateFact(db, tenant, target, {
-          reason: 'superseded',
-          at: latest(at, (await db.facts.findOne({ ...tenant, factId: target }))!.recordedAt),
-          supersededBy: ids[i]!,
-        }),
-      );
+      const doc = (await db.facts.findOne({ ...tenant, factId: target }))!;
+      const wrong = (x: FactDoc) =>
+        refusedOrDone(
+          invalidateFact(db, tenant, x.factId, {
+            reason: 'superseded',
+            at: latest(at, x.recordedAt),
+            supersededBy: ids[i]!,
+          }),
+        );
+      await wrong(doc);
+      for (;;) {
+        const versions = await db.facts
+          .find({ ...tenant, correctionOf: doc.correctionOf ?? doc.factId, invalidAt: null })
+          .toArray();
+        if (versions.length === 0) break;
+        for (const v of versions) await wrong(v);
+      }
     }
   }
-  const pairs = new Map(
-    input.facts.filter((f) => f.replaceExisting).map((f) => [JSON.stringify(pairOf(f)), f]),
-  );
-  for (const f of pairs.values()) {
-    const believed = (await believedOf(f)).sort(
-      (a, b) =>
-        a.validAt.getTime() - b.validAt.getTime() ||
-        a.recordedAt.getTime() - b.recordedAt.getTime() ||
-        (a.factId < b.factId ? -1 : 1),
-    );
-    for (const [n, x] of believed.entries()) {
-      if (taken.has(x.factId)) continue;
-      const by = believed
-        .slice(n + 1)
-        .find(
-          (y) =>
-            y.replaceExisting === true &&
-            y.episodeId !== x.episodeId &&
-            (x.validUntil === null || x.validUntil > y.validAt),
-        );
-      if (!by) continue;
-      await refusedOrDone(
-        invalidateFact(db, tenant, x.factId, {
-          reason: 'superseded',
-          at: latest(at, x.recordedAt, by.recordedAt),
-          supersededBy: by.factId,
-        }),
+  for (let changed = true; changed; ) {
+    changed = false;
+    for (const f of input.facts) {
+      const every = (await everyFactOf(f)).sort(
+        (a, b) =>
+          a.validAt.getTime() - b.validAt.getTime() ||
+          a.recordedAt.getTime() - b.recordedAt.getTime() ||
+          (a.factId < b.factId ? -1 : 1),
       );
+      for (const [n, x] of every.entries()) {
+        if (x.invalidAt !== null) continue;
+        const by = every
+          .slice(n + 1)
+          .find(
+            (y) =>
+              y.replaceExisting === true &&
+              y.episodeId !== x.episodeId &&
+              (x.validUntil === null || x.validUntil > y.validAt),
+          );
+        if (!by) continue;
+        changed = true;
+        await refusedOrDone(
+          invalidateFact(db, tenant, x.factId, {
+            reason: 'superseded',
+            at: latest(at, x.recordedAt, by.recordedAt),
+            supersededBy: by.factId,
+            correctedUntil: x.validAt < by.validAt ? by.validAt : null,
+          }),
+        );
+      }
     }
   }
   return recorded;
@@ -318,15 +333,27 @@ async function play(
 /** The supersession state of a workspace, by label: every fact and every claim. */
 async function stateOf(workspace: string, played: Played) {
   const { workspaceId } = testTenant(workspace, DATASET);
-  const label = (id: string | null) => (id === null ? null : (played.labels.get(id) ?? id));
   const facts = await db.facts.find({ workspaceId }).toArray();
+  // A corrected version by the fact it corrects and the fact that ends it (its id is
+  // derived from the tenant, which differs between the workspaces compared).
+  const versions = new Map<string, string>();
+  const label = (id: string | null): string | null =>
+    id === null ? null : (played.labels.get(id) ?? versions.get(id) ?? id);
+  for (const f of facts) {
+    if (f.correctionOf) {
+      versions.set(f.factId, `${label(f.correctionOf)}~${label(f.correctedBy ?? null)}`);
+      versions.set(f._id, versions.get(f.factId)!);
+    }
+  }
   const claims = await db.claims.find({ workspaceId }).toArray();
   return {
     facts: facts
       .map((f) => ({
         fact: label(f.factId),
         dataset: f.dataset,
+        validAt: f.validAt,
         validUntil: f.validUntil,
+        recordedAt: f.recordedAt,
         invalidAt: f.invalidAt,
         invalidReason: f.invalidReason,
         supersededBy: label(f.supersededBy),
@@ -485,15 +512,49 @@ describe('what an episode supersedes', () => {
     ).toEqual(['later.0', 'mid.0', 'old.0', 'old.10', 'old.4', 'old.7', 'old.8', 'same instant.0']);
   });
 
-  it('a replacing fact followed in valid time by a believed fact ends where that one begins', () => {
-    // london (January) ends where nice (February) began; bergen (March) where lyon (June)
-    // does; umbrella (January) where its own episode's initech (February) does.
-    expect(stateOfFact('new.0')).toMatchObject({ validUntil: FEB, invalidAt: null });
-    expect(stateOfFact('new.1')).toMatchObject({ validUntil: JUN, invalidAt: null });
+  it('a replacing fact ends where its earliest successor begins: a later replacing fact of another episode, or any later fact of its own', () => {
+    // london (January) ends where its own episode's bergen (March) begins: nice
+    // (February) does not replace, so it ends nothing, and neither does lyon (June), so
+    // bergen is open; umbrella (January) ends where its own episode's initech (February)
+    // begins.
+    expect(stateOfFact('new.0')).toMatchObject({ validUntil: MAR, invalidAt: null });
+    expect(stateOfFact('new.1')).toMatchObject({ validUntil: null, invalidAt: null });
     expect(stateOfFact('new.3')).toMatchObject({ validUntil: FEB, invalidAt: null });
     // The facts without replaceExisting keep their own validity.
     expect(stateOfFact('new.2')).toMatchObject({ validUntil: null, invalidAt: null });
     expect(stateOfFact('new.5')).toMatchObject({ validUntil: null, invalidAt: null });
+  });
+
+  it('records a corrected version of each fact it replaced that began before its successor', () => {
+    const versions = state.facts
+      .filter((f) => f.fact!.includes('~'))
+      .map(({ fact, validAt, validUntil, recordedAt, invalidAt }) => ({
+        fact,
+        validAt,
+        validUntil,
+        recordedAt,
+        invalidAt,
+      }));
+    // nice (February) was true until bergen (March), which replaced it; tokyo (January,
+    // recorded after new but before it in no order: london, from the same day, was
+    // recorded first) until bergen too, as known from tokyo's recording on. The facts
+    // london replaced begin with it (January 1st): they were never the value alone.
+    expect(versions).toEqual([
+      {
+        fact: 'later.0~new.1',
+        validAt: new Date('2026-01-01T00:00:00.000Z'),
+        validUntil: MAR,
+        recordedAt: T_LATE,
+        invalidAt: null,
+      },
+      {
+        fact: 'same instant.0~new.1',
+        validAt: FEB,
+        validUntil: MAR,
+        recordedAt: T,
+        invalidAt: null,
+      },
+    ]);
   });
 
   it('leaves other predicates, subjects, datasets, facts after the replacing ones in valid time and facts that end before them', () => {
@@ -614,8 +675,10 @@ describe('the same as superseding fact by fact, on random histories', () => {
       expect(await stateOf(`random ${seed}`, played), `after step ${step}`).toEqual(states[step]);
       step++;
     });
-    // Not a vacuous comparison: the history superseded something.
+    // Not a vacuous comparison: the history superseded something, and recorded a corrected
+    // version of something.
     expect(JSON.stringify(states.at(-1))).toContain('"superseded"');
+    expect(JSON.stringify(states.at(-1))).toContain('~');
   });
 });
 
