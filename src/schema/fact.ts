@@ -1,4 +1,4 @@
-import { tenantOf } from '../context.js';
+import { type RequestContext, tenantOf } from '../context.js';
 import { FACT_STATES, factStateAtPoint, resolveTemporalSelection } from '../domain/factState.js';
 import { normalizeUuid } from '../domain/ids.js';
 import type { FactView } from '../store/documents.js';
@@ -57,6 +57,23 @@ const InvalidReasonEnum = builder.enumType('InvalidReason', {
 });
 
 export const FactRef = builder.objectRef<FactView>('Fact');
+
+/**
+ * A field naming another fact of the fact's dataset by id (null: none), loaded with the
+ * request's other facts by id.
+ */
+function otherFact(description: string, idOf: (fact: FactView) => string | null) {
+  return {
+    type: FactRef,
+    nullable: true,
+    description,
+    complexity: LOADED_OBJECT_COST,
+    resolve: (fact: FactView, _args: object, ctx: RequestContext) => {
+      const factId = idOf(fact);
+      return factId ? ctx.loaders.factById.load({ dataset: fact.dataset, factId }) : null;
+    },
+  } as const;
+}
 
 builder.node(FactRef, {
   description:
@@ -136,16 +153,21 @@ builder.node(FactRef, {
           ? ctx.loaders.episodeById.load({ dataset: f.dataset, episodeId: f.episodeId })
           : null,
     }),
-    supersededBy: t.field({
-      type: FactRef,
-      nullable: true,
-      description: 'The fact that superseded this one.',
-      complexity: LOADED_OBJECT_COST,
-      resolve: (f, _args, ctx) =>
-        f.supersededBy
-          ? ctx.loaders.factById.load({ dataset: f.dataset, factId: f.supersededBy })
-          : null,
-    }),
+    supersededBy: t.field(
+      otherFact('The fact that superseded this one.', (f) => f.supersededBy),
+    ),
+    correctionOf: t.field(
+      otherFact(
+        'On a corrected version: the fact it is a version of, as first recorded. When a replacing fact supersedes a fact that began before it, the store records a corrected version of the old fact with the supersession: the same statement, from the same episode, true from its validAt until the replacing fact began (validUntil), believed from that instant on. So `facts(validAt:)` shows the old value until it changed, however the writes arrived (docs/TEMPORAL_MODEL.md). Null on a fact as recorded.',
+        (f) => f.correctionOf ?? null,
+      ),
+    ),
+    correctedBy: t.field(
+      otherFact(
+        'On a corrected version: the replacing fact whose validAt ends it. Null on a fact as recorded.',
+        (f) => f.correctedBy ?? null,
+      ),
+    ),
     history: t.field({
       type: [FactRef],
       description:

@@ -326,22 +326,22 @@ describe('no gaps, however writers race', () => {
       const count = (kind: string) => changes.filter((c) => c.kind === kind).length;
       expect(count('EPISODE_RECORDED')).toBe(11);
       expect(count('FACT_RECORDED')).toBe(2 + 10);
-      const superseded = await t.database.collections.facts.countDocuments({
-        workspaceId: tenant.workspaceId,
-        dataset: ds,
-        invalidAt: { $ne: null },
-      });
-      // Nine of the ten values ended: superseded, or (those a racing writer stored after a
-      // later one) bounded on arrival; the one open-ended is the latest.
-      const bounded = await t.database.collections.facts.countDocuments({
-        workspaceId: tenant.workspaceId,
-        dataset: ds,
-        invalidAt: null,
-        validUntil: { $ne: null },
-      });
-      expect(superseded + bounded).toBe(9);
+      const facts = await t.database.collections.facts
+        .find({ workspaceId: tenant.workspaceId, dataset: ds, predicateKey: 'drives' })
+        .toArray();
+      // Each of the ten values is believed once (as recorded, or as a corrected version
+      // recorded when a later value superseded it), true until the next began; the latest
+      // is open-ended.
+      const believed = facts
+        .filter((f) => f.invalidAt === null)
+        .map((f) => [f.object, f.validUntil?.getUTCDate() ?? null]);
+      expect(believed.sort()).toEqual(
+        Array.from({ length: 10 }, (_, i) => [`car ${i}`, i === 9 ? null : i + 2]).sort(),
+      );
+      const superseded = facts.filter((f) => f.invalidAt !== null).length;
       expect(superseded).toBeGreaterThan(0);
       expect(count('FACT_SUPERSEDED')).toBe(superseded);
+      expect(count('FACT_CORRECTED')).toBe(facts.filter((f) => f.correctionOf).length);
       const supersededFacts = changes
         .filter((c) => c.kind === 'FACT_SUPERSEDED')
         .map((c) => c.fact!.factId);

@@ -16,6 +16,7 @@ export type DatasetChangeKind =
   | 'DATASET_ERASED'
   | 'EPISODE_ERASED'
   | 'EPISODE_RECORDED'
+  | 'FACT_CORRECTED'
   | 'FACT_DELETED'
   | 'FACT_RECORDED'
   | 'FACT_RESTORED'
