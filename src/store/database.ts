@@ -173,6 +173,10 @@ export const INDEXES: { [K in keyof Collections]: IndexSpec[] } = {
       name: 'tenant_superseded_by_valid',
     },
     { key: { workspaceId: 1, dataset: 1, factId: 1 }, name: 'tenant_fact' },
+    // A fact's corrected versions (a listed fact's, to supersede them too), and those an
+    // erased episode's facts ended.
+    { key: { workspaceId: 1, dataset: 1, correctionOf: 1 }, name: 'tenant_correction_of' },
+    { key: { workspaceId: 1, dataset: 1, correctedBy: 1 }, name: 'tenant_corrected_by' },
   ],
   memories: [
     { key: { workspaceId: 1, ...MEMORY_ORDER }, name: 'workspace_created' },

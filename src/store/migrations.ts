@@ -1,6 +1,8 @@
 import type { AnyBulkWriteOperation } from 'mongodb';
+import { normalizeUuid } from '../domain/ids.js';
 import { factRecallTerms, recallTerms } from '../domain/recallTerms.js';
-import { redactRepeatedChanges } from './changes.js';
+import { isOnlyDuplicateKeys } from './bulkErrors.js';
+import { appendChanges, redactRepeatedChanges } from './changes.js';
 import {
   type Collections,
   createIndex,
@@ -8,7 +10,17 @@ import {
   isDuplicateKey,
   isRepeatedKey,
 } from './database.js';
-import type { FactDoc, MemoryDoc } from './documents.js';
+import {
+  correctedFactDocument,
+  episodeDocumentId,
+  type FactDoc,
+  type MemoryDoc,
+} from './documents.js';
+import { factsByIds } from './facts.js';
+import { correctionChange } from './invalidations.js';
+import { episodeFactId, episodeRecordInput } from './recordEpisode.js';
+import { settlePairs } from './supersession.js';
+import type { Tenant } from './tenant.js';
 
 /**
  * Versioned migrations of stored documents, run when the store is opened (the server's
@@ -29,6 +41,11 @@ const MIGRATIONS: { id: string; describe: string; run: (db: Collections) => Prom
     id: '2026-12-04-changes-once',
     describe: 'each change once in the change feeds',
     run: changesOnce,
+  },
+  {
+    id: '2026-12-05-corrected-versions',
+    describe: 'corrected versions of the facts a replacement superseded',
+    run: recordCorrectedVersions,
   },
 ];
 
@@ -130,6 +147,113 @@ async function changesOnce(db: Collections): Promise<number> {
       if (!isRepeatedKey(error) || attempt >= 5) throw error;
     }
   }
+}
+
+/**
+ * The corrected version of each fact an earlier version superseded by the
+ * `replaceExisting` rule although it began before its successor (docs/TEMPORAL_MODEL.md,
+ * "One value per subject and predicate"): exactly what the supersession records today,
+ * recorded at the instant of the supersession, with its FACT_CORRECTED change; then the
+ * rule over each subject and predicate that got one, at the instants the facts arrived
+ * (a fact that arrived later, between the version and its successor, ends the version in
+ * turn, as it would have). A supersession is the rule's when its successor replaces and
+ * did not list it in `supersedes` (read from the successor's episode record; an imported
+ * fact has none, and its successor's flag decides). Idempotent: a version's id is derived
+ * from its fact and successor, so a second run, or another process at once, inserts
+ * nothing new, and the rule's supersessions go through their claims.
+ */
+async function recordCorrectedVersions(db: Collections): Promise<number> {
+  const tag = { comment: 'store:recordCorrectedVersions' };
+  let recorded = 0;
+  const workspaces = await db.workspaces.find({}, tag).sort({ name: 1 }).toArray();
+  for (const { _id: workspaceId } of workspaces) {
+    for (const dataset of await db.facts.distinct('dataset', { workspaceId }, tag)) {
+      const tenant = { workspaceId, dataset };
+      const superseded = await db.facts
+        .find({ workspaceId, dataset, invalidReason: 'superseded' }, tag)
+        .toArray();
+      if (superseded.length === 0) continue;
+      const successors = await factsByIds(
+        db,
+        tenant,
+        superseded.map((f) => f.supersededBy).filter((id): id is string => id !== null),
+      );
+      const listed = await listedTargets(db, tenant, [...successors.values()]);
+      const versions = superseded.flatMap((fact) => {
+        const by = fact.supersededBy ? successors.get(fact.supersededBy) : undefined;
+        const replaced =
+          by?.replaceExisting === true &&
+          !listed.has(JSON.stringify([by.factId, fact.factId])) &&
+          fact.validAt.getTime() < by.validAt.getTime() &&
+          (fact.validUntil === null || fact.validUntil.getTime() > by.validAt.getTime());
+        return replaced
+          ? [
+              correctedFactDocument(tenant, fact, {
+                by: by.factId,
+                until: by.validAt,
+                at: fact.invalidAt!,
+              }),
+            ]
+          : [];
+      });
+      if (versions.length === 0) continue;
+      const there = new Set(
+        (
+          await db.facts
+            .find(
+              { _id: { $in: versions.map((v) => v._id) }, workspaceId, dataset },
+              {
+                projection: { _id: 1 },
+                ...tag,
+              },
+            )
+            .toArray()
+        ).map((d) => d._id),
+      );
+      const missing = versions.filter((v) => !there.has(v._id));
+      if (missing.length > 0) {
+        try {
+          await db.facts.insertMany(missing, { ordered: false, ...tag });
+        } catch (error) {
+          // Another process opening the store recorded them first: the same documents.
+          if (!isOnlyDuplicateKeys(error)) throw error;
+        }
+      }
+      recorded += missing.length;
+      await appendChanges(db, tenant, versions.map(correctionChange));
+      // The epoch: each supersession the rule now makes happens when its later fact arrived.
+      await settlePairs(db, tenant, versions, new Date(0));
+    }
+  }
+  return recorded;
+}
+
+/** Which facts each of `facts` listed in `supersedes`, as `[lister, listed]` keys. */
+async function listedTargets(
+  db: Collections,
+  tenant: Tenant,
+  facts: readonly FactDoc[],
+): Promise<Set<string>> {
+  const episodes = [...new Set(facts.flatMap((f) => (f.episodeId ? [f.episodeId] : [])))];
+  const records = await db.episodeRecords
+    .find(
+      {
+        _id: { $in: episodes.map((id) => episodeDocumentId(tenant, id)) },
+        workspaceId: tenant.workspaceId,
+        dataset: tenant.dataset,
+      },
+      { comment: 'store:recordCorrectedVersions' },
+    )
+    .toArray();
+  const listed = new Set<string>();
+  for (const record of records) {
+    episodeRecordInput(record).facts.forEach((f, i) => {
+      const lister = episodeFactId(tenant, record.episodeId, i);
+      for (const target of f.supersedes)
+        listed.add(JSON.stringify([lister, normalizeUuid(target)]));
+    });
+  }
+  return listed;
 }
 
 /** A cursor's documents, a command's worth of updates at a time. */

@@ -81,8 +81,7 @@ const TARGET_FIELDS = {
 
 const pairKey = (subjectKey: string, predicateKey: string) =>
   JSON.stringify([subjectKey, predicateKey]);
-const pairOf = (f: Pick<SupersedingFact, 'subject' | 'predicate'>) =>
-  pairKey(entityKey(f.subject), predicateKey(f.predicate));
+const pairOf = (f: Pair) => pairKey(entityKey(f.subject), predicateKey(f.predicate));
 
 /** A stored fact as the rule reads it (a fact stored before the flag existed did not replace). */
 const onTimeline = (d: TargetDoc): TimelineFact => ({
@@ -119,12 +118,10 @@ export async function replacementBounds(
   if (facts.length === 0) return [];
   const own = new Set(facts.map((f) => f.factId));
   const recorded = (await factsOfPairs(db, tenant, facts)).filter((d) => !own.has(d.factId));
-  const byPair = groupByPair(
-    [
-      ...recorded.map((d) => ({ key: pairKey(d.subjectKey, d.predicateKey), fact: onTimeline(d) })),
-      ...facts.map((f) => ({ key: pairOf(f), fact: episodeFact(f) })),
-    ],
-  );
+  const byPair = groupByPair([
+    ...recorded.map((d) => ({ key: pairKey(d.subjectKey, d.predicateKey), fact: onTimeline(d) })),
+    ...facts.map((f) => ({ key: pairOf(f), fact: episodeFact(f) })),
+  ]);
   return facts.map((f) => boundedValidUntil(episodeFact(f), byPair.get(pairOf(f)) ?? []));
 }
 
@@ -170,6 +167,24 @@ export async function supersedeFacts(
   now: Date,
 ): Promise<void> {
   await supersedeListedFacts(db, tenant, facts, now);
+  await settlePairs(db, tenant, facts, now);
+}
+
+/** A subject and predicate, as the facts of an episode name them. */
+type Pair = Pick<SupersedingFact, 'subject' | 'predicate'>;
+
+/**
+ * Step 5.2: the rule over every fact of the given subjects and predicates, pass after
+ * pass until a pass finds nothing to supersede, each supersession at transaction time
+ * `now` or the later of the two facts' recording (the migration of store/migrations.ts
+ * passes the epoch, so each is at the instant the later fact arrived).
+ */
+export async function settlePairs(
+  db: Collections,
+  tenant: Tenant,
+  facts: readonly Pair[],
+  now: Date,
+): Promise<void> {
   if (facts.length === 0) return;
   for (let pass = 0; pass < MAX_PASSES; pass++) {
     const docs = await factsOfPairs(db, tenant, facts);
@@ -271,7 +286,7 @@ async function supersedeListedFacts(
 async function factsOfPairs(
   db: Collections,
   tenant: Tenant,
-  facts: readonly SupersedingFact[],
+  facts: readonly Pair[],
 ): Promise<TargetDoc[]> {
   const pairs = new Set(facts.map(pairOf));
   const subjects = [...new Set(facts.map((f) => entityKey(f.subject)))];

@@ -1,12 +1,15 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { loadDemoDataset } from '../../src/demo/seed.js';
 import { openStore } from '../../src/openStore.js';
 import { changesAfter, countChanges, lastChangeSeq } from '../../src/store/changes.js';
 import type { Collections } from '../../src/store/database.js';
+import type { InvalidationClaimDoc } from '../../src/store/documents.js';
+import { listFacts } from '../../src/store/facts.js';
 import { createMemory } from '../../src/store/memoryWrites.js';
 import { migrateStore } from '../../src/store/migrations.js';
 import { recordEpisode } from '../../src/store/recordEpisode.js';
+import type { Tenant } from '../../src/store/tenant.js';
 import { createApiKey } from '../../src/store/workspaces.js';
 import { openTestDatabase, testServerUri } from '../helpers/database.js';
 import { episodeInput, factInput, testTenant } from '../helpers/episodeInput.js';
@@ -72,11 +75,17 @@ describe('migrating a store written by the previous version', () => {
         describe: 'each change once in the change feeds',
         changed: 0,
       },
+      {
+        id: '2026-12-05-corrected-versions',
+        describe: 'corrected versions of the facts a replacement superseded',
+        changed: 0,
+      },
     ]);
     expect(await everything(db)).toEqual(current);
     expect(await db.migrations.find({}).sort({ _id: 1 }).toArray()).toEqual([
       { _id: '2026-12-01-recall-terms', appliedAt: AT },
       { _id: '2026-12-04-changes-once', appliedAt: AT },
+      { _id: '2026-12-05-corrected-versions', appliedAt: AT },
     ]);
 
     // Recorded: not run again, and nothing changes.
@@ -119,7 +128,7 @@ describe('migrating a store written by the previous version', () => {
     const { c: db, current } = await previousVersionStore();
     await sixReplicasOpen(db);
     expect(await everything(db)).toEqual(current);
-    expect(await db.migrations.countDocuments({})).toBe(2);
+    expect(await db.migrations.countDocuments({})).toBe(3);
   });
 
   it('a fresh store records the migrations with nothing to change', async () => {
@@ -127,6 +136,7 @@ describe('migrating a store written by the previous version', () => {
     expect(await migrateStore(db, AT)).toEqual([
       expect.objectContaining({ id: '2026-12-01-recall-terms', changed: 0 }),
       expect.objectContaining({ id: '2026-12-04-changes-once', changed: 0 }),
+      expect.objectContaining({ id: '2026-12-05-corrected-versions', changed: 0 }),
     ]);
     expect(await migrateStore(db, AT)).toEqual([]);
   });
@@ -141,7 +151,7 @@ describe('migrating a store written by the previous version', () => {
         Array.from({ length: 6 }, (_, i) => migrateStore(db, new Date(AT.getTime() + i))),
       );
       expect(runs.map((r) => r.status)).toEqual(runs.map(() => 'fulfilled'));
-      expect(await db.migrations.countDocuments({})).toBe(2);
+      expect(await db.migrations.countDocuments({})).toBe(3);
     }
   });
 });
@@ -180,6 +190,7 @@ describe('a change feed an earlier version wrote with repeats', () => {
         describe: 'each change once in the change feeds',
         changed: repeated.length,
       },
+      expect.objectContaining({ id: '2026-12-05-corrected-versions', changed: 0 }),
     ]);
     const served = await changesAfter(db, tenant, 0, 100);
     expect(served.map((c) => c.changeId)).toEqual(first.map((c) => c.changeId));
@@ -199,6 +210,188 @@ describe('a change feed an earlier version wrote with repeats', () => {
     expect((await changesAfter(db, tenant, 0, 100)).map((c) => c.changeId)).toEqual(
       first.map((c) => c.changeId),
     );
-    expect(await db.migrations.countDocuments({})).toBe(2);
+    expect(await db.migrations.countDocuments({})).toBe(3);
+  });
+});
+
+describe('facts an earlier version superseded by a replacement, without their corrected history', () => {
+  const day = (iso: string) => new Date(`${iso}T00:00:00.000Z`);
+  const T1 = new Date('2026-09-01T00:00:00.000Z');
+  const T2 = new Date('2026-09-02T00:00:00.000Z');
+  const T3 = new Date('2026-09-03T00:00:00.000Z');
+  const replacing = (
+    predicate: string,
+    object: string,
+    validAt: string,
+    supersedes: string[] = [],
+  ) =>
+    factInput('user', predicate, object, {
+      validAt: day(validAt),
+      replaceExisting: true,
+      supersedes,
+    });
+
+  /**
+   * The issue's example and more, in one tenant: the Honda (July) replaced by the Toyota
+   * (mid-August), then a VW (August 1st) arriving late; Berlin replaced by Paris, which
+   * lists it (said wrong: no corrected history). `previous` records them as the previous
+   * version did: its supersessions recorded no corrected version.
+   */
+  async function scenario(db: Collections, workspace: string, previous: boolean) {
+    await createApiKey(db, workspace, ['read'], AT);
+    const tenant = testTenant(workspace, 'cars');
+    const restore = previous
+      ? (() => {
+          const insertMany = db.claims.insertMany.bind(db.claims);
+          const spy = vi.spyOn(db.claims, 'insertMany').mockImplementation((docs, options) => {
+            for (const claim of docs as InvalidationClaimDoc[]) delete claim.correctedUntil;
+            return insertMany(docs, options);
+          });
+          return () => spy.mockRestore();
+        })()
+      : () => {};
+    try {
+      const berlin = await recordEpisode(
+        db,
+        tenant,
+        episodeInput([replacing('lives in', 'berlin', '2026-01-01')]),
+        T1,
+      );
+      await recordEpisode(
+        db,
+        tenant,
+        episodeInput([replacing('drives', 'a honda', '2026-07-01')]),
+        T1,
+      );
+      await recordEpisode(
+        db,
+        tenant,
+        episodeInput([
+          replacing('drives', 'a toyota', '2026-08-16'),
+          replacing('lives in', 'paris', '2026-03-01', [berlin.facts[0]!.factId]),
+        ]),
+        T2,
+      );
+      await recordEpisode(
+        db,
+        tenant,
+        episodeInput([replacing('drives', 'a vw', '2026-08-01')]),
+        T3,
+      );
+    } finally {
+      restore();
+    }
+    return tenant;
+  }
+
+  /** What is true at `validAt` as known at `knownAt`, by object and valid time. */
+  async function truth(
+    db: Collections,
+    tenant: Tenant,
+    validAt: string,
+    knownAt: Date,
+    predicate = 'drives',
+  ) {
+    const page = await listFacts(
+      db,
+      tenant,
+      {
+        selection: { kind: 'point', validAt: day(validAt), knownAt },
+        subjectPredicate: { subject: 'user', predicate },
+      },
+      { first: 100 },
+    );
+    return page.facts
+      .map(
+        (f) =>
+          `${f.object} ${f.validAt.toISOString().slice(0, 10)}..${f.validUntil?.toISOString().slice(0, 10) ?? ''}`,
+      )
+      .sort();
+  }
+
+  /** Every fact, without what differs between two tenants. */
+  async function factsOf(db: Collections, tenant: Tenant) {
+    const facts = await db.facts.find({ ...tenant }).toArray();
+    const byId = new Map(facts.map((f) => [f.factId, f.object]));
+    return facts
+      .map((f) => ({
+        object: f.object,
+        validAt: f.validAt,
+        validUntil: f.validUntil,
+        recordedAt: f.recordedAt,
+        invalidAt: f.invalidAt,
+        supersededBy: f.supersededBy && byId.get(f.supersededBy),
+        correctionOf: f.correctionOf && byId.get(f.correctionOf),
+        correctedBy: f.correctedBy && byId.get(f.correctedBy),
+      }))
+      .sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
+  }
+
+  async function previousVersionStore() {
+    const { collections: db } = await openTestDatabase();
+    const tenant = await scenario(db, 'one', true);
+    await db.migrations.insertMany([
+      { _id: '2026-12-01-recall-terms', appliedAt: AT },
+      { _id: '2026-12-04-changes-once', appliedAt: AT },
+    ]);
+    const today = await scenario(db, 'today', false);
+    return { db, tenant, expected: await factsOf(db, today) };
+  }
+
+  it('the previous version left the Honda out of mid-July as known now', async () => {
+    const { db, tenant } = await previousVersionStore();
+    expect(await db.facts.countDocuments({ correctionOf: { $ne: null }, ...tenant })).toBe(0);
+    expect(await truth(db, tenant, '2026-07-15', T3)).toEqual([]);
+  });
+
+  it('records the corrected history exactly as today’s writes do, at the instants they happened, once', async () => {
+    const { db, tenant, expected } = await previousVersionStore();
+    expect(await migrateStore(db, AT)).toEqual([
+      {
+        id: '2026-12-05-corrected-versions',
+        describe: 'corrected versions of the facts a replacement superseded',
+        changed: 1,
+      },
+    ]);
+    expect(await factsOf(db, tenant)).toEqual(expected);
+    // As known now: the Honda until the VW began, the VW until the Toyota; Berlin, said
+    // wrong, nowhere.
+    expect(await truth(db, tenant, '2026-07-15', T3)).toEqual(['a honda 2026-07-01..2026-08-01']);
+    expect(await truth(db, tenant, '2026-08-05', T3)).toEqual(['a vw 2026-08-01..2026-08-16']);
+    expect(await truth(db, tenant, '2026-09-15', T3)).toEqual(['a toyota 2026-08-16..']);
+    expect(await truth(db, tenant, '2026-02-15', T3, 'lives in')).toEqual([]);
+    // As known before the VW arrived: the Honda until the Toyota; before the Toyota: open.
+    expect(await truth(db, tenant, '2026-08-05', T2)).toEqual(['a honda 2026-07-01..2026-08-16']);
+    expect(await truth(db, tenant, '2026-09-15', T1)).toEqual(['a honda 2026-07-01..']);
+    // The feed tells each version once.
+    const changes = await changesAfter(db, tenant, 0, 100);
+    expect(changes.filter((c) => c.kind === 'FACT_CORRECTED')).toHaveLength(2);
+    expect(await migrateStore(db, AT)).toEqual([]);
+  });
+
+  it('a run cut short is completed by the next', async () => {
+    const { db, tenant, expected } = await previousVersionStore();
+    // The rule's supersession of the first version fails: the versions are in, not settled.
+    const spy = vi
+      .spyOn(db.claims, 'insertMany')
+      .mockRejectedValueOnce(
+        Object.assign(new Error('socket closed'), { name: 'MongoNetworkError' }),
+      );
+    try {
+      await expect(migrateStore(db, AT)).rejects.toThrow('socket closed');
+    } finally {
+      spy.mockRestore();
+    }
+    expect(await db.migrations.countDocuments({ _id: '2026-12-05-corrected-versions' })).toBe(0);
+    await migrateStore(db, AT);
+    expect(await factsOf(db, tenant)).toEqual(expected);
+  });
+
+  it('six replicas opening it at once all start, and leave it as one opening does', async () => {
+    const { db, tenant, expected } = await previousVersionStore();
+    await sixReplicasOpen(db);
+    expect(await factsOf(db, tenant)).toEqual(expected);
+    const changes = await changesAfter(db, tenant, 0, 100);
+    expect(changes.filter((c) => c.kind === 'FACT_CORRECTED')).toHaveLength(2);
   });
 });
