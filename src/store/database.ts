@@ -350,6 +350,8 @@ export const SCALAR_FIELDS: {
     invalidReason: 'string',
     supersededBy: 'string',
     restorations: 'number',
+    correctionOf: 'string',
+    correctedBy: 'string',
   },
   memories: {
     workspaceId: 'string',

@@ -3,9 +3,10 @@ import { entityKey } from '../domain/names.js';
 import { announceFeedWrite, appendChanges, redactChanges } from './changes.js';
 import type { Collections } from './database.js';
 import { datasetDocumentId } from './datasets.js';
-import { type AuditDoc, entityDocumentId, episodeDocumentId } from './documents.js';
+import { type AuditDoc, entityDocumentId, episodeDocumentId, type FactDoc } from './documents.js';
 import { FactNotFoundError, restoreFact } from './facts.js';
 import { episodeRecordInput } from './recordEpisode.js';
+import { settlePairs } from './supersession.js';
 import type { Tenant } from './tenant.js';
 
 /**
@@ -26,6 +27,40 @@ export interface ErasureCounts {
 
 async function audit(db: Collections, entry: Omit<AuditDoc, '_id'>): Promise<void> {
   await db.audit.insertOne({ _id: newId(), ...entry }, { comment: 'store:audit' });
+}
+
+/**
+ * The corrected versions an episode's erasure removes: those its facts (`producedIds`)
+ * ended, and, of each fact it restores (`superseded`), the versions of the same fact
+ * recorded since that fact was superseded (a fact has one believed version at a time, so
+ * these are the history that followed from its supersession).
+ */
+async function versionsToErase(
+  db: Collections,
+  tenant: Tenant,
+  producedIds: readonly string[],
+  superseded: readonly FactDoc[],
+): Promise<string[]> {
+  if (producedIds.length === 0) return [];
+  const scope = { workspaceId: tenant.workspaceId, dataset: tenant.dataset };
+  const tag = { comment: 'store:eraseEpisode' };
+  const since = new Map(
+    superseded.map((f) => [f.correctionOf ?? f.factId, { fact: f.factId, at: f.invalidAt! }]),
+  );
+  const [endedByIt, followed] = await Promise.all([
+    db.facts.find({ ...scope, correctedBy: { $in: [...producedIds] } }, tag).toArray(),
+    since.size > 0
+      ? db.facts.find({ ...scope, correctionOf: { $in: [...since.keys()] } }, tag).toArray()
+      : [],
+  ]);
+  const ids = new Set(endedByIt.map((v) => v.factId));
+  for (const v of followed) {
+    const restored = since.get(v.correctionOf!)!;
+    if (v.factId !== restored.fact && v.recordedAt.getTime() >= restored.at.getTime()) {
+      ids.add(v.factId);
+    }
+  }
+  return [...ids];
 }
 
 /** Removes every document of the dataset, in every collection. */
@@ -97,18 +132,29 @@ export async function eraseEpisode(
   const tag = { comment: 'store:eraseEpisode' };
   const produced = await db.facts.find({ ...scope, episodeId: id }, tag).toArray();
   const producedIds = produced.map((f) => f.factId);
+  const superseded =
+    producedIds.length > 0
+      ? await db.facts
+          .find({ ...scope, supersededBy: { $in: producedIds }, invalidReason: 'superseded' }, tag)
+          .toArray()
+      : [];
+  // The corrected versions its facts ended (their valid time is its facts'), and those
+  // recorded since of the facts about to be restored (the history that followed from a
+  // supersession being undone): restored, a fact is true again until what ends it now.
+  const versions = await versionsToErase(db, tenant, producedIds, superseded);
   // The feed forgets them first (a crash after this leaves the content for the repeat to
   // erase, never a change about erased content), and once more at the end.
-  const erased = { factIds: producedIds, episodeId: id };
+  const erased = { factIds: [...producedIds, ...versions], episodeId: id };
   await redactChanges(db, tenant, erased);
+  if (versions.length > 0) {
+    await db.facts.deleteMany({ ...scope, factId: { $in: versions } }, tag);
+    await db.claims.deleteMany({ ...scope, factId: { $in: versions } }, tag);
+  }
 
   // 1. Undo what its facts superseded.
   let restoredFacts = 0;
   const restoredIds: string[] = [];
   if (producedIds.length > 0) {
-    const superseded = await db.facts
-      .find({ ...scope, supersededBy: { $in: producedIds }, invalidReason: 'superseded' }, tag)
-      .toArray();
     for (const fact of superseded) {
       try {
         await restoreFact(db, tenant, fact.factId, 'superseded', now);
@@ -139,6 +185,10 @@ export async function eraseEpisode(
       tag,
     );
   }
+
+  // 2b. The rule over the restored facts' subjects and predicates: each ends again where
+  // what remains of its history says (docs/TEMPORAL_MODEL.md).
+  await settlePairs(db, tenant, superseded, now);
 
   // 3. Entities only it mentioned.
   const named = new Set(produced.flatMap((f) => [f.subjectKey, f.objectKey]));
