@@ -169,9 +169,12 @@ async function recordCorrectedVersions(db: Collections): Promise<number> {
   for (const { _id: workspaceId } of workspaces) {
     for (const dataset of await db.facts.distinct('dataset', { workspaceId }, tag)) {
       const tenant = { workspaceId, dataset };
-      const superseded = await db.facts
-        .find({ workspaceId, dataset, invalidReason: 'superseded' }, tag)
-        .toArray();
+      // The dataset's facts in the tenant index's order, the superseded kept: once, at
+      // start-up, rather than an index on invalidReason that only this would use.
+      const superseded: FactDoc[] = [];
+      for await (const fact of db.facts.find({ workspaceId, dataset }, tag)) {
+        if (fact.invalidReason === 'superseded') superseded.push(fact);
+      }
       if (superseded.length === 0) continue;
       const successors = await factsByIds(
         db,

@@ -27,7 +27,8 @@ import { describeIssues, illFormedText } from '../validation.js';
  * The JSONL import/export format: one JSON object a line, with `"type"` one of `entity`,
  * `episode`, `fact` or `memory`, and an optional `"dataset"` that wins over `--dataset`.
  * Facts use the Memory Soda field names (camelCase) plus `recordedAt`, `invalidReason`,
- * `supersededBy` and `replaceExisting`; memories use SupaCloud's snake_case fields exactly as its API returns
+ * `supersededBy`, `replaceExisting`, and a corrected version's `correctionOf` and
+ * `correctedBy`; memories use SupaCloud's snake_case fields exactly as its API returns
  * them (`workspace_id` is replaced by the target workspace). Export writes this same
  * format, so export → import round-trips.
  */
@@ -89,8 +90,25 @@ const factLine = z
     invalidReason: z.enum(['superseded', 'deleted']).nullable().default(null),
     supersededBy: uuid.nullable().default(null),
     replaceExisting: z.boolean().default(false),
+    /** A corrected version's (docs/TEMPORAL_MODEL.md): the fact it corrects, and the one ending it. */
+    correctionOf: uuid.nullable().default(null),
+    correctedBy: uuid.nullable().default(null),
   })
   .superRefine((f, ctx) => {
+    if ((f.correctionOf === null) !== (f.correctedBy === null)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['correctedBy'],
+        message: 'correctionOf and correctedBy go together: both set or both null',
+      });
+    }
+    if (f.correctionOf !== null && f.validUntil === null) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['validUntil'],
+        message: 'a corrected version ends where the fact that corrects it begins: required',
+      });
+    }
     if (f.validUntil && f.validUntil <= f.validAt) {
       ctx.addIssue({ code: 'custom', path: ['validUntil'], message: 'must be after validAt' });
     }

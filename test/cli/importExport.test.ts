@@ -369,12 +369,14 @@ describe('npm run import: validation', () => {
       { ...fact, object: 'other' }, // 13: same id as line 9, other content
       fact, // 14: an exact repeat is fine
       { ...fact, factId: id(908), object: 'tea \ud800' }, // 15: a lone surrogate
+      { ...fact, factId: id(909), correctionOf: id(901), validUntil: '2026-03-01' }, // 16
+      { ...fact, factId: id(910), correctionOf: id(901), correctedBy: id(902) }, // 17
     ]);
     const result = await cli('import', MAIN_DB, file, '--workspace', 'bad ws');
     expect(result.code).toBe(2);
     expect(result.stdout).toBe('');
     const lines = result.stderr.trimEnd().split('\n');
-    expect(lines[0]).toBe(`${file} has 11 bad line(s); nothing was imported.`);
+    expect(lines[0]).toBe(`${file} has 13 bad line(s); nothing was imported.`);
     const reasons = lines.slice(1);
     const expected: [number, RegExp][] = [
       [2, /^line 2: not valid JSON/],
@@ -388,6 +390,8 @@ describe('npm run import: validation', () => {
       [11, /^line 11: validAt: not an ISO 8601 date .*"2026-02-30"/],
       [13, /^line 13: repeats the fact of line 9 with other content$/],
       [15, /^line 15: object: must be valid Unicode text/],
+      [16, /^line 16: correctedBy: correctionOf and correctedBy go together/],
+      [17, /^line 17: validUntil: a corrected version ends where/],
     ];
     expect(reasons).toHaveLength(expected.length);
     for (const [i, [, pattern]] of expected.entries()) expect(reasons[i]).toMatch(pattern);
@@ -414,7 +418,7 @@ describe('npm run import / export', () => {
     );
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toBe(
-      `Imported into workspace "${WORKSPACE}": 9 new entities, 5 new episodes, 13 new facts, 9 new memories (36 records read).\n`,
+      `Imported into workspace "${WORKSPACE}": 9 new entities, 5 new episodes, 14 new facts, 9 new memories (37 records read).\n`,
     );
     const db = main.collections;
     const workspaceId = workspaceIdFor(WORKSPACE);
@@ -428,7 +432,7 @@ describe('npm run import / export', () => {
     };
     expect(await byDataset('entities')).toEqual({ user_42: 5, [DS1]: 2, [DS2]: 1, [FALLBACK]: 1 });
     expect(await byDataset('episodes')).toEqual({ user_42: 3, [DS1]: 1, [DS2]: 1 });
-    expect(await byDataset('facts')).toEqual({ user_42: 7, [DS1]: 3, [DS2]: 2, [FALLBACK]: 1 });
+    expect(await byDataset('facts')).toEqual({ user_42: 8, [DS1]: 3, [DS2]: 2, [FALLBACK]: 1 });
     expect(await byDataset('memories')).toEqual({ user_42: 4, [DS1]: 3, [DS2]: 1, [FALLBACK]: 1 });
     const datasets = await db.datasets.find({ workspaceId }).toArray();
     expect(datasets.map((d) => d.name).sort()).toEqual([DS1, DS2, FALLBACK, 'user_42'].sort());
@@ -471,7 +475,7 @@ describe('npm run import / export', () => {
     );
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toBe(
-      `Imported into workspace "${WORKSPACE}": 0 new entities, 0 new episodes, 0 new facts, 0 new memories (36 records read).\n`,
+      `Imported into workspace "${WORKSPACE}": 0 new entities, 0 new episodes, 0 new facts, 0 new memories (37 records read).\n`,
     );
     expect(await snapshot(main)).toEqual(before);
   });
@@ -481,7 +485,7 @@ describe('npm run import / export', () => {
     expect(exported.code, exported.stderr).toBe(0);
     firstExport = exported.stdout;
     const lines = firstExport.trimEnd().split('\n');
-    expect(lines).toHaveLength(36);
+    expect(lines).toHaveLength(37);
     const parsed = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
     // Every field present, memories carry the workspace's own id.
     for (const l of parsed.filter((p) => p.type === 'memory')) {
@@ -506,6 +510,8 @@ describe('npm run import / export', () => {
       invalidReason: null,
       supersededBy: null,
       replaceExisting: false,
+      correctionOf: null,
+      correctedBy: null,
     });
     expect(parsed.find((p) => p.name === '東京')).toMatchObject({
       type: 'entity',
@@ -525,7 +531,7 @@ describe('npm run import / export', () => {
     const imported = await cli('import', RESTORE_DB, file, '--workspace', WORKSPACE);
     expect(imported.code, imported.stderr).toBe(0);
     expect(imported.stdout).toContain(
-      '9 new entities, 5 new episodes, 13 new facts, 9 new memories',
+      '9 new entities, 5 new episodes, 14 new facts, 9 new memories',
     );
 
     const again = await cli('export', RESTORE_DB, '--workspace', WORKSPACE);

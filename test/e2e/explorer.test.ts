@@ -82,11 +82,24 @@ describe('the memory explorer in a browser, offline, on the demo dataset', () =>
           .poll(() => timeline.locator(`[data-statement="${statement}"]`).count())
           .toBe(1);
       }
-      // Known now: all seven facts; the Civic interest superseded, Berlin deleted.
-      await expect.poll(() => page.locator('.bar').count()).toBe(7);
+      // Known now: all seven facts and the Civic interest's corrected version; the Civic
+      // interest superseded, Berlin deleted.
+      await expect.poll(() => page.locator('.bar').count()).toBe(8);
       expect(await bar(page, DEMO.facts.hondaInterest).getAttribute('data-look')).toBe(
         'superseded',
       );
+      // Its corrected version: a bar that ends where its successor's begins, no longer valid.
+      const version = bar(page, DEMO.facts.hondaInterestUntilToyota);
+      expect(await version.getAttribute('data-look')).toBe('expired');
+      const [versionBox, toyotaBox] = await Promise.all([
+        version.boundingBox(),
+        bar(page, DEMO.facts.toyotaInterest).boundingBox(),
+      ]);
+      expect(Math.abs(versionBox!.x + versionBox!.width - toyotaBox!.x)).toBeLessThan(1.5);
+      await version.hover();
+      await expect
+        .poll(() => page.getByTestId('corrected-version').textContent())
+        .toContain('true until toyota corolla hybrid began');
       expect(await bar(page, DEMO.facts.livesInBerlin).getAttribute('data-look')).toBe('deleted');
       expect(await bar(page, DEMO.facts.testDrive).getAttribute('data-look')).toBe('future');
 
@@ -113,13 +126,18 @@ describe('the memory explorer in a browser, offline, on the demo dataset', () =>
         .poll(() => bar(page, DEMO.facts.hondaInterest).getAttribute('data-look'))
         .toBe('live');
       expect(await bar(page, DEMO.facts.toyotaInterest).count()).toBe(0);
+      expect(await bar(page, DEMO.facts.hondaInterestUntilToyota).count()).toBe(0);
 
-      // Known just after its invalidAt (09:14:06): superseded, the Corolla now believed.
+      // Known just after its invalidAt (09:14:06): superseded, the Corolla now believed,
+      // and the Civic interest's version, live on 1 June.
       await setInstant(page, 'known-at', '2026-08-16T09:14:07');
       await expect
         .poll(() => bar(page, DEMO.facts.hondaInterest).getAttribute('data-look'))
         .toBe('superseded');
       expect(await bar(page, DEMO.facts.toyotaInterest).count()).toBe(1);
+      expect(await bar(page, DEMO.facts.hondaInterestUntilToyota).getAttribute('data-look')).toBe(
+        'live',
+      );
 
       if (process.env.EXPLORER_SCREENSHOT) {
         await setInstant(page, 'true-at', '2026-08-20T00:00:00');

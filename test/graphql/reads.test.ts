@@ -49,6 +49,7 @@ describe('Dataset.facts on the two time axes', () => {
       DEMO.facts.testDrive,
       DEMO.facts.toyotaInterest,
       DEMO.facts.budget,
+      DEMO.facts.hondaInterestUntilToyota,
       DEMO.facts.familyCar,
       DEMO.facts.hondaInterest,
       DEMO.facts.hondaMadeBy,
@@ -71,8 +72,11 @@ describe('Dataset.facts on the two time axes', () => {
   });
 
   it('validAt alone is corrected history: valid then, as known now', async () => {
+    // The Honda interest was true in June: as known now, through its corrected version,
+    // which ends where the Toyota interest began.
     expect(await factIds({ validAt: '2026-06-01' })).toEqual([
       DEMO.facts.budget,
+      DEMO.facts.hondaInterestUntilToyota,
       DEMO.facts.familyCar,
       DEMO.facts.hondaMadeBy,
     ]);
@@ -104,11 +108,12 @@ describe('Dataset.facts on the two time axes', () => {
   it('episodeId returns everything the episode produced, unless asOf is given', async () => {
     expect(await factIds({ episodeId: DEMO.episodes.hondaCivic })).toEqual([
       DEMO.facts.budget,
+      DEMO.facts.hondaInterestUntilToyota,
       DEMO.facts.familyCar,
       DEMO.facts.hondaInterest,
       DEMO.facts.hondaMadeBy,
     ]);
-    expect(await factIds({ episodeId: DEMO.episodes.hondaCivic.toUpperCase() })).toHaveLength(4);
+    expect(await factIds({ episodeId: DEMO.episodes.hondaCivic.toUpperCase() })).toHaveLength(5);
     expect(await factIds({ episodeId: DEMO.episodes.hondaCivic, asOf: '2026-09-15' })).toEqual([
       DEMO.facts.familyCar,
       DEMO.facts.hondaMadeBy,
@@ -122,7 +127,10 @@ describe('Dataset.facts on the two time axes', () => {
       DEMO.facts.livesInBerlin,
     ]);
     expect(await factIds({ states: ['FUTURE'] })).toEqual([DEMO.facts.testDrive]);
-    expect(await factIds({ states: ['EXPIRED'] })).toEqual([DEMO.facts.budget]);
+    expect(await factIds({ states: ['EXPIRED'] })).toEqual([
+      DEMO.facts.budget,
+      DEMO.facts.hondaInterestUntilToyota,
+    ]);
     expect(await factIds({ states: ['LIVE', 'FUTURE'] })).toEqual([
       DEMO.facts.testDrive,
       DEMO.facts.toyotaInterest,
@@ -136,6 +144,7 @@ describe('Dataset.facts on the two time axes', () => {
     expect(await factIds({ q: 'interested, USER!' })).toEqual([DEMO.facts.toyotaInterest]);
     expect(await factIds({ q: 'interested user', includeInvalidated: true })).toEqual([
       DEMO.facts.toyotaInterest,
+      DEMO.facts.hondaInterestUntilToyota,
       DEMO.facts.hondaInterest,
     ]);
     expect(await factIds({ q: 'ca' })).toEqual([]);
@@ -199,6 +208,7 @@ describe('Fact.state at its boundaries', () => {
       [DEMO.facts.testDrive]: 'FUTURE',
       [DEMO.facts.toyotaInterest]: 'LIVE',
       [DEMO.facts.budget]: 'EXPIRED',
+      [DEMO.facts.hondaInterestUntilToyota]: 'EXPIRED',
       [DEMO.facts.familyCar]: 'LIVE',
       [DEMO.facts.hondaInterest]: 'SUPERSEDED',
       [DEMO.facts.hondaMadeBy]: 'LIVE',
@@ -247,6 +257,8 @@ describe('Fact fields and links', () => {
       supersededBy: { factId: DEMO.facts.toyotaInterest, object: 'toyota corolla hybrid' },
       history: [
         { factId: DEMO.facts.toyotaInterest, object: 'toyota corolla hybrid', state: 'LIVE' },
+        // Its corrected version: true until the Toyota interest began, so expired now.
+        { factId: DEMO.facts.hondaInterestUntilToyota, object: 'honda civic', state: 'EXPIRED' },
         { factId: DEMO.facts.hondaInterest, object: 'honda civic', state: 'SUPERSEDED' },
       ],
     });
@@ -299,7 +311,11 @@ describe('entities, episodes and memories', () => {
     expect(await get('hond')).toBeNull();
     expect(
       (await get('honda civic', { includeInvalidated: true }))?.facts.map((f) => f.factId),
-    ).toEqual([DEMO.facts.hondaInterest, DEMO.facts.hondaMadeBy]);
+    ).toEqual([
+      DEMO.facts.hondaInterestUntilToyota,
+      DEMO.facts.hondaInterest,
+      DEMO.facts.hondaMadeBy,
+    ]);
     expect((await get('HONDA CIVIC', { asOf: '2026-06-01' }))?.facts.map((f) => f.factId)).toEqual([
       DEMO.facts.hondaInterest,
       DEMO.facts.hondaMadeBy,
@@ -345,9 +361,14 @@ describe('entities, episodes and memories', () => {
       expect(await entityFacts('berlin', { knownAt: '2026-07-01T10:00:00Z' })).toEqual([]);
     });
 
-    it('validAt: what we now know was true then (a correction made since stays made)', async () => {
-      // Valid on 1 June, but superseded as known now.
+    it('validAt: what we now know was true then (the value that changed, until it changed)', async () => {
+      // Valid on 1 June, superseded since by the Corolla interest (from 16 August): as known
+      // now, true until then, through its corrected version.
       expect(await entityFacts('honda civic', { validAt: '2026-06-01' })).toEqual([
+        DEMO.facts.hondaInterestUntilToyota,
+        DEMO.facts.hondaMadeBy,
+      ]);
+      expect(await entityFacts('honda civic', { validAt: '2026-09-01' })).toEqual([
         DEMO.facts.hondaMadeBy,
       ]);
       // Before either became valid.
@@ -368,7 +389,7 @@ describe('entities, episodes and memories', () => {
       ).toEqual([DEMO.facts.hondaInterest, DEMO.facts.hondaMadeBy]);
       expect(
         await entityFacts('honda civic', { validAt: '2026-06-01', knownAt: '2026-09-01' }),
-      ).toEqual([DEMO.facts.hondaMadeBy]);
+      ).toEqual([DEMO.facts.hondaInterestUntilToyota, DEMO.facts.hondaMadeBy]);
       expect(
         await entityFacts('honda civic', { validAt: '2026-05-01', knownAt: '2026-07-01' }),
       ).toEqual([]);
@@ -399,12 +420,13 @@ describe('entities, episodes and memories', () => {
 
     it('includeInvalidated applies only without a time argument', async () => {
       expect(await entityFacts('honda civic', { includeInvalidated: true })).toEqual([
+        DEMO.facts.hondaInterestUntilToyota,
         DEMO.facts.hondaInterest,
         DEMO.facts.hondaMadeBy,
       ]);
       expect(
         await entityFacts('honda civic', { validAt: '2026-06-01', includeInvalidated: true }),
-      ).toEqual([DEMO.facts.hondaMadeBy]);
+      ).toEqual([DEMO.facts.hondaInterestUntilToyota, DEMO.facts.hondaMadeBy]);
       expect(
         await entityFacts('honda civic', { knownAt: '2026-08-17', includeInvalidated: true }),
       ).toEqual([DEMO.facts.hondaMadeBy]);
@@ -458,6 +480,7 @@ describe('entities, episodes and memories', () => {
     ]);
     expect(episodes.edges[1]!.node.facts.map((f) => f.factId)).toEqual([
       DEMO.facts.budget,
+      DEMO.facts.hondaInterestUntilToyota,
       DEMO.facts.familyCar,
       DEMO.facts.hondaInterest,
       DEMO.facts.hondaMadeBy,

@@ -60,17 +60,27 @@ const MAY_FACTS = [
   DEMO.facts.hondaInterest,
   DEMO.facts.hondaMadeBy,
 ];
+/**
+ * Learned in August with the Corolla interest: the test drive, the Corolla interest and
+ * the Civic interest's corrected version (valid from May), in list order.
+ */
+const AUGUST_FACTS = [
+  DEMO.facts.testDrive,
+  DEMO.facts.toyotaInterest,
+  DEMO.facts.hondaInterestUntilToyota,
+];
 
 describe('Dataset.facts: what the store learned (recordedAfter / recordedBy)', () => {
   it('recordedAfter is exclusive, recordedBy inclusive', async () => {
-    expect(await factIds({ recordedAfter: MAY_RECORDED })).toEqual([
-      DEMO.facts.testDrive,
-      DEMO.facts.toyotaInterest,
-    ]);
+    expect(await factIds({ recordedAfter: MAY_RECORDED })).toEqual(AUGUST_FACTS);
     expect(await factIds({ recordedAfter: before(MAY_RECORDED) })).toEqual([
       DEMO.facts.testDrive,
       DEMO.facts.toyotaInterest,
-      ...MAY_FACTS,
+      DEMO.facts.budget,
+      DEMO.facts.hondaInterestUntilToyota,
+      DEMO.facts.familyCar,
+      DEMO.facts.hondaInterest,
+      DEMO.facts.hondaMadeBy,
     ]);
     expect(await factIds({ recordedBy: before(MAY_RECORDED) })).toEqual([DEMO.facts.livesInBerlin]);
   });
@@ -92,7 +102,7 @@ describe('Dataset.facts: what the store learned (recordedAfter / recordedBy)', (
     );
     expect(
       await factIds({ recordedAfter: before(AUGUST_RECORDED), recordedBy: AUGUST_RECORDED }),
-    ).toEqual([DEMO.facts.testDrive, DEMO.facts.toyotaInterest]);
+    ).toEqual(AUGUST_FACTS);
     expect(await factIds({ recordedAfter: '2026-06-01', recordedBy: '2026-07-01' })).toEqual([]);
   });
 });
@@ -154,10 +164,9 @@ describe('Dataset.facts: the windows AND with every other argument', () => {
     expect(
       await factIds({ episodeId: DEMO.episodes.hondaCivic, invalidatedBy: '2026-12-01' }),
     ).toEqual([DEMO.facts.hondaInterest]);
-    expect(await factIds({ includeInvalidated: true, recordedAfter: MAY_RECORDED })).toEqual([
-      DEMO.facts.testDrive,
-      DEMO.facts.toyotaInterest,
-    ]);
+    expect(await factIds({ includeInvalidated: true, recordedAfter: MAY_RECORDED })).toEqual(
+      AUGUST_FACTS,
+    );
   });
 
   it('pages agree with totalCount', async () => {

@@ -317,7 +317,7 @@ beforeAll(async () => {
 describe("beta's admin key against alpha's data", () => {
   it('the fixture: alpha has demo and added data; beta has its own, under a shared name too', () => {
     expect(alpha.datasets).toEqual(['alpha_private', 'user_42']);
-    expect(alpha.facts.length).toBe(9);
+    expect(alpha.facts.length).toBe(10);
     expect(alpha.episodes.map((e) => e.episodeId)).toContain(ALPHA_EPISODE);
     expect(alpha.memories.length).toBe(6);
     expect(alpha.facts.some((f) => f.invalidReason === 'deleted')).toBe(true);
@@ -834,7 +834,7 @@ describe('afterwards', () => {
       allMemories(includeArchived: true) { memoryId }
     }`);
     expect(data).toMatchObject({
-      user42: { facts: { totalCount: 8 } },
+      user42: { facts: { totalCount: 9 } },
       private: { facts: { totalCount: 1 }, memories: { totalCount: 1 } },
     });
   });

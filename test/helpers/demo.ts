@@ -10,7 +10,14 @@ import { readFileSync } from 'node:fs';
 type DemoLine =
   | { type: 'entity'; entityId: string; name: string }
   | { type: 'episode'; episodeId: string; content: string }
-  | { type: 'fact'; factId: string; subject: string; predicate: string; object: string }
+  | {
+      type: 'fact';
+      factId: string;
+      subject: string;
+      predicate: string;
+      object: string;
+      correctionOf?: string | null;
+    }
   | { type: 'memory'; id: string; text: string };
 
 const lines: DemoLine[] = readFileSync(
@@ -39,12 +46,17 @@ function only<T extends DemoLine['type']>(
 const entity = (name: string) => only('entity', name, (e) => e.name === name).entityId;
 const episode = (words: string) =>
   only('episode', words, (e) => e.content.includes(words)).episodeId;
+/** A fact as recorded (not a corrected version). */
 const fact = (subject: string, predicate: string, object: string) =>
   only(
     'fact',
     `${subject} ${predicate} ${object}`,
-    (f) => f.subject === subject && f.predicate === predicate && f.object === object,
+    (f) =>
+      f.subject === subject && f.predicate === predicate && f.object === object && !f.correctionOf,
   ).factId;
+/** The corrected version of a fact (docs/TEMPORAL_MODEL.md). */
+const versionOf = (factId: string) =>
+  only('fact', `the version of ${factId}`, (f) => f.correctionOf === factId).factId;
 const memory = (text: string) => only('memory', text, (m) => m.text === text).id;
 
 export const DEMO = {
@@ -76,6 +88,11 @@ export const DEMO = {
     hondaMadeBy: fact('honda civic', 'is made by', 'honda'),
     /** Live; supersedes hondaInterest. */
     toyotaInterest: fact('user', 'is interested in', 'toyota corolla hybrid'),
+    /**
+     * hondaInterest's corrected version: true from May until toyotaInterest began in
+     * August, as known from the supersession on (expired now).
+     */
+    hondaInterestUntilToyota: versionOf(fact('user', 'is interested in', 'honda civic')),
     /** Valid from January 2035 (future). */
     testDrive: fact('user', 'will test drive', 'toyota corolla hybrid'),
   },

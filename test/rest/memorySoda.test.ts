@@ -145,17 +145,27 @@ describe("the document's curl examples, as written, against the demo", () => {
 
   it('full history: includeInvalidated=true', async () => {
     const { body } = await get(`${BASE}/datasets/user_42/facts?includeInvalidated=true`);
-    expect(body.total).toBe(7);
+    // The seven facts and the Civic interest's corrected version: a fact of its own, not
+    // invalidated, ended where the Corolla interest began (docs/TEMPORAL_MODEL.md).
+    expect(body.total).toBe(8);
     expect(
       body.facts.filter((f: { invalidAt: string | null }) => f.invalidAt !== null),
     ).toHaveLength(2);
+    expect(
+      body.facts.find((f: { factId: string }) => f.factId === DEMO.facts.hondaInterestUntilToyota),
+    ).toMatchObject({
+      object: 'honda civic',
+      validAt: '2026-05-10T18:30:00.000Z',
+      validUntil: '2026-08-16T09:14:02.000Z',
+      invalidAt: null,
+    });
   });
 
   it('includeInvalidated: true, false, 1 or 0, in any case', async () => {
     for (const [value, total] of [
-      ['TRUE', 7],
-      ['True', 7],
-      ['1', 7],
+      ['TRUE', 8],
+      ['True', 8],
+      ['1', 8],
       ['false', 3],
       ['FALSE', 3],
       ['0', 3],

@@ -47,25 +47,39 @@ describe('ensureDevelopmentData', () => {
 
     expect(DEMO_DATASET).toBe('user_42');
     const tenant = { workspaceId, dataset: 'user_42' };
-    expect(await db.facts.countDocuments(tenant)).toBe(7);
+    expect(await db.facts.countDocuments(tenant)).toBe(8);
     expect(await db.entities.countDocuments(tenant)).toBe(5);
     expect(await db.episodes.countDocuments(tenant)).toBe(3);
     expect(await db.memories.countDocuments(tenant)).toBe(4);
     expect(await db.datasets.find({}).toArray()).toMatchObject([{ workspaceId, name: 'user_42' }]);
     // Nothing outside the demo dataset.
-    expect(await db.facts.countDocuments({})).toBe(7);
+    expect(await db.facts.countDocuments({})).toBe(8);
     expect(await db.memories.countDocuments({})).toBe(4);
     // The history the demo promises: superseded, soft-deleted, expired and future facts.
     const facts = await db.facts.find(tenant).toArray();
     expect(facts.filter((f) => f.invalidReason === 'superseded')).toHaveLength(1);
     expect(facts.filter((f) => f.invalidReason === 'deleted')).toHaveLength(1);
-    expect(facts.filter((f) => f.validUntil !== null)).toHaveLength(1);
+    expect(facts.filter((f) => f.validUntil !== null && !f.correctionOf)).toHaveLength(1);
+    // The superseded fact's corrected version, recorded with its supersession, ending where
+    // its successor begins.
+    const [superseded] = facts.filter((f) => f.invalidReason === 'superseded');
+    const successor = facts.find((f) => f.factId === superseded!.supersededBy)!;
+    expect(facts.filter((f) => f.correctionOf)).toEqual([
+      expect.objectContaining({
+        correctionOf: superseded!.factId,
+        correctedBy: successor.factId,
+        validAt: superseded!.validAt,
+        validUntil: successor.validAt,
+        recordedAt: superseded!.invalidAt,
+        invalidAt: null,
+      }),
+    ]);
     expect(facts.filter((f) => f.validAt > new Date('2026-12-31T00:00:00Z'))).toHaveLength(1);
     // One story: each episode was recorded when the facts it produced were, whatever day
     // the demo is loaded (the episode page, the timeline and "what changed" agree).
     const episodes = await db.episodes.find(tenant).toArray();
     for (const episode of episodes) {
-      const produced = facts.filter((f) => f.episodeId === episode.episodeId);
+      const produced = facts.filter((f) => f.episodeId === episode.episodeId && !f.correctionOf);
       expect(produced.length).toBeGreaterThan(0);
       for (const f of produced) expect(f.recordedAt).toEqual(episode.recordedAt);
       expect(episode.recordedAt.getTime()).toBeGreaterThanOrEqual(episode.occurredAt.getTime());

@@ -236,9 +236,9 @@ describe('eraseDataset', () => {
     const counts = data(
       await t.graphql(ErasureEraseDatasetDocument, { name: ERASED }, admin),
     ).eraseDataset;
-    // The demo's 7 facts, 5 entities, 3 episodes and 4 memories, plus what populate wrote.
+    // The demo's 8 facts (7 and a corrected version), 5 entities, 3 episodes and 4 memories, plus what populate wrote.
     expect(counts).toEqual({
-      facts: 8,
+      facts: 9,
       entities: 6,
       episodes: 4,
       memories: 6,

@@ -105,6 +105,20 @@ export function FactDetails({
           </button>
         </p>
       )}
+      {fact.correctedBy && (
+        <p data-testid="corrected-version">
+          The corrected history of this statement: true until{' '}
+          <button
+            type="button"
+            className="link"
+            onClick={() => onFollow(fact.correctedBy!.factId)}
+            data-testid="follow-corrected-by"
+          >
+            {fact.correctedBy.subject} {fact.correctedBy.predicate} {fact.correctedBy.object}
+          </button>{' '}
+          began, as known from {formatInstant(fact.recordedAt)}.
+        </p>
+      )}
       <p className="fact-id">factId {fact.factId}</p>
     </aside>
   );

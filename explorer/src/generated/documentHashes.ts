@@ -2,15 +2,15 @@
 export const DOCUMENT_HASHES: Readonly<Record<string, string>> = {
   "ExplorerChanges": "698015f1bfdda3e23f31db468a9b18677644e6fdc5ee96b27820a6a84c9041e1",
   "ExplorerCreateKey": "0625772b3a2172935049b966b68d179f8009941d87b3fdd30528572d186dd405",
-  "ExplorerEntity": "c11b59a8dae977d991faf62abf5fe3008ec20efab0174ff30cb5ac22362d58cf",
-  "ExplorerEpisode": "c79967600c08c75978671cabe7ef2400b0d141fbc2c43fefba4c97ebe74a1726",
-  "ExplorerFactById": "1427f6fa4015aef86263f050d65cd83ff202d8b8bd2ae3bee2697d565f177606",
+  "ExplorerEntity": "c79b785073949dd05f6bd84c09168f711f7a04b838dd69b8f468c80b23cade7b",
+  "ExplorerEpisode": "bc0a57f4905e61ea4133a73d8bcbbadb4200e6ab72faf614719709aef7c8dc09",
+  "ExplorerFactById": "dfb8c5dd9613317710b67931a4879d8cc93a27e09b6e8420d228cbbdd75e619c",
   "ExplorerKeys": "b78cc93c7082eb16ce2933702a92b849ddd905e6bd714a9772750bcd63733402",
   "ExplorerLiveChanges": "2600c650025e1d4aa712d9dbd21d051a1d174dff49e9fbe27c09612fb08880ad",
   "ExplorerMemories": "b273ee1a6b9c5125a6c9e56375022f27f225163ecb3ea6174bd2b8fba8c997c6",
   "ExplorerRecall": "062a150a30ead380b9db08819842aeca63312ddc75cde9fe5a94fb49bb4c29dc",
   "ExplorerRevokeKey": "504cee275a592d379fd5a3113d90376cd693b366601f51b8b4861de1ef37b70c",
-  "ExplorerSearch": "41e080663e808b5180dd15eea3122a863651a14a5360232bf6a3d960f459ad2f",
-  "ExplorerTimeline": "47197065e26c6ff98260d987820d2019f1bd4664bda9c0d6cf3971c4ceeb5c4e",
+  "ExplorerSearch": "94dfaac33c373c6035050ea5eb5fd94293885f53c869ae9c37ac62ff2b34a5b0",
+  "ExplorerTimeline": "fcdeae009de0319ac3965ec6e253a3390fb4d421cb8f95684f159a5f3beb59bb",
   "ExplorerViewer": "eac3ed2d42f15800c36b68f6ae13a479207f2992c95fe92057ba780ce2e8d5b0"
 };

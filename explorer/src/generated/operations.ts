@@ -56,7 +56,7 @@ export type Scope =
 
 export type ExplorerFactFragment = { id: string, factId: string, subject: string, predicate: string, object: string, objectIsEntity: boolean, confidence: number, sourceQuote: string | null, validAt: string, validUntil: string | null, recordedAt: string, invalidAt: string | null, invalidReason: InvalidReason | null, episodeId: string | null };
 
-export type TimelineFactFragment = { state: FactState, id: string, factId: string, subject: string, predicate: string, object: string, objectIsEntity: boolean, confidence: number, sourceQuote: string | null, validAt: string, validUntil: string | null, recordedAt: string, invalidAt: string | null, invalidReason: InvalidReason | null, episodeId: string | null, supersededBy: { factId: string, subject: string, predicate: string, object: string } | null, episode: { episodeId: string, source: string, occurredAt: string } | null };
+export type TimelineFactFragment = { state: FactState, id: string, factId: string, subject: string, predicate: string, object: string, objectIsEntity: boolean, confidence: number, sourceQuote: string | null, validAt: string, validUntil: string | null, recordedAt: string, invalidAt: string | null, invalidReason: InvalidReason | null, episodeId: string | null, supersededBy: { factId: string, subject: string, predicate: string, object: string } | null, correctedBy: { factId: string, subject: string, predicate: string, object: string } | null, episode: { episodeId: string, source: string, occurredAt: string } | null };
 
 export type ExplorerMemoryFragment = { id: string, memoryId: string, text: string, memoryKind: string, scope: string, importance: number, salience: number, pinned: boolean, version: number, createdAt: string, validFrom: string, validUntil: string | null, archivedAt: string | null, supersededBy: string | null, lastUsedAt: string | null };
 
@@ -75,7 +75,7 @@ export type ExplorerTimelineQueryVariables = Exact<{
 }>;
 
 
-export type ExplorerTimelineQuery = { dataset: { name: string, believed?: { totalCount: number }, facts: { totalCount?: number, pageInfo: { hasNextPage: boolean, endCursor: string | null }, edges: Array<{ node: { state: FactState, id: string, factId: string, subject: string, predicate: string, object: string, objectIsEntity: boolean, confidence: number, sourceQuote: string | null, validAt: string, validUntil: string | null, recordedAt: string, invalidAt: string | null, invalidReason: InvalidReason | null, episodeId: string | null, supersededBy: { factId: string, subject: string, predicate: string, object: string } | null, episode: { episodeId: string, source: string, occurredAt: string } | null } }> } } | null };
+export type ExplorerTimelineQuery = { dataset: { name: string, believed?: { totalCount: number }, facts: { totalCount?: number, pageInfo: { hasNextPage: boolean, endCursor: string | null }, edges: Array<{ node: { state: FactState, id: string, factId: string, subject: string, predicate: string, object: string, objectIsEntity: boolean, confidence: number, sourceQuote: string | null, validAt: string, validUntil: string | null, recordedAt: string, invalidAt: string | null, invalidReason: InvalidReason | null, episodeId: string | null, supersededBy: { factId: string, subject: string, predicate: string, object: string } | null, correctedBy: { factId: string, subject: string, predicate: string, object: string } | null, episode: { episodeId: string, source: string, occurredAt: string } | null } }> } } | null };
 
 export type ExplorerFactByIdQueryVariables = Exact<{
   dataset: string;
@@ -85,7 +85,7 @@ export type ExplorerFactByIdQueryVariables = Exact<{
 }>;
 
 
-export type ExplorerFactByIdQuery = { dataset: { name: string, fact: { state: FactState, id: string, factId: string, subject: string, predicate: string, object: string, objectIsEntity: boolean, confidence: number, sourceQuote: string | null, validAt: string, validUntil: string | null, recordedAt: string, invalidAt: string | null, invalidReason: InvalidReason | null, episodeId: string | null, supersededBy: { factId: string, subject: string, predicate: string, object: string } | null, episode: { episodeId: string, source: string, occurredAt: string } | null } | null } | null };
+export type ExplorerFactByIdQuery = { dataset: { name: string, fact: { state: FactState, id: string, factId: string, subject: string, predicate: string, object: string, objectIsEntity: boolean, confidence: number, sourceQuote: string | null, validAt: string, validUntil: string | null, recordedAt: string, invalidAt: string | null, invalidReason: InvalidReason | null, episodeId: string | null, supersededBy: { factId: string, subject: string, predicate: string, object: string } | null, correctedBy: { factId: string, subject: string, predicate: string, object: string } | null, episode: { episodeId: string, source: string, occurredAt: string } | null } | null } | null };
 
 export type ExplorerChangesQueryVariables = Exact<{
   dataset: string;
@@ -110,7 +110,7 @@ export type ExplorerEntityQueryVariables = Exact<{
 }>;
 
 
-export type ExplorerEntityQuery = { dataset: { name: string, entity: { entityId: string, name: string, type: EntityType, updatedAt: string, facts: Array<{ factId: string, history: Array<{ state: FactState, id: string, factId: string, subject: string, predicate: string, object: string, objectIsEntity: boolean, confidence: number, sourceQuote: string | null, validAt: string, validUntil: string | null, recordedAt: string, invalidAt: string | null, invalidReason: InvalidReason | null, episodeId: string | null, supersededBy: { factId: string, subject: string, predicate: string, object: string } | null, episode: { episodeId: string, source: string, occurredAt: string } | null }> }> } | null } | null };
+export type ExplorerEntityQuery = { dataset: { name: string, entity: { entityId: string, name: string, type: EntityType, updatedAt: string, facts: Array<{ factId: string, history: Array<{ state: FactState, id: string, factId: string, subject: string, predicate: string, object: string, objectIsEntity: boolean, confidence: number, sourceQuote: string | null, validAt: string, validUntil: string | null, recordedAt: string, invalidAt: string | null, invalidReason: InvalidReason | null, episodeId: string | null, supersededBy: { factId: string, subject: string, predicate: string, object: string } | null, correctedBy: { factId: string, subject: string, predicate: string, object: string } | null, episode: { episodeId: string, source: string, occurredAt: string } | null }> }> } | null } | null };
 
 export type ExplorerEpisodeQueryVariables = Exact<{
   dataset: string;
@@ -120,7 +120,7 @@ export type ExplorerEpisodeQueryVariables = Exact<{
 }>;
 
 
-export type ExplorerEpisodeQuery = { dataset: { name: string, episode: { episodeId: string, source: string, content: string, occurredAt: string, recordedAt: string, facts: Array<{ state: FactState, id: string, factId: string, subject: string, predicate: string, object: string, objectIsEntity: boolean, confidence: number, sourceQuote: string | null, validAt: string, validUntil: string | null, recordedAt: string, invalidAt: string | null, invalidReason: InvalidReason | null, episodeId: string | null, supersededBy: { factId: string, subject: string, predicate: string, object: string } | null, episode: { episodeId: string, source: string, occurredAt: string } | null }> } | null } | null };
+export type ExplorerEpisodeQuery = { dataset: { name: string, episode: { episodeId: string, source: string, content: string, occurredAt: string, recordedAt: string, facts: Array<{ state: FactState, id: string, factId: string, subject: string, predicate: string, object: string, objectIsEntity: boolean, confidence: number, sourceQuote: string | null, validAt: string, validUntil: string | null, recordedAt: string, invalidAt: string | null, invalidReason: InvalidReason | null, episodeId: string | null, supersededBy: { factId: string, subject: string, predicate: string, object: string } | null, correctedBy: { factId: string, subject: string, predicate: string, object: string } | null, episode: { episodeId: string, source: string, occurredAt: string } | null }> } | null } | null };
 
 export type ExplorerSearchQueryVariables = Exact<{
   dataset: string;
@@ -133,7 +133,7 @@ export type ExplorerSearchQueryVariables = Exact<{
 }>;
 
 
-export type ExplorerSearchQuery = { dataset: { name: string, facts: { totalCount?: number, pageInfo: { hasNextPage: boolean, endCursor: string | null }, edges: Array<{ node: { state: FactState, id: string, factId: string, subject: string, predicate: string, object: string, objectIsEntity: boolean, confidence: number, sourceQuote: string | null, validAt: string, validUntil: string | null, recordedAt: string, invalidAt: string | null, invalidReason: InvalidReason | null, episodeId: string | null, supersededBy: { factId: string, subject: string, predicate: string, object: string } | null, episode: { episodeId: string, source: string, occurredAt: string } | null } }> } } | null };
+export type ExplorerSearchQuery = { dataset: { name: string, facts: { totalCount?: number, pageInfo: { hasNextPage: boolean, endCursor: string | null }, edges: Array<{ node: { state: FactState, id: string, factId: string, subject: string, predicate: string, object: string, objectIsEntity: boolean, confidence: number, sourceQuote: string | null, validAt: string, validUntil: string | null, recordedAt: string, invalidAt: string | null, invalidReason: InvalidReason | null, episodeId: string | null, supersededBy: { factId: string, subject: string, predicate: string, object: string } | null, correctedBy: { factId: string, subject: string, predicate: string, object: string } | null, episode: { episodeId: string, source: string, occurredAt: string } | null } }> } } | null };
 
 export type ExplainedRankFragment = { bm25: number, score: number, terms: Array<{ term: string, weight: number, termFrequency: number, documentFrequency: number, idf: number }>, factors: Array<{ name: string, value: number }> };
 
@@ -230,6 +230,12 @@ export const TimelineFactFragmentDoc = new TypedDocumentString(`
   ...ExplorerFact
   state(validAt: $validAt, knownAt: $knownAt)
   supersededBy {
+    factId
+    subject
+    predicate
+    object
+  }
+  correctedBy {
     factId
     subject
     predicate
@@ -361,6 +367,12 @@ fragment TimelineFact on Fact {
     predicate
     object
   }
+  correctedBy {
+    factId
+    subject
+    predicate
+    object
+  }
   episode {
     episodeId
     source
@@ -396,6 +408,12 @@ fragment TimelineFact on Fact {
   ...ExplorerFact
   state(validAt: $validAt, knownAt: $knownAt)
   supersededBy {
+    factId
+    subject
+    predicate
+    object
+  }
+  correctedBy {
     factId
     subject
     predicate
@@ -509,6 +527,12 @@ fragment TimelineFact on Fact {
     predicate
     object
   }
+  correctedBy {
+    factId
+    subject
+    predicate
+    object
+  }
   episode {
     episodeId
     source
@@ -551,6 +575,12 @@ fragment TimelineFact on Fact {
   ...ExplorerFact
   state(validAt: $validAt, knownAt: $knownAt)
   supersededBy {
+    factId
+    subject
+    predicate
+    object
+  }
+  correctedBy {
     factId
     subject
     predicate
@@ -606,6 +636,12 @@ fragment TimelineFact on Fact {
   ...ExplorerFact
   state(validAt: $validAt, knownAt: $knownAt)
   supersededBy {
+    factId
+    subject
+    predicate
+    object
+  }
+  correctedBy {
     factId
     subject
     predicate
