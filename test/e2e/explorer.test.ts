@@ -99,7 +99,7 @@ describe('the memory explorer in a browser, offline, on the demo dataset', () =>
       await version.hover();
       await expect
         .poll(() => page.getByTestId('corrected-version').textContent())
-        .toContain('true until toyota corolla hybrid began');
+        .toContain('true until user is interested in toyota corolla hybrid began');
       expect(await bar(page, DEMO.facts.livesInBerlin).getAttribute('data-look')).toBe('deleted');
       expect(await bar(page, DEMO.facts.testDrive).getAttribute('data-look')).toBe('future');
 
@@ -255,9 +255,13 @@ describe('the memory explorer in a browser, offline, on the demo dataset', () =>
       expect(text).toContain('user is interested in honda civic');
       expect(text).toContain('→ user is interested in toyota corolla hybrid');
       const learned = page.getByRole('list', { name: 'Facts learned' });
-      // The Corolla and the test drive (polled: the previous range's answer stays on screen
-      // until the new one is drawn).
-      await expect.poll(() => learned.locator('li').count()).toBe(2);
+      // The Corolla, the test drive and the Civic interest's corrected version, recorded with
+      // its supersession (polled: the previous range's answer stays on screen until the new
+      // one is drawn).
+      await expect.poll(() => learned.locator('li').count()).toBe(3);
+      expect(
+        await learned.locator(`[data-fact-id="${DEMO.facts.hondaInterestUntilToyota}"]`).count(),
+      ).toBe(1);
       expect(await page.getByRole('list', { name: 'Facts deleted' }).count()).toBe(0);
 
       // Widened to July: Berlin's deletion (1 July) is listed too.
@@ -304,7 +308,13 @@ describe('the memory explorer in a browser, offline, on the demo dataset', () =>
       const episode = page.getByTestId('episode-page');
       await expect.poll(() => episode.textContent()).toContain('I need a family car');
       const facts = episode.getByRole('list', { name: 'Facts from this episode' });
-      expect(await facts.locator('li').count()).toBe(4);
+      // Its four facts and the Civic interest's corrected version (no longer valid).
+      expect(await facts.locator('li').count()).toBe(5);
+      expect(
+        await facts
+          .locator(`[data-fact-id="${DEMO.facts.hondaInterestUntilToyota}"]`)
+          .getAttribute('data-look'),
+      ).toBe('expired');
       expect(
         await facts
           .locator(`[data-fact-id="${DEMO.facts.hondaInterest}"]`)

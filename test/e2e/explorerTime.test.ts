@@ -167,7 +167,7 @@ describe('the time axis', () => {
   it('opens fitted to 2026 with the 2035 fact marked at the edge; zoom and move keep every bar labelled', async () => {
     await browser.withPage(async (page) => {
       await openTimeline(page);
-      await expect.poll(() => page.locator('.bar').count()).toBe(7);
+      await expect.poll(() => page.locator('.bar').count()).toBe(8);
       const fitted = await viewSpan(page);
       expect(fitted.start).toBeGreaterThanOrEqual(Date.parse('2026-01-01T00:00:00Z'));
       expect(fitted.end).toBeLessThanOrEqual(Date.parse('2027-01-01T00:00:00Z'));
@@ -176,16 +176,16 @@ describe('the time axis', () => {
       expect(
         await page.locator(`.bar-label[data-label-for="${DEMO.facts.testDrive}"]`).textContent(),
       ).toContain('15 Jan 2035');
-      await expectReadableLabels(page, 7);
+      await expectReadableLabels(page, 8);
 
       // Buttons: zoom in halves the span, zoom out twice doubles it, Fit goes back.
       await page.getByRole('button', { name: 'Zoom in' }).click();
       await expect.poll(async () => (await viewSpan(page)).days).toBeCloseTo(fitted.days / 2, 0);
-      await expectReadableLabels(page, 7);
+      await expectReadableLabels(page, 8);
       await page.getByRole('button', { name: 'Zoom out' }).click();
       await page.getByRole('button', { name: 'Zoom out' }).click();
       await expect.poll(async () => (await viewSpan(page)).days).toBeCloseTo(fitted.days * 2, 0);
-      await expectReadableLabels(page, 7);
+      await expectReadableLabels(page, 8);
       const zoomedOut = await viewSpan(page);
       await page.getByRole('button', { name: 'Later' }).click();
       await expect
@@ -223,7 +223,7 @@ describe('the time axis', () => {
       await page.mouse.wheel(0, 200);
       await page.waitForTimeout(100);
       expect((await viewSpan(page)).days).toBeCloseTo(wheeled.days, 3);
-      await expectReadableLabels(page, 7);
+      await expectReadableLabels(page, 8);
 
       // Now and both chosen instants are marked, none over a tick or another marker.
       await setInstant(page, origin, 'true-at', '2026-08-20T00:00:00Z');
@@ -248,8 +248,8 @@ describe('the time axis', () => {
     await browser.withPage(
       async (page) => {
         await openTimeline(page);
-        await expect.poll(() => page.locator('.bar').count()).toBe(7);
-        await expectReadableLabels(page, 7);
+        await expect.poll(() => page.locator('.bar').count()).toBe(8);
+        await expectReadableLabels(page, 8);
         expect(
           await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth),
         ).toBe(true);
@@ -390,7 +390,7 @@ describe('accessibility', () => {
     await browser.withPage(
       async (page) => {
         await openTimeline(page);
-        await expect.poll(() => page.locator('.bar').count()).toBe(7);
+        await expect.poll(() => page.locator('.bar').count()).toBe(8);
         await bar(page, DEMO.facts.hondaInterest).focus();
         // Each bar is announced with its statement, its state and its dates.
         expect(await bar(page, DEMO.facts.hondaInterest).getAttribute('aria-label')).toBe(

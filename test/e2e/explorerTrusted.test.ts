@@ -49,7 +49,7 @@ describe('the explorer and trusted documents', () => {
         });
         await page.goto(`${origin}/explorer#/user_42`, { waitUntil: 'load' });
         await page.getByTestId('timeline').waitFor();
-        await expect.poll(() => page.locator('.bar').count()).toBe(7);
+        await expect.poll(() => page.locator('.bar').count()).toBe(8);
         await page.getByRole('link', { name: 'Search' }).click();
         await page.getByLabel('Words').fill('toyota');
         await page.getByLabel('Ranked recall (facts and memories)').check();
