@@ -63,7 +63,7 @@ const sameEpisode = (a: Ender, b: Ender) => a.episodeId !== null && a.episodeId 
  * another episode, or any fact of `fact`'s own episode when `fact` is `replaceExisting`
  * (an episode's facts never supersede each other; they bound each other).
  */
-export const endsFact = (fact: Ender, later: Ender): boolean =>
+const endsFact = (fact: Ender, later: Ender): boolean =>
   sameEpisode(fact, later) ? fact.replaceExisting : later.replaceExisting;
 
 /**
@@ -119,8 +119,7 @@ export function replacedFacts(facts: readonly TimelineFact[]): Map<string, Repla
       if (!overlaps(fact, later)) continue;
       replaced.set(fact.factId, {
         by: later.factId,
-        correctedUntil:
-          fact.validAt.getTime() < later.validAt.getTime() ? later.validAt : null,
+        correctedUntil: fact.validAt.getTime() < later.validAt.getTime() ? later.validAt : null,
       });
       break;
     }

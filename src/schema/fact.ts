@@ -153,9 +153,7 @@ builder.node(FactRef, {
           ? ctx.loaders.episodeById.load({ dataset: f.dataset, episodeId: f.episodeId })
           : null,
     }),
-    supersededBy: t.field(
-      otherFact('The fact that superseded this one.', (f) => f.supersededBy),
-    ),
+    supersededBy: t.field(otherFact('The fact that superseded this one.', (f) => f.supersededBy)),
     correctionOf: t.field(
       otherFact(
         'On a corrected version: the fact it is a version of, as first recorded. When a replacing fact supersedes a fact that began before it, the store records a corrected version of the old fact with the supersession: the same statement, from the same episode, true from its validAt until the replacing fact began (validUntil), believed from that instant on. So `facts(validAt:)` shows the old value until it changed, however the writes arrived (docs/TEMPORAL_MODEL.md). Null on a fact as recorded.',

@@ -3,7 +3,6 @@ import type { FactState, TemporalSelection } from '../domain/factState.js';
 import { normalizeUuid } from '../domain/ids.js';
 import { entityKey, predicateKey } from '../domain/names.js';
 import { appendChanges } from './changes.js';
-import { applyInvalidationClaims, inGeneration } from './invalidations.js';
 import type { Collections } from './database.js';
 import { isDuplicateKey, UNPAGED_BATCH_SIZE } from './database.js';
 import {
@@ -23,6 +22,7 @@ import {
   type TransactionWindows,
   windowsFilter,
 } from './factFilters.js';
+import { applyInvalidationClaims, inGeneration } from './invalidations.js';
 import { FACT_ORDER } from './orders.js';
 import { afterCursor, keysetPage } from './pages.js';
 import { StoreRefusal } from './refusals.js';
@@ -224,7 +224,12 @@ export async function invalidateFact(
   db: Collections,
   tenant: Tenant,
   factId: string,
-  change: { reason: InvalidReason; at: Date; supersededBy?: string | null; correctedUntil?: Date | null },
+  change: {
+    reason: InvalidReason;
+    at: Date;
+    supersededBy?: string | null;
+    correctedUntil?: Date | null;
+  },
 ): Promise<FactDoc> {
   const fact = await findFact(db, tenant, factId);
   if (!fact) throw factNotFound('not_found');

@@ -54,7 +54,10 @@ export async function applyInvalidationClaims(
   if (correcting.length > 0) {
     const parents = await db.facts
       .find(
-        { _id: { $in: correcting.map((c) => parseInvalidationClaimId(c._id).factDocId) }, ...scope },
+        {
+          _id: { $in: correcting.map((c) => parseInvalidationClaimId(c._id).factDocId) },
+          ...scope,
+        },
         tag,
       )
       .batchSize(UNPAGED_BATCH_SIZE)
@@ -135,7 +138,9 @@ export async function applyInvalidationClaims(
 }
 
 /** The change that tells a corrected version was recorded. */
-export function correctionChange(version: Pick<FactDoc, 'factId' | 'recordedAt' | 'episodeId'>): NewChange {
+export function correctionChange(
+  version: Pick<FactDoc, 'factId' | 'recordedAt' | 'episodeId'>,
+): NewChange {
   return {
     changeId: `fact-corrected:${version.factId}@${version.recordedAt.toISOString()}`,
     kind: 'FACT_CORRECTED',

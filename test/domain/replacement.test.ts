@@ -154,7 +154,8 @@ describe('replacedFacts: who supersedes whom', () => {
         }
         // Every successor comes later in the order.
         const rank = new Map(ordered.map((f, i) => [f.factId, i]));
-        for (const [from, { by: to }] of replaced) expect(rank.get(to)!).toBeGreaterThan(rank.get(from)!);
+        for (const [from, { by: to }] of replaced)
+          expect(rank.get(to)!).toBeGreaterThan(rank.get(from)!);
       }),
     );
   });

@@ -8,7 +8,7 @@ import type { InvalidationClaimDoc } from '../../src/store/documents.js';
 import { listFacts } from '../../src/store/facts.js';
 import { createMemory } from '../../src/store/memoryWrites.js';
 import { migrateStore } from '../../src/store/migrations.js';
-import { recordEpisode } from '../../src/store/recordEpisode.js';
+import { type FactInput, recordEpisode } from '../../src/store/recordEpisode.js';
 import type { Tenant } from '../../src/store/tenant.js';
 import { createApiKey } from '../../src/store/workspaces.js';
 import { openTestDatabase, testServerUri } from '../helpers/database.js';
@@ -251,33 +251,18 @@ describe('facts an earlier version superseded by a replacement, without their co
         })()
       : () => {};
     try {
-      const berlin = await recordEpisode(
-        db,
-        tenant,
-        episodeInput([replacing('lives in', 'berlin', '2026-01-01')]),
-        T1,
-      );
-      await recordEpisode(
-        db,
-        tenant,
-        episodeInput([replacing('drives', 'a honda', '2026-07-01')]),
-        T1,
-      );
-      await recordEpisode(
-        db,
-        tenant,
-        episodeInput([
+      const record = (facts: FactInput[], at: Date) =>
+        recordEpisode(db, tenant, episodeInput(facts), at);
+      const berlin = await record([replacing('lives in', 'berlin', '2026-01-01')], T1);
+      await record([replacing('drives', 'a honda', '2026-07-01')], T1);
+      await record(
+        [
           replacing('drives', 'a toyota', '2026-08-16'),
           replacing('lives in', 'paris', '2026-03-01', [berlin.facts[0]!.factId]),
-        ]),
+        ],
         T2,
       );
-      await recordEpisode(
-        db,
-        tenant,
-        episodeInput([replacing('drives', 'a vw', '2026-08-01')]),
-        T3,
-      );
+      await record([replacing('drives', 'a vw', '2026-08-01')], T3);
     } finally {
       restore();
     }

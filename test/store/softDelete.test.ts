@@ -4,12 +4,7 @@ import type { TemporalSelection } from '../../src/domain/factState.js';
 import type { Database } from '../../src/store/database.js';
 import { collections } from '../../src/store/database.js';
 import { invalidationClaimId } from '../../src/store/documents.js';
-import {
-  FactNotFoundError,
-  findFact,
-  invalidateFact,
-  listFacts,
-} from '../../src/store/facts.js';
+import { FactNotFoundError, findFact, invalidateFact, listFacts } from '../../src/store/facts.js';
 import { repairInvalidationClaims } from '../../src/store/invalidations.js';
 import { workspaceIdFor } from '../../src/store/workspaces.js';
 import { importJsonl } from '../../src/transfer/importJsonl.js';

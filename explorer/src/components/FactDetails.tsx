@@ -95,31 +95,39 @@ export function FactDetails({
       {look === 'superseded' && fact.supersededBy && (
         <p>
           Superseded by{' '}
-          <button
-            type="button"
-            className="link"
-            onClick={() => onFollow(fact.supersededBy!.factId)}
-            data-testid="follow-successor"
-          >
-            {fact.supersededBy.subject} {fact.supersededBy.predicate} {fact.supersededBy.object}
-          </button>
+          <FollowFact fact={fact.supersededBy} onFollow={onFollow} testId="follow-successor" />
         </p>
       )}
       {fact.correctedBy && (
         <p data-testid="corrected-version">
           The corrected history of this statement: true until{' '}
-          <button
-            type="button"
-            className="link"
-            onClick={() => onFollow(fact.correctedBy!.factId)}
-            data-testid="follow-corrected-by"
-          >
-            {fact.correctedBy.subject} {fact.correctedBy.predicate} {fact.correctedBy.object}
-          </button>{' '}
+          <FollowFact fact={fact.correctedBy} onFollow={onFollow} testId="follow-corrected-by" />{' '}
           began, as known from {formatInstant(fact.recordedAt)}.
         </p>
       )}
       <p className="fact-id">factId {fact.factId}</p>
     </aside>
+  );
+}
+
+/** A link to another fact, by its statement: following it opens that fact. */
+function FollowFact({
+  fact,
+  onFollow,
+  testId,
+}: {
+  fact: { factId: string; subject: string; predicate: string; object: string };
+  onFollow: (factId: string) => void;
+  testId: string;
+}) {
+  return (
+    <button
+      type="button"
+      className="link"
+      onClick={() => onFollow(fact.factId)}
+      data-testid={testId}
+    >
+      {fact.subject} {fact.predicate} {fact.object}
+    </button>
   );
 }
