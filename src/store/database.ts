@@ -352,6 +352,7 @@ export const SCALAR_FIELDS: {
     restorations: 'number',
     correctionOf: 'string',
     correctedBy: 'string',
+    replaceExisting: 'bool',
   },
   memories: {
     workspaceId: 'string',

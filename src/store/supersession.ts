@@ -4,6 +4,7 @@ import { duplicateKeyIndexes } from './bulkErrors.js';
 import type { Collections } from './database.js';
 import { UNPAGED_BATCH_SIZE } from './database.js';
 import {
+  correctedFactId,
   type FactDoc,
   type InvalidationChange,
   type InvalidationClaimDoc,
@@ -81,6 +82,9 @@ const TARGET_FIELDS = {
 
 const pairKey = (subjectKey: string, predicateKey: string) =>
   JSON.stringify([subjectKey, predicateKey]);
+/** A subject and predicate, as a fact names them. */
+type Pair = Pick<SupersedingFact, 'subject' | 'predicate'>;
+
 const pairOf = (f: Pair) => pairKey(entityKey(f.subject), predicateKey(f.predicate));
 
 /** A stored fact as the rule reads it (a fact stored before the flag existed did not replace). */
@@ -117,7 +121,11 @@ export async function replacementBounds(
 ): Promise<(Date | null)[]> {
   if (facts.length === 0) return [];
   const own = new Set(facts.map((f) => f.factId));
-  const recorded = (await factsOfPairs(db, tenant, facts)).filter((d) => !own.has(d.factId));
+  const pairs = new Set(facts.map(pairOf));
+  const from = new Date(Math.min(...facts.map((f) => f.validAt.getTime())));
+  const recorded = (await successorsOf(db, tenant, facts, from)).filter(
+    (d) => !own.has(d.factId) && pairs.has(pairKey(d.subjectKey, d.predicateKey)),
+  );
   const byPair = groupByPair([
     ...recorded.map((d) => ({ key: pairKey(d.subjectKey, d.predicateKey), fact: onTimeline(d) })),
     ...facts.map((f) => ({ key: pairOf(f), fact: episodeFact(f) })),
@@ -170,24 +178,30 @@ export async function supersedeFacts(
   await settlePairs(db, tenant, facts, now);
 }
 
-/** A subject and predicate, as the facts of an episode name them. */
-type Pair = Pick<SupersedingFact, 'subject' | 'predicate'>;
+/** A fact whose relations a writer settles: its own, or one it restored or recorded. */
+type SettledFact = Pick<SupersedingFact, 'factId' | 'subject' | 'predicate' | 'validAt'> & {
+  replaceExisting?: boolean;
+};
 
 /**
- * Step 5.2: the rule over every fact of the given subjects and predicates, pass after
- * pass until a pass finds nothing to supersede, each supersession at transaction time
- * `now` or the later of the two facts' recording (the migration of store/migrations.ts
- * passes the epoch, so each is at the instant the later fact arrived).
+ * Step 5.2: the rule over the given facts' subjects and predicates, pass after pass until
+ * a pass finds nothing to supersede, each supersession at transaction time `now` or the
+ * later of the two facts' recording (the migration of store/migrations.ts passes the
+ * epoch, so each is at the instant the later fact arrived). A writer settles what
+ * concerns its own facts and the versions it records (`factsToSettle`); what concerns two
+ * facts of other writers, each of those settles.
  */
 export async function settlePairs(
   db: Collections,
   tenant: Tenant,
-  facts: readonly Pair[],
+  facts: readonly SettledFact[],
   now: Date,
 ): Promise<void> {
   if (facts.length === 0) return;
+  const ids = new Set(facts.map((f) => f.factId));
+  let from = Math.min(...facts.map((f) => f.validAt.getTime()));
   for (let pass = 0; pass < MAX_PASSES; pass++) {
-    const docs = await factsOfPairs(db, tenant, facts);
+    const docs = await factsToSettle(db, tenant, facts, [...ids], new Date(from));
     const byId = new Map(docs.map((d) => [d.factId, d]));
     const byPair = groupByPair(
       docs.map((d) => ({ key: pairKey(d.subjectKey, d.predicateKey), fact: onTimeline(d) })),
@@ -206,6 +220,10 @@ export async function settlePairs(
             correctedUntil,
           },
         });
+        // Its version is this writer's to settle in the next pass: read by id, and its
+        // successors from its validAt on.
+        if (correctedUntil) ids.add(correctedFactId(doc, by));
+        from = Math.min(from, doc.validAt.getTime());
       }
     }
     if (invalidations.length === 0) return;
@@ -278,33 +296,92 @@ async function supersedeListedFacts(
 }
 
 /**
- * Every fact (believed or not) of the given subjects and predicates, whatever their
- * valid time, in one query on the stored keys. The query asks for every subject with
- * every predicate (a fixed shape that the subject/predicate index serves, however many
- * pairs there are); the combinations that are not pairs of `facts` are dropped here.
+ * What the rule needs to settle `facts` (store/supersession.ts `settlePairs`), in three
+ * reads at once, each served by an index and decoding only what it needs however long
+ * the pairs' histories are:
+ *   - the facts to settle (`ids`: the writer's own, and the versions it recorded), by id;
+ *   - the believed facts a replacing fact among them may supersede: of its subject and
+ *     predicate, valid from no later than it and reaching past the earliest of them;
+ *   - the successors: the replacing facts of the pairs, believed or not, valid from `from`
+ *     (the earliest validAt among the facts to settle) on.
+ * A fact between an older target and its replacing fact that only the next read would
+ * find (a racing writer's) is met in the next pass: the target's version is then a fact
+ * to settle, read with successors from its validAt on.
  */
-async function factsOfPairs(
+async function factsToSettle(
+  db: Collections,
+  tenant: Tenant,
+  facts: readonly SettledFact[],
+  ids: readonly string[],
+  from: Date,
+): Promise<TargetDoc[]> {
+  const scope = { workspaceId: tenant.workspaceId, dataset: tenant.dataset };
+  const options = { comment: 'store:supersedeFacts', projection: TARGET_FIELDS };
+  const replacing = facts.filter((f) => f.replaceExisting);
+  const times = replacing.map((f) => f.validAt.getTime());
+  const [own, overlapping, successors] = await Promise.all([
+    db.facts
+      .find<TargetDoc>({ ...scope, factId: { $in: [...ids] } }, options)
+      .batchSize(UNPAGED_BATCH_SIZE)
+      .toArray(),
+    replacing.length > 0
+      ? db.facts
+          .find<TargetDoc>(
+            {
+              ...scope,
+              ...pairsFilter(replacing),
+              invalidAt: null,
+              validAt: { $lte: new Date(Math.max(...times)) },
+              $or: [{ validUntil: null }, { validUntil: { $gt: new Date(Math.min(...times)) } }],
+            },
+            options,
+          )
+          .batchSize(UNPAGED_BATCH_SIZE)
+          .toArray()
+      : [],
+    successorsOf(db, tenant, facts, from),
+  ]);
+  const pairs = new Set(facts.map(pairOf));
+  const byId = new Map<string, TargetDoc>();
+  for (const d of [...own, ...overlapping, ...successors]) {
+    if (pairs.has(pairKey(d.subjectKey, d.predicateKey))) byId.set(d.factId, d);
+  }
+  return [...byId.values()];
+}
+
+/**
+ * The replacing facts (believed or not) of the given facts' subjects and predicates valid
+ * from `from` on: the successors any of them may have. The query asks for every subject
+ * with every predicate (a fixed shape that the subject/predicate index serves, however
+ * many pairs there are); the combinations that are not pairs of `facts` are dropped by
+ * the caller.
+ */
+function successorsOf(
   db: Collections,
   tenant: Tenant,
   facts: readonly Pair[],
+  from: Date,
 ): Promise<TargetDoc[]> {
-  const pairs = new Set(facts.map(pairOf));
-  const subjects = [...new Set(facts.map((f) => entityKey(f.subject)))];
-  const predicates = [...new Set(facts.map((f) => predicateKey(f.predicate)))];
-  const docs = await db.facts
+  return db.facts
     .find<TargetDoc>(
       {
         workspaceId: tenant.workspaceId,
         dataset: tenant.dataset,
-        subjectKey: { $in: subjects },
-        predicateKey: { $in: predicates },
+        ...pairsFilter(facts),
+        replaceExisting: true,
+        validAt: { $gte: from },
       },
       { comment: 'store:supersedeFacts', projection: TARGET_FIELDS },
     )
     .batchSize(UNPAGED_BATCH_SIZE)
     .toArray();
-  return docs.filter((d) => pairs.has(pairKey(d.subjectKey, d.predicateKey)));
 }
+
+/** Every subject of `facts` with every predicate of `facts`, on the stored keys. */
+const pairsFilter = (facts: readonly Pair[]) => ({
+  subjectKey: { $in: [...new Set(facts.map((f) => entityKey(f.subject)))] },
+  predicateKey: { $in: [...new Set(facts.map((f) => predicateKey(f.predicate)))] },
+});
 
 /** One invalidation to make: the fact as read, and what to stamp on it. */
 interface Invalidation {
