@@ -2,13 +2,7 @@ import { type RequestContext, tenantOf } from '../context.js';
 import { FACT_STATES, factStateAtPoint, resolveTemporalSelection } from '../domain/factState.js';
 import { normalizeUuid } from '../domain/ids.js';
 import type { FactView } from '../store/documents.js';
-import {
-  countFacts,
-  type FactQuery,
-  invalidateFact,
-  listFacts,
-  restoreFact,
-} from '../store/facts.js';
+import { countFacts, deleteFact, type FactQuery, listFacts, restoreFact } from '../store/facts.js';
 import { tenantOfDataset, tenantOfDocument } from '../store/tenant.js';
 import {
   afterArg,
@@ -308,7 +302,7 @@ builder.mutationField('deleteFact', (t) =>
   t.withAuth({ write: true }).field({
     type: DeleteFactPayload,
     description:
-      'Soft delete: stamps invalidAt (reason DELETED). Succeeds once; an unknown id, a fact of another dataset, or one already invalidated is NOT_FOUND. Needs the write scope.',
+      'Soft delete: stamps invalidAt (reason DELETED). Succeeds once; an unknown id, a fact of another dataset, or one already invalidated is NOT_FOUND, except a fact superseded by a replacement whose corrected version is still believed: the version is deleted (the fact was wrong, in every version), and the answer is the fact as it is. Needs the write scope.',
     args: {
       dataset: t.arg.string(datasetArg),
       id: t.arg.id({ ...uuidArg, description: 'The factId.' }),
@@ -316,10 +310,7 @@ builder.mutationField('deleteFact', (t) =>
     complexity: OWN_QUERY_OBJECT_COST,
     resolve: async (_root, args, ctx) => {
       const fact = await storeWriteMappingErrors(ctx.store, (store) =>
-        invalidateFact(store, tenantOf(ctx, args.dataset), args.id, {
-          reason: 'deleted',
-          at: ctx.now,
-        }),
+        deleteFact(store, tenantOf(ctx, args.dataset), args.id, ctx.now),
       );
       return { factId: fact.factId, fact };
     },

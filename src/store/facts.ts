@@ -268,6 +268,59 @@ export async function invalidateFact(
 }
 
 /**
+ * A soft delete (`deleteFact`, Memory Soda's DELETE): the fact is wrong in every version
+ * still believed. A believed fact is deleted through its claim (`invalidateFact`). A fact
+ * superseded by a replacement that began after it is still true until then through its
+ * corrected version (docs/TEMPORAL_MODEL.md): deleting it deletes that version (each
+ * through its own claim; a racing replacement that records another version meanwhile is
+ * met by the next read, after its claim was applied). Refused (FactNotFoundError) when
+ * nothing of the fact is believed: an unknown id, or a fact with no believed version left.
+ * Answers the fact as it is now.
+ */
+export async function deleteFact(
+  db: Collections,
+  tenant: Tenant,
+  factId: string,
+  at: Date,
+): Promise<FactDoc> {
+  try {
+    return await invalidateFact(db, tenant, factId, { reason: 'deleted', at });
+  } catch (error) {
+    if (!(error instanceof FactNotFoundError && error.reason === 'already_invalidated')) {
+      throw error;
+    }
+  }
+  const fact = (await findFact(db, tenant, factId))!;
+  const root = fact.correctionOf ?? fact.factId;
+  let deleted = 0;
+  for (let round = 0; round < 10; round++) {
+    const versions = await db.facts
+      .find(
+        {
+          workspaceId: tenant.workspaceId,
+          dataset: tenant.dataset,
+          correctionOf: root,
+          invalidAt: null,
+        },
+        { comment: 'store:deleteFact', projection: { factId: 1 } },
+      )
+      .toArray();
+    if (versions.length === 0) break;
+    for (const version of versions) {
+      try {
+        await invalidateFact(db, tenant, version.factId, { reason: 'deleted', at });
+        deleted++;
+      } catch (error) {
+        // Superseded or deleted meanwhile: the next read finds what followed, if anything.
+        if (!(error instanceof FactNotFoundError)) throw error;
+      }
+    }
+  }
+  if (deleted === 0) throw factNotFound('already_invalidated');
+  return fact;
+}
+
+/**
  * Undoes an invalidation (a soft delete, or a supersession whose cause was erased): the
  * fact is live again and may be invalidated once more. At most once per invalidation:
  *   1. read the fact; it must be invalidated for `reason` (else FactNotFoundError);

@@ -28,10 +28,12 @@ const AFTER = '2026-09-20T12:00:00.000Z';
 
 let t: TestGateway;
 let reader: string;
+let writer: string;
 
 beforeAll(async () => {
   t = await openTestGateway({ demoWorkspaces: [] });
   reader = await t.key('acme', ['read']);
+  writer = await t.key('acme', ['read', 'write']);
 });
 
 const drives = (object: string, validAt: string) =>
@@ -242,6 +244,50 @@ describe('said wrong after its version was recorded', () => {
     await invalidateFact(db, tenant, version.factId, { reason: 'deleted', at: new Date(AFTER) });
     expect((await view('deleted version', { validAt: MID_JULY })).objects).toEqual([]);
     expect((await view('deleted version', { validAt: MID_SEPTEMBER })).objects).toEqual([
+      'a toyota',
+    ]);
+  });
+});
+
+describe('a delete says the fact was wrong, whatever the order', () => {
+  const deleteFact = async (dataset: string, factId: string) => {
+    const response = await t.request(
+      `/v1/memory/semantic/datasets/${encodeURIComponent(dataset)}/facts/${factId}`,
+      { method: 'DELETE', key: writer },
+    );
+    return [response.status, await response.json()];
+  };
+
+  it('deleted after the Toyota arrived: its corrected version goes too, once', async () => {
+    const tenant = await writeBoth('deleted after', true);
+    const honda = (await view('deleted after', { includeInvalidated: true })).facts.find(
+      (f) => f.object === 'a honda' && f.invalidAt !== null,
+    )!;
+    expect(await deleteFact('deleted after', honda.factId)).toEqual([
+      200,
+      { factId: honda.factId, deleted: true },
+    ]);
+    expect((await view('deleted after', { validAt: MID_JULY })).objects).toEqual([]);
+    expect((await view('deleted after', { validAt: MID_SEPTEMBER })).objects).toEqual(['a toyota']);
+    // Nothing of it is believed any more: a second delete is refused, as documented.
+    expect(await deleteFact('deleted after', honda.factId)).toEqual([
+      404,
+      { error: 'Fact not found' },
+    ]);
+    expect(tenant.dataset).toBe('deleted after');
+  });
+
+  it('deleted before the Toyota arrived: the same views', async () => {
+    const tenant = testTenant('acme', 'deleted before');
+    const db = t.database.collections;
+    const honda = await recordEpisode(db, tenant, drives('a honda', HONDA_FROM), W1);
+    expect(await deleteFact('deleted before', honda.facts[0]!.factId)).toEqual([
+      200,
+      { factId: honda.facts[0]!.factId, deleted: true },
+    ]);
+    await recordEpisode(db, tenant, drives('a toyota', TOYOTA_FROM), W2);
+    expect((await view('deleted before', { validAt: MID_JULY })).objects).toEqual([]);
+    expect((await view('deleted before', { validAt: MID_SEPTEMBER })).objects).toEqual([
       'a toyota',
     ]);
   });
