@@ -48,6 +48,10 @@ interface FactSpec {
 
 type History = FactSpec[][];
 
+/** `arbitrary` with weight `some`, null with weight `none`. */
+const sometimes = <T>(arbitrary: fc.Arbitrary<T>, some: number, none: number) =>
+  fc.oneof({ arbitrary, weight: some }, { arbitrary: fc.constant(null), weight: none });
+
 /** Histories of 2 to 5 episodes of 1 to 3 facts, each fact on its own day. */
 const arbitraryHistory: fc.Arbitrary<History> = fc
   .array(
@@ -55,9 +59,11 @@ const arbitraryHistory: fc.Arbitrary<History> = fc
       fc.record({
         pair: fc.integer({ min: 0, max: SUBJECTS.length * PREDICATES.length - 1 }),
         object: fc.constantFrom('a', 'b', 'c', 'd'),
-        length: fc.option(fc.integer({ min: 1, max: 400 }), { nil: null, freq: 3 }),
-        replaceExisting: fc.boolean(),
-        listing: fc.option(fc.tuple(fc.nat(), fc.nat()), { nil: null, freq: 3 }),
+        // Most facts open-ended, as extracted facts are; a few with an end of their own.
+        length: sometimes(fc.integer({ min: 1, max: 400 }), 1, 3),
+        replaceExisting: sometimes(fc.constant(true), 2, 1).map((r) => r === true),
+        // An explicit `supersedes` now and then.
+        listing: sometimes(fc.tuple(fc.nat(), fc.nat()), 1, 5),
       }),
       { minLength: 1, maxLength: 3 },
     ),
@@ -261,10 +267,13 @@ describe('the same history whatever order the writes arrive in', () => {
   it('every view after the last write answers what the reference says, in every order, sequentially and concurrently', {
     timeout: 600_000,
   }, async () => {
+    // Histories in which a write, recorded one after another, came after a fact it ended
+    // (so the store recorded a corrected version): counted on the sequential orders, which
+    // the seed fixes (how the concurrent writes interleave is the machine's).
     let corrected = 0;
-    const versionsRecorded = async () =>
+    const versionsRecorded = async (tenant: Tenant) =>
       (await db.facts.countDocuments({
-        workspaceId: lastTenant!.workspaceId,
+        workspaceId: tenant.workspaceId,
         correctionOf: { $ne: null },
       })) > 0;
     await fc.assert(
@@ -278,16 +287,18 @@ describe('the same history whatever order the writes arrive in', () => {
         ),
         async ([history, sequentialOrders, concurrentOrder]) => {
           const expected = expectedViews(history);
+          let versions = false;
           for (const order of sequentialOrders) {
             expect(await recordAndView(history, order, false), `in order ${order}`).toEqual(
               expected,
             );
+            versions ||= await versionsRecorded(lastTenant!);
           }
+          if (versions) corrected++;
           expect(
             await recordAndView(history, concurrentOrder, true),
             `all at once, ${concurrentOrder}`,
           ).toEqual(expected);
-          if (await versionsRecorded()) corrected++;
         },
       ),
       {
@@ -295,8 +306,8 @@ describe('the same history whatever order the writes arrive in', () => {
         seed: Number(process.env.ARRIVAL_SEED ?? 20261204),
       },
     );
-    // Not vacuous: in many histories, a write came after a fact it ended had been
-    // recorded, so the store recorded a corrected version (the order that arrived late).
-    expect(corrected).toBeGreaterThan(5);
+    // Not vacuous: many histories recorded a corrected version.
+    console.log(`arrival orders: ${corrected} of the histories recorded a corrected version`);
+    expect(corrected).toBeGreaterThan(10);
   });
 });
