@@ -268,6 +268,31 @@ export async function invalidateFact(
 }
 
 /**
+ * The believed corrected versions of facts, by the fact each corrects as first recorded
+ * (`roots`): what a fact said wrong takes with it (docs/TEMPORAL_MODEL.md).
+ */
+export function believedVersionsOf<T extends Pick<FactDoc, 'factId' | 'correctionOf'>>(
+  db: Collections,
+  tenant: Tenant,
+  roots: readonly string[],
+  comment: string,
+  projection: Record<string, 1>,
+): Promise<T[]> {
+  return db.facts
+    .find<T>(
+      {
+        workspaceId: tenant.workspaceId,
+        dataset: tenant.dataset,
+        correctionOf: { $in: [...roots] },
+        invalidAt: null,
+      },
+      { comment, projection },
+    )
+    .batchSize(UNPAGED_BATCH_SIZE)
+    .toArray();
+}
+
+/**
  * A soft delete (`deleteFact`, Memory Soda's DELETE): the fact is wrong in every version
  * still believed. A believed fact is deleted through its claim (`invalidateFact`). A fact
  * superseded by a replacement that began after it is still true until then through its
@@ -294,17 +319,9 @@ export async function deleteFact(
   const root = fact.correctionOf ?? fact.factId;
   let deleted = 0;
   for (let round = 0; round < 10; round++) {
-    const versions = await db.facts
-      .find(
-        {
-          workspaceId: tenant.workspaceId,
-          dataset: tenant.dataset,
-          correctionOf: root,
-          invalidAt: null,
-        },
-        { comment: 'store:deleteFact', projection: { factId: 1 } },
-      )
-      .toArray();
+    const versions = await believedVersionsOf(db, tenant, [root], 'store:deleteFact', {
+      factId: 1,
+    });
     if (versions.length === 0) break;
     for (const version of versions) {
       try {

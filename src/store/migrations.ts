@@ -16,7 +16,6 @@ import {
   type FactDoc,
   type MemoryDoc,
 } from './documents.js';
-import { factsByIds } from './facts.js';
 import { correctionChange } from './invalidations.js';
 import { episodeFactId, episodeRecordInput } from './recordEpisode.js';
 import { settlePairs } from './supersession.js';
@@ -87,37 +86,34 @@ export async function migrateStore(
 async function addRecallTerms(db: Collections): Promise<number> {
   const tag = { comment: 'store:addRecallTerms' };
   let changed = 0;
-  const workspaces = await db.workspaces.find({}, tag).sort({ name: 1 }).toArray();
-  for (const { _id: workspaceId } of workspaces) {
-    for (const dataset of await db.facts.distinct('dataset', { workspaceId }, tag)) {
-      const missing = db.facts.find(
-        { workspaceId, dataset, recallTerms: { $exists: false } },
-        { projection: { _id: 1, subject: 1, predicate: 1, object: 1 }, ...tag },
-      );
-      for await (const batch of batches(missing)) {
-        const ops: AnyBulkWriteOperation<FactDoc>[] = batch.map((f) => ({
-          updateOne: {
-            filter: { _id: f._id, workspaceId, dataset },
-            update: { $set: { recallTerms: factRecallTerms(f) } },
-          },
-        }));
-        changed += (await db.facts.bulkWrite(ops, { ordered: false, ...tag })).modifiedCount;
-      }
+  for await (const { workspaceId, dataset } of tenantsOf(db, 'facts', tag)) {
+    const missing = db.facts.find(
+      { workspaceId, dataset, recallTerms: { $exists: false } },
+      { projection: { _id: 1, subject: 1, predicate: 1, object: 1 }, ...tag },
+    );
+    for await (const batch of batches(missing)) {
+      const ops: AnyBulkWriteOperation<FactDoc>[] = batch.map((f) => ({
+        updateOne: {
+          filter: { _id: f._id, workspaceId, dataset },
+          update: { $set: { recallTerms: factRecallTerms(f) } },
+        },
+      }));
+      changed += (await db.facts.bulkWrite(ops, { ordered: false, ...tag })).modifiedCount;
     }
-    for (const dataset of await db.memories.distinct('dataset', { workspaceId }, tag)) {
-      const missing = db.memories.find(
-        { workspaceId, dataset, recallTerms: { $exists: false } },
-        { projection: { _id: 1, text: 1 }, ...tag },
-      );
-      for await (const batch of batches(missing)) {
-        const ops: AnyBulkWriteOperation<MemoryDoc>[] = batch.map((m) => ({
-          updateOne: {
-            filter: { _id: m._id, workspaceId, dataset },
-            update: { $set: { recallTerms: recallTerms(m.text) } },
-          },
-        }));
-        changed += (await db.memories.bulkWrite(ops, { ordered: false, ...tag })).modifiedCount;
-      }
+  }
+  for await (const { workspaceId, dataset } of tenantsOf(db, 'memories', tag)) {
+    const missing = db.memories.find(
+      { workspaceId, dataset, recallTerms: { $exists: false } },
+      { projection: { _id: 1, text: 1 }, ...tag },
+    );
+    for await (const batch of batches(missing)) {
+      const ops: AnyBulkWriteOperation<MemoryDoc>[] = batch.map((m) => ({
+        updateOne: {
+          filter: { _id: m._id, workspaceId, dataset },
+          update: { $set: { recallTerms: recallTerms(m.text) } },
+        },
+      }));
+      changed += (await db.memories.bulkWrite(ops, { ordered: false, ...tag })).modifiedCount;
     }
   }
   return changed;
@@ -134,11 +130,8 @@ async function changesOnce(db: Collections): Promise<number> {
   const index = INDEXES.changes.find((i) => i.name === 'tenant_change_once')!;
   let redacted = 0;
   for (let attempt = 1; ; attempt++) {
-    const workspaces = await db.workspaces.find({}, tag).sort({ name: 1 }).toArray();
-    for (const { _id: workspaceId } of workspaces) {
-      for (const dataset of await db.changes.distinct('dataset', { workspaceId }, tag)) {
-        redacted += await redactRepeatedChanges(db, { workspaceId, dataset });
-      }
+    for await (const tenant of tenantsOf(db, 'changes', tag)) {
+      redacted += await redactRepeatedChanges(db, tenant);
     }
     try {
       await createIndex(db, 'changes', index);
@@ -165,79 +158,82 @@ async function changesOnce(db: Collections): Promise<number> {
 async function recordCorrectedVersions(db: Collections): Promise<number> {
   const tag = { comment: 'store:recordCorrectedVersions' };
   let recorded = 0;
-  const workspaces = await db.workspaces.find({}, tag).sort({ name: 1 }).toArray();
-  for (const { _id: workspaceId } of workspaces) {
-    for (const dataset of await db.facts.distinct('dataset', { workspaceId }, tag)) {
-      const tenant = { workspaceId, dataset };
-      // The dataset's facts in the tenant index's order, the superseded kept: once, at
-      // start-up, rather than an index on invalidReason that only this would use.
-      const superseded: FactDoc[] = [];
-      for await (const fact of db.facts.find({ workspaceId, dataset }, tag)) {
-        if (fact.invalidReason === 'superseded') superseded.push(fact);
-      }
-      if (superseded.length === 0) continue;
-      const successors = await factsByIds(
-        db,
-        tenant,
-        superseded.map((f) => f.supersededBy).filter((id): id is string => id !== null),
-      );
-      const listed = await listedTargets(db, tenant, [...successors.values()]);
-      const versions = superseded.flatMap((fact) => {
-        const by = fact.supersededBy ? successors.get(fact.supersededBy) : undefined;
-        const replaced =
-          by?.replaceExisting === true &&
-          !listed.has(JSON.stringify([by.factId, fact.factId])) &&
-          fact.validAt.getTime() < by.validAt.getTime() &&
-          (fact.validUntil === null || fact.validUntil.getTime() > by.validAt.getTime());
-        return replaced
-          ? [
-              correctedFactDocument(tenant, fact, {
-                by: by.factId,
-                until: by.validAt,
-                at: fact.invalidAt!,
-              }),
-            ]
-          : [];
-      });
-      if (versions.length === 0) continue;
-      const there = new Set(
-        (
-          await db.facts
-            .find(
-              { _id: { $in: versions.map((v) => v._id) }, workspaceId, dataset },
-              {
-                projection: { _id: 1 },
-                ...tag,
-              },
-            )
-            .toArray()
-        ).map((d) => d._id),
-      );
-      const missing = versions.filter((v) => !there.has(v._id));
-      if (missing.length > 0) {
-        try {
-          await db.facts.insertMany(missing, { ordered: false, ...tag });
-        } catch (error) {
-          // Another process opening the store recorded them first: the same documents.
-          if (!isOnlyDuplicateKeys(error)) throw error;
-        }
-      }
-      recorded += missing.length;
-      await appendChanges(db, tenant, versions.map(correctionChange));
-      // The epoch: each supersession the rule now makes happens when its later fact arrived.
-      await settlePairs(db, tenant, versions, new Date(0));
+  for await (const tenant of tenantsOf(db, 'facts', tag)) {
+    const { workspaceId, dataset } = tenant;
+    // The dataset's facts in the tenant index's order, once, at start-up (rather than an
+    // index on invalidReason that only this would use): the superseded whole, and of every
+    // fact what a successor is judged by.
+    const superseded: FactDoc[] = [];
+    const successors = new Map<string, Successor>();
+    for await (const fact of db.facts.find({ workspaceId, dataset }, tag)) {
+      if (fact.invalidReason === 'superseded') superseded.push(fact);
+      const { factId, episodeId, validAt, replaceExisting } = fact;
+      successors.set(factId, { factId, episodeId, validAt, replaceExisting });
     }
+    if (superseded.length === 0) continue;
+    const listed = await listedTargets(
+      db,
+      tenant,
+      superseded.map((f) => (f.supersededBy ? successors.get(f.supersededBy) : undefined)),
+    );
+    const versions = superseded.flatMap((fact) => {
+      const by = fact.supersededBy ? successors.get(fact.supersededBy) : undefined;
+      const replaced =
+        by?.replaceExisting === true &&
+        !listed.has(JSON.stringify([by.factId, fact.factId])) &&
+        fact.validAt.getTime() < by.validAt.getTime() &&
+        (fact.validUntil === null || fact.validUntil.getTime() > by.validAt.getTime());
+      return replaced
+        ? [
+            correctedFactDocument(tenant, fact, {
+              by: by.factId,
+              until: by.validAt,
+              at: fact.invalidAt!,
+            }),
+          ]
+        : [];
+    });
+    if (versions.length === 0) continue;
+    const there = new Set(
+      (
+        await db.facts
+          .find(
+            { _id: { $in: versions.map((v) => v._id) }, workspaceId, dataset },
+            {
+              projection: { _id: 1 },
+              ...tag,
+            },
+          )
+          .toArray()
+      ).map((d) => d._id),
+    );
+    const missing = versions.filter((v) => !there.has(v._id));
+    if (missing.length > 0) {
+      try {
+        await db.facts.insertMany(missing, { ordered: false, ...tag });
+      } catch (error) {
+        // Another process opening the store recorded them first: the same documents.
+        if (!isOnlyDuplicateKeys(error)) throw error;
+      }
+    }
+    recorded += missing.length;
+    await appendChanges(db, tenant, versions.map(correctionChange));
+    // The epoch: each supersession the rule now makes happens when its later fact arrived.
+    await settlePairs(db, tenant, versions, new Date(0));
   }
   return recorded;
 }
+
+/** What the migration judges a superseding fact by. */
+type Successor = Pick<FactDoc, 'factId' | 'episodeId' | 'validAt' | 'replaceExisting'>;
 
 /** Which facts each of `facts` listed in `supersedes`, as `[lister, listed]` keys. */
 async function listedTargets(
   db: Collections,
   tenant: Tenant,
-  facts: readonly FactDoc[],
+  facts: readonly (Successor | undefined)[],
 ): Promise<Set<string>> {
-  const episodes = [...new Set(facts.flatMap((f) => (f.episodeId ? [f.episodeId] : [])))];
+  const episodes = [...new Set(facts.flatMap((f) => (f?.episodeId ? [f.episodeId] : [])))];
   const records = await db.episodeRecords
     .find(
       {
@@ -257,6 +253,20 @@ async function listedTargets(
     });
   }
   return listed;
+}
+
+/** Every tenant with documents in `collection`, workspace by workspace in name order. */
+async function* tenantsOf(
+  db: Collections,
+  collection: 'facts' | 'memories' | 'changes',
+  tag: { comment: string },
+): AsyncGenerator<Tenant> {
+  const workspaces = await db.workspaces.find({}, tag).sort({ name: 1 }).toArray();
+  for (const { _id: workspaceId } of workspaces) {
+    for (const dataset of await db[collection].distinct('dataset', { workspaceId }, tag)) {
+      yield { workspaceId, dataset };
+    }
+  }
 }
 
 /** A cursor's documents, a command's worth of updates at a time. */

@@ -10,7 +10,7 @@ import {
   type InvalidationClaimDoc,
   invalidationClaim,
 } from './documents.js';
-import { factsByIds } from './facts.js';
+import { believedVersionsOf, factsByIds } from './facts.js';
 import { applyInvalidationClaims } from './invalidations.js';
 import type { Tenant } from './tenant.js';
 
@@ -273,18 +273,13 @@ async function supersedeListedFacts(
     byRoot.set(found.get(target)!.correctionOf ?? target, by);
   }
   for (let pass = 0; pass < MAX_PASSES; pass++) {
-    const versions = await db.facts
-      .find<TargetDoc>(
-        {
-          workspaceId: tenant.workspaceId,
-          dataset: tenant.dataset,
-          correctionOf: { $in: [...byRoot.keys()] },
-          invalidAt: null,
-        },
-        { comment: 'store:supersedeFacts', projection: TARGET_FIELDS },
-      )
-      .batchSize(UNPAGED_BATCH_SIZE)
-      .toArray();
+    const versions = await believedVersionsOf<TargetDoc>(
+      db,
+      tenant,
+      [...byRoot.keys()],
+      'store:supersedeFacts',
+      TARGET_FIELDS,
+    );
     if (versions.length === 0) return;
     await invalidateFacts(
       db,
