@@ -40,15 +40,15 @@ import type { Tenant } from './tenant.js';
  *      then insert the episode document;
  *   3. upsert the listed entities (lower-cased names), moving `updatedAt` forward, and move
  *      `updatedAt` of existing entities the facts mention;
- *   4. insert the facts, whose ids are derived from (episode, position); a
- *      `replaceExisting` fact that a believed fact of its subject and predicate follows in
- *      valid time is stored ending where that one begins (one read first:
- *      store/supersession.ts `replacementBounds`);
- *   5. supersede: the listed facts, and with `replaceExisting` what the rule of
- *      domain/replacement.ts decides over the believed facts of each subject and predicate
- *      read after the insert (so of two racing episodes, at least one sees the other), each
+ *   4. insert the facts, whose ids are derived from (episode, position); a fact with a
+ *      successor already recorded (domain/replacement.ts) is stored ending where that one
+ *      begins (one read first: store/supersession.ts `replacementBounds`);
+ *   5. supersede: the listed facts (and their corrected versions), then what the rule of
+ *      domain/replacement.ts decides over what is read after the insert (so of two racing
+ *      episodes, at least one sees the other), pass after pass until nothing is left, each
  *      through the per-fact invalidation claim (store/facts.ts), so a fact is superseded
- *      once; the same few commands for any number of facts (store/supersession.ts);
+ *      once, with its corrected version when it began before its successor; a few
+ *      commands a pass for any number of facts (store/supersession.ts);
  *   6. mark the record complete.
  *
  * Transaction time is the attempt's: what a call writes carries the instant of that call
