@@ -11,8 +11,9 @@ import { type Clock, systemClock } from '../clock.js';
 import { createRequestContext, type GatewayEnv, unauthenticated } from '../context.js';
 import { ERROR_STATUS, type ErrorCode, maskError } from '../errors.js';
 import { errorResponse, errorResponseFor, graphqlErrorBody } from '../rest/errorBodies.js';
+import { mcpRefusal, mountMcp } from '../mcp/server.js';
 import { mountRestRoutes, REST_PATHS } from '../rest/routes.js';
-import { errorShapeOf, surfaceOf } from '../rest/surfaces.js';
+import { errorShapeOf, MCP_PATH, surfaceOf } from '../rest/surfaces.js';
 import { inSpan } from '../spans.js';
 import { type Database, pingDatabase } from '../store/database.js';
 import { removeEndedRateLimits, sharedRateLimiter } from '../store/rateLimits.js';
@@ -20,7 +21,7 @@ import { createReadCache } from '../store/readCache.js';
 import { type KeyUseRecorder, keyUseRecorder } from '../store/workspaces.js';
 import { mountApiDocs } from './apiDocs.js';
 import { isJsonMediaType, jsonBodyProblem } from './bodies.js';
-import { type CorsOrigins, corsPolicy } from './cors.js';
+import { type CorsOrigins, corsPolicy, originMayCall } from './cors.js';
 import { mountExplorer } from './explorer.js';
 import { graphiqlPage, mountGraphiql } from './graphiql.js';
 import { peerAddress, requestHostName } from './hosts.js';
@@ -112,6 +113,16 @@ function edgeError(c: Context, code: ErrorCode, message: string): Response {
   return errorResponse(c, errorShapeOf(c.req.path), code, message);
 }
 
+/**
+ * A request refused for a limit (rate, fairness): the edge's error, except on MCP, where a
+ * refused tool call is a tool result the model can act on (src/mcp/server.ts).
+ */
+function limitRefusal(c: Context<GatewayEnv>, message: string): Response | Promise<Response> {
+  return c.req.path === MCP_PATH
+    ? mcpRefusal(c, 'RATE_LIMITED', message)
+    : edgeError(c, 'RATE_LIMITED', message);
+}
+
 const clientAddress = (c: Context): string => peerAddress(c) ?? 'in-process';
 
 type EdgeApp = OpenAPIHono<GatewayEnv>;
@@ -172,6 +183,7 @@ export function createGateway(options: GatewayOptions) {
   mountApiDocs(app);
   mountExplorer(app, options);
   mountGraphiql(app, options);
+  mountMcp(app, options);
   serveGraphql(app, options);
   answerErrors(app, options, restNotFound);
   return {
@@ -426,7 +438,7 @@ function guardApiRoutes(
       if (!(rejection instanceof RateLimiterRes)) throw rejection;
       c.header('Retry-After', String(Math.max(1, Math.ceil(rejection.msBeforeNext / 1000))));
       metrics?.errors.inc({ code: 'RATE_LIMITED' });
-      return edgeError(c, 'RATE_LIMITED', 'Too many requests; retry after the time in Retry-After');
+      return limitRefusal(c, 'Too many requests; retry after the time in Retry-After');
     }
     await next();
   }
@@ -440,8 +452,19 @@ function guardApiRoutes(
   }
 
   const cors = corsPolicy(options.corsOrigins ?? []);
-  for (const path of ['/graphql', ...REST_PATHS]) {
+  for (const path of ['/graphql', MCP_PATH, ...REST_PATHS]) {
     app.use(path, cors);
+    // MCP asks servers to check Origin (DNS rebinding): a page may call only from the
+    // gateway's own origin or one CORS_ORIGINS allows, as for a WebSocket.
+    if (path === MCP_PATH) {
+      app.use(path, async (c, next) => {
+        const origin = c.req.header('origin');
+        if (!originMayCall(options.corsOrigins ?? [], origin, c.req.header('host'))) {
+          return edgeError(c, 'FORBIDDEN', `Origin "${origin}" may not call MCP here; see CORS_ORIGINS`);
+        }
+        await next();
+      });
+    }
     app.use(path, async (c, next) => {
       // Path and query: what a client sends on the request line (a fragment never is).
       const url = c.req.url;
@@ -477,10 +500,11 @@ function guardApiRoutes(
       c.set('requestContext', await contextOf(c.req.raw, c.get('requestId')));
       await next();
     });
-    // A JSON body GraphQL cannot read (src/http/bodies.ts) is the client's mistake; its
-    // other media types are Yoga's to judge, and the REST routes that take a body declare
-    // their own check (src/rest/surfaceApp.ts `jsonBody`). Without a key, 401 comes first.
-    if (path === '/graphql') {
+    // A JSON body GraphQL or MCP cannot read (src/http/bodies.ts) is the client's mistake;
+    // GraphQL's other media types are Yoga's to judge (MCP's the SDK's), and the REST routes
+    // that take a body declare their own check (src/rest/surfaceApp.ts `jsonBody`). Without
+    // a key, 401 comes first.
+    if (path === '/graphql' || path === MCP_PATH) {
       app.use(path, async (c, next) => {
         const contentType = c.req.header('content-type');
         if (c.req.method !== 'POST' || !c.get('requestContext').auth) return next();
@@ -505,9 +529,8 @@ function guardApiRoutes(
         if (!refused) return;
         c.header('Retry-After', '1');
         metrics?.errors.inc({ code: 'RATE_LIMITED' });
-        return edgeError(
+        return limitRefusal(
           c,
-          'RATE_LIMITED',
           `This workspace has as many requests running as one gateway runs at once (${refused}); retry after the time in Retry-After`,
         );
       });

@@ -14,7 +14,9 @@ import { setResponseHeader as setHeader } from './responseHeaders.js';
 export type CorsOrigins = '*' | readonly string[];
 
 const ALLOW_METHODS = 'GET, POST, DELETE, OPTIONS';
-const ALLOW_HEADERS = 'Authorization, Content-Type, X-Request-Id';
+// MCP's clients send their protocol version (and, where a server keeps them, a session id).
+const ALLOW_HEADERS =
+  'Authorization, Content-Type, X-Request-Id, Mcp-Protocol-Version, Mcp-Session-Id';
 const EXPOSE_HEADERS = 'X-Request-Id, Retry-After';
 const PREFLIGHT_MAX_AGE_SECONDS = '600';
 
@@ -22,6 +24,21 @@ const PREFLIGHT_MAX_AGE_SECONDS = '600';
 export function allowedOrigin(origins: CorsOrigins, origin: string | undefined): string | null {
   if (origins === '*') return '*';
   return origin && origins.includes(origin) ? origin : null;
+}
+
+/**
+ * Whether a request with this Origin may call (a WebSocket upgrade, MCP): none sent (not a
+ * browser's page), the gateway's own origin (its host is the request's Host), or one the
+ * CORS policy allows.
+ */
+export function originMayCall(
+  origins: CorsOrigins,
+  origin: string | undefined,
+  host: string | undefined,
+): boolean {
+  if (origin === undefined) return true;
+  if (URL.parse(origin)?.host === host) return true;
+  return allowedOrigin(origins, origin) !== null;
 }
 
 /**

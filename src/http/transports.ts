@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import type { GatewayEnv } from '../context.js';
-import { surfaceOf } from '../rest/surfaces.js';
+import { MCP_PATH, surfaceOf } from '../rest/surfaces.js';
 
 /**
  * Every way an operation reaches the gateway. Each one hands its requests to the edge's one
@@ -22,6 +22,8 @@ export const TRANSPORTS = [
   'graphql-ws',
   /** The REST compatibility routes (src/rest/): named operations run in-process. */
   'rest',
+  /** MCP's Streamable HTTP transport (src/mcp/): each tool a named operation run in-process. */
+  'mcp',
 ] as const;
 
 export type Transport = (typeof TRANSPORTS)[number];
@@ -31,6 +33,7 @@ export function transportOf(c: Context<GatewayEnv>): Transport | null {
   const handedIn = (c.env as GatewayEnv['Bindings'] | undefined)?.transport;
   if (handedIn) return handedIn;
   if (surfaceOf(c.req.path)) return 'rest';
+  if (c.req.path === MCP_PATH) return 'mcp';
   if (c.req.path !== '/graphql') return null;
   // An SSE answer, or a request for one that was refused before it began.
   if (c.res.headers.get('content-type')?.startsWith('text/event-stream')) return 'graphql-sse';

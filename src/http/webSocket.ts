@@ -13,7 +13,7 @@ import { RateLimiterRes } from 'rate-limiter-flexible';
 import { WebSocketServer } from 'ws';
 import { unauthenticated } from '../context.js';
 import type { createGateway } from './app.js';
-import { allowedOrigin } from './cors.js';
+import { originMayCall } from './cors.js';
 import { requestHostName } from './hosts.js';
 
 /**
@@ -188,8 +188,7 @@ export function serveGraphqlWebSocket(
       return;
     }
     const origin = request.headers.origin;
-    const ownOrigin = origin !== undefined && URL.parse(origin)?.host === request.headers.host;
-    if (origin !== undefined && !ownOrigin && !allowedOrigin(gateway.corsOrigins, origin)) {
+    if (!originMayCall(gateway.corsOrigins, origin, request.headers.host)) {
       refuseUpgrade(
         socket,
         403,

@@ -2,8 +2,10 @@
  * Every error body the gateway builds itself, by shape. Memory Soda answers
  * `{ "error": message }`; SupaCloud answers `{ "code", "error", "details" }` with its own
  * code names; GraphQL (and the edge's answers on paths outside the REST surfaces) answers
- * `{ "errors": [{ "message", "extensions": { "code" } }] }`; the gateway's own pages (API
- * docs, unknown paths) answer `{ "error": message }`. The status comes from the code.
+ * `{ "errors": [{ "message", "extensions": { "code" } }] }`; MCP answers a JSON-RPC error
+ * (`{ "jsonrpc", "id", "error": { "code", "message", "data": { "code" } } }`); the gateway's
+ * own pages (API docs, unknown paths) answer `{ "error": message }`. The status comes from
+ * the code.
  */
 
 import type { Context } from 'hono';
@@ -18,7 +20,7 @@ import {
 } from '../errors.js';
 
 export type Surface = 'memorySoda' | 'supaCloud';
-export type ErrorShape = Surface | 'graphql' | 'plain';
+export type ErrorShape = Surface | 'graphql' | 'mcp' | 'plain';
 
 const SUPACLOUD_CODES: Record<ErrorCode, string> = {
   BAD_USER_INPUT: 'bad_request',
@@ -51,6 +53,19 @@ export function graphqlErrorBody(code: string, message: string) {
   return { errors: [{ message, extensions: { code } }] };
 }
 
+/**
+ * An HTTP-level refusal in JSON-RPC's shape (what MCP clients read): JSON-RPC's
+ * implementation-defined server error, with the gateway's code in `data` and leading the
+ * message, so a client that shows only the message still shows the code.
+ */
+export function jsonRpcErrorBody(code: string, message: string, id: string | number | null = null) {
+  return {
+    jsonrpc: '2.0' as const,
+    id,
+    error: { code: -32000, message: `${code}: ${message}`, data: { code } },
+  };
+}
+
 /** The error body in `shape`; `details` is SupaCloud's (null unless given). */
 export function errorBody(
   shape: ErrorShape,
@@ -63,6 +78,8 @@ export function errorBody(
       return { code: SUPACLOUD_CODES[code], error: message, details: details ?? null };
     case 'graphql':
       return graphqlErrorBody(code, message);
+    case 'mcp':
+      return jsonRpcErrorBody(code, message);
     case 'memorySoda':
     case 'plain':
       return { error: message };

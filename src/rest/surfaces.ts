@@ -18,8 +18,12 @@ export const surfaceOf = (path: string): Surface | null =>
       ? 'supaCloud'
       : null;
 
+/** Where MCP clients connect (src/mcp/server.ts). */
+export const MCP_PATH = '/mcp';
+
 /**
- * The shape of the errors the edge answers for a path: its REST surface's, else GraphQL's
- * (the path is /graphql, a probe, or not known yet).
+ * The shape of the errors the edge answers for a path: its REST surface's, MCP's (JSON-RPC),
+ * else GraphQL's (the path is /graphql, a probe, or not known yet).
  */
-export const errorShapeOf = (path: string): ErrorShape => surfaceOf(path) ?? 'graphql';
+export const errorShapeOf = (path: string): ErrorShape =>
+  surfaceOf(path) ?? (path === MCP_PATH ? 'mcp' : 'graphql');

@@ -46,6 +46,8 @@ interface Operation {
   graphql: { query?: string; variables?: Record<string, unknown>; hash?: string };
   /** The REST route that runs the same operation (REST sends no GraphQL text of its own). */
   rest: { method: 'GET' | 'DELETE'; path: string };
+  /** The MCP tool call that runs the same operation (MCP, too, runs registered operations only). */
+  mcp: { tool: string; args: Record<string, unknown> };
   /** Whether it writes (GraphQL over GET refuses a mutation whatever the key). */
   writes?: boolean;
 }
@@ -66,6 +68,7 @@ const READ: Operation = {
     variables: { d: DATASET },
   },
   rest: { method: 'GET', path: `/v1/memory/semantic/datasets/${DATASET}/facts?limit=3` },
+  mcp: { tool: 'list_facts', args: { dataset: DATASET, limit: 3 } },
 };
 
 const COSTLY: Operation = {
@@ -73,16 +76,21 @@ const COSTLY: Operation = {
     query: `query MatrixCostly { dataset(name: "${DATASET}") { entities(first: 100) { edges { node {
       facts(first: 100) { subjectEntity { facts(first: 100) { factId } } } } } } } }`,
   },
-  // REST runs only its own registered operations: there is no client text to measure.
+  // REST and MCP run only their own registered operations: there is no client text to measure.
   rest: READ.rest,
+  mcp: READ.mcp,
 };
 
 const REGISTERED: Operation = {
   graphql: { hash: DOCUMENT_HASHES.ExplorerViewer! },
   rest: READ.rest,
+  mcp: READ.mcp,
 };
 
 const WRITTEN = 'matrix-writes';
+
+/** The transports that send no GraphQL of their own: each runs its registered operations. */
+const RUNS_OWN = new Set<Transport>(['rest', 'mcp']);
 
 const deleting = (factId: string): Operation => ({
   graphql: {
@@ -91,6 +99,7 @@ const deleting = (factId: string): Operation => ({
     variables: { d: WRITTEN, id: factId },
   },
   rest: { method: 'DELETE', path: `/v1/memory/semantic/datasets/${WRITTEN}/facts/${factId}` },
+  mcp: { tool: 'delete_fact', args: { dataset: WRITTEN, factId } },
   writes: true,
 });
 
@@ -323,6 +332,39 @@ const CLIENTS: Record<
       errors: body.error ? [body] : [],
     };
   },
+  mcp: async (door, op, key) => {
+    // One tools/call, as a stateless client sends it (the SDK's client would first send
+    // `initialize`, a second request that the one-a-minute limits below would count).
+    const response = await fetch(`${door.origin}/mcp`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        ...bearer(key),
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: op.mcp.tool, arguments: op.mcp.args },
+      }),
+    });
+    const body = (await response.json()) as {
+      result?: { isError?: boolean; content: { text: string }[] };
+      error?: { message: string; data?: { code?: string } };
+    };
+    const failed = body.result?.isError ? body.result.content[0]!.text : null;
+    return {
+      code: body.error
+        ? (body.error.data?.code ?? `JSON-RPC ${body.error.message}`)
+        : failed
+          ? (/^([A-Z_]+): /.exec(failed)?.[1] ?? failed)
+          : null,
+      status: response.status,
+      wwwAuthenticate: response.headers.get('www-authenticate'),
+      errors: body.error ? [body.error] : failed ? [{ message: failed }] : [],
+    };
+  },
 };
 
 const key = (scopes: ('read' | 'write' | 'admin')[], expiresAt?: Date) =>
@@ -508,8 +550,8 @@ describe('the transport matrix', () => {
     '%s: an operation over the cost limit is refused whole',
     async (transport) => {
       const outcome = await cell(door, transport, COSTLY, reader);
-      // REST has no client text to measure: its own operation runs.
-      expect(outcome.code).toBe(transport === 'rest' ? null : 'QUERY_TOO_COMPLEX');
+      // REST and MCP have no client text to measure: their own operations run.
+      expect(outcome.code).toBe(RUNS_OWN.has(transport) ? null : 'QUERY_TOO_COMPLEX');
     },
   );
 
@@ -523,9 +565,9 @@ describe('the transport matrix', () => {
       '%s: text is PERSISTED_QUERY_ONLY; a registered hash runs',
       async (transport) => {
         const text = await cell(only, transport, READ, reader);
-        // REST sends no text: its registered operations run.
+        // REST and MCP send no text: their registered operations run.
         expect(text.code, JSON.stringify(text)).toBe(
-          transport === 'rest' ? null : 'PERSISTED_QUERY_ONLY',
+          RUNS_OWN.has(transport) ? null : 'PERSISTED_QUERY_ONLY',
         );
         const registered = await cell(only, transport, REGISTERED, reader);
         expect(registered.code, JSON.stringify(registered)).toBeNull();
@@ -587,6 +629,8 @@ describe('the executor, reachable only through the pipeline', () => {
     'src/rest/runOperation.ts: runOperation',
     'src/rest/memorySoda.ts: runOperation',
     'src/rest/supaCloud.ts: runOperation',
+    // The MCP tools' named operations, run by /mcp behind the pipeline.
+    'src/mcp/tools.ts: runOperation',
   ];
 
   it('is imported or defined nowhere else in src/', async () => {
@@ -637,6 +681,7 @@ describe('live streams, on the transports that carry them', () => {
     'graphql-ws': (d, dataset, k) =>
       subscribeWs(d.wsUrl, LiveDatasetChangesDocument, { dataset, after: null }, k),
     rest: null,
+    mcp: null,
   };
   type Stream = LiveSubscription<LiveDatasetChangesSubscription>;
   const carriers = TRANSPORTS.filter((transport) => STREAMS[transport] !== null);

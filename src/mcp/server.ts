@@ -1,0 +1,200 @@
+/*
+ * The gateway as an MCP server (docs/MCP.md): `POST /mcp`, the Streamable HTTP transport of
+ * the official SDK, stateless. The edge's admission pipeline (src/http/app.ts) has decided
+ * the request before it gets here (key, rate and fairness limits, body, Origin); each call
+ * then runs one tool's registered operation through runOperation, which decides its
+ * scopes before anything runs. Every request gets its own SDK server and transport: there
+ * is no session to keep, bound or end, and nothing of one key's lives on into another's.
+ */
+
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ErrorCode as JsonRpcErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { Context } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import type { Logger } from 'pino';
+import { z } from 'zod';
+import { type GatewayEnv, type RequestContext, unauthenticated } from '../context.js';
+import {
+  ERROR_STATUS,
+  type ErrorCode,
+  maskError,
+  WRITE_OUTCOME_UNKNOWN_MESSAGE,
+} from '../errors.js';
+import type { Metrics } from '../http/observability.js';
+import { errorResponse, jsonRpcErrorBody } from '../rest/errorBodies.js';
+import { MCP_PATH } from '../rest/surfaces.js';
+import { describeIssues } from '../validation.js';
+import { MCP_TOOLS, type McpTool, refusalOf } from './tools.js';
+
+const SERVER_INFO = { name: 'memory-gateway', title: 'Bi-temporal agent memory', version: '0.1.0' };
+
+/** What the server tells a model about itself at initialization. */
+const INSTRUCTIONS =
+  'Long-term memory with two time axes. Facts (subject, predicate, object) are true in the world from validAt until validUntil, and believed by the memory from recordedAt until invalidAt. Read tools answer what is true and believed now unless given validAt (what was true then, as known now) or knownAt (what the memory believed then). Use recall before answering about the user; record_episode to remember what a conversation taught; what_changed with the cursor it returned last to catch up.';
+
+/** Each tool's `tools/list` entry, made once: its schemas as JSON Schema (draft 7, as the SDK's own). */
+const LISTED = new Map<string, Tool>(
+  MCP_TOOLS.map((tool) => [
+    tool.name,
+    {
+      name: tool.name,
+      title: tool.title,
+      description: tool.description,
+      inputSchema: z.toJSONSchema(tool.input, {
+        target: 'draft-7',
+        io: 'input',
+      }) as Tool['inputSchema'],
+      outputSchema: z.toJSONSchema(tool.output, {
+        target: 'draft-7',
+        io: 'output',
+      }) as Tool['outputSchema'],
+      annotations: tool.annotations,
+    },
+  ]),
+);
+
+const TOOLS_BY_NAME = new Map(MCP_TOOLS.map((tool) => [tool.name, tool]));
+
+/** Why a key may not call a tool (the refusal its operation would get), or null: it may. */
+const toolRefusal = (tool: McpTool, ctx: RequestContext) =>
+  refusalOf(ctx, tool.operation, tool.widestVariables);
+
+/** A tool call that failed, as the model sees it: the gateway's code, then its message. */
+export function toolError(code: string, message: string): CallToolResult {
+  return { isError: true, content: [{ type: 'text', text: `${code}: ${message}` }] };
+}
+
+interface McpOptions {
+  logger?: Logger | undefined;
+  metrics?: Metrics | undefined;
+}
+
+/** The SDK server for one request: `tools/list` and `tools/call` for the request's key. */
+function serverFor(ctx: RequestContext, { logger, metrics }: McpOptions): Server {
+  const server = new Server(SERVER_INFO, {
+    capabilities: { tools: {} },
+    instructions: INSTRUCTIONS,
+  });
+  server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: MCP_TOOLS.filter((tool) => !toolRefusal(tool, ctx)).map(
+      (tool) => LISTED.get(tool.name)!,
+    ),
+  }));
+  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+    const tool = TOOLS_BY_NAME.get(request.params.name);
+    // An unknown tool is the client's protocol mistake (MCP: -32602), not a tool's failure.
+    if (!tool) {
+      throw new McpError(JsonRpcErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
+    }
+    const failed = (code: string, message: string) => {
+      metrics?.errors.inc({ code });
+      return toolError(code, message);
+    };
+    const refusal = toolRefusal(tool, ctx);
+    if (refusal) return failed('FORBIDDEN', refusal.message);
+    const args = tool.input.safeParse(request.params.arguments ?? {});
+    if (!args.success) return failed('BAD_USER_INPUT', describeIssues(args.error.issues));
+    try {
+      const answer = await tool.run(ctx, args.data);
+      return {
+        content: [{ type: 'text', text: answer.text }],
+        structuredContent: answer.structured,
+      } satisfies CallToolResult;
+    } catch (error) {
+      const masked = maskError(error);
+      const code = String(masked.extensions.code);
+      if (!(code in ERROR_STATUS) || ERROR_STATUS[code as ErrorCode] >= 500) {
+        // The answer is a tool result (HTTP 200), so the edge would not log it as a failure.
+        logger?.error(
+          { requestId: ctx.requestId, tool: tool.name, code, err: error },
+          'tool call failed',
+        );
+      }
+      const message =
+        code === 'WRITE_OUTCOME_UNKNOWN'
+          ? `${WRITE_OUTCOME_UNKNOWN_MESSAGE}. For this tool: ${tool.retry ?? 'retry with the same arguments'}`
+          : masked.message;
+      return failed(code, message);
+    }
+  });
+  return server;
+}
+
+/**
+ * A refusal the edge's pipeline makes on /mcp (a rate limit, the workspace's fairness slot),
+ * in MCP's terms: when the request is one `tools/call`, a tool result with `isError` (HTTP
+ * 200, Retry-After kept), so the model sees the code and can act on it; anything else a
+ * JSON-RPC error with the HTTP status. The body is read only once the edge has bounded it
+ * (the request context is built after the body limit).
+ */
+export async function mcpRefusal(
+  c: Context<GatewayEnv>,
+  code: ErrorCode,
+  message: string,
+): Promise<Response> {
+  const bounded = c.req.method === 'POST' && c.get('requestContext') !== undefined;
+  const call = bounded ? toolCallOf(await c.req.raw.clone().text()) : null;
+  if (call) {
+    return c.json({ jsonrpc: '2.0', id: call.id, result: toolError(code, message) }, 200);
+  }
+  return c.json(jsonRpcErrorBody(code, message), ERROR_STATUS[code] as ContentfulStatusCode);
+}
+
+const ToolCall = z.object({
+  jsonrpc: z.literal('2.0'),
+  id: z.union([z.string(), z.number()]),
+  method: z.literal('tools/call'),
+});
+
+/** The JSON-RPC id of a body that is one `tools/call` request, or null. */
+function toolCallOf(text: string): { id: string | number } | null {
+  try {
+    const parsed = ToolCall.safeParse(JSON.parse(text));
+    return parsed.success ? { id: parsed.data.id } : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * `/mcp` on the gateway's app, behind the edge's pipeline. POST carries every message;
+ * stateless, the server offers no stream of its own (GET) and no session to end (DELETE):
+ * both are 405, as the transport's specification allows.
+ */
+export function mountMcp(app: OpenAPIHono<GatewayEnv>, options: McpOptions): void {
+  app.on(['GET', 'DELETE'], MCP_PATH, (c) => {
+    c.header('Allow', 'POST');
+    return errorResponse(
+      c,
+      'mcp',
+      'METHOD_NOT_ALLOWED',
+      'This MCP server is stateless: send every message with POST',
+    );
+  });
+  app.post(MCP_PATH, async (c) => {
+    const ctx = c.get('requestContext');
+    if (!ctx.auth) {
+      return errorResponse(c, 'mcp', 'UNAUTHENTICATED', unauthenticated(ctx.authProblem).message);
+    }
+    const server = serverFor(ctx, options);
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+    });
+    await server.connect(transport);
+    try {
+      return await transport.handleRequest(c.req.raw);
+    } finally {
+      await server.close();
+    }
+  });
+}
