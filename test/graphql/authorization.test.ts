@@ -1,12 +1,17 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import SchemaBuilder from '@pothos/core';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
 import { isObjectType } from 'graphql';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseApiKey } from '../../src/domain/apiKey.js';
+import { MCP_TOOLS } from '../../src/mcp/tools.js';
 import { schema } from '../../src/schema/index.js';
+import { workspaceIdFor } from '../../src/store/workspaces.js';
 import { authorizationRules } from '../helpers/authRules.js';
 import { DEMO } from '../helpers/demo.js';
 import { openTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { callTool, codeOf, mcpClient, textOf } from '../helpers/mcp.js';
 
 /**
  * Authorization is declared on the schema (src/schema/authScopes.ts). This file checks it
@@ -960,6 +965,186 @@ describe('matrix: every REST route × every key', () => {
         if (key === 'otherWorkspace' && response.status !== 404) c.other(body);
       });
     }
+  }
+});
+
+// MCP tools ------------------------------------------------------------------------------
+
+interface ToolCase {
+  /** The scope the tool needs (it is offered to, and runs for, keys holding it). */
+  scope: 'read' | 'write';
+  args: () => Promise<Record<string, unknown>>;
+  /** The answer for acme's keys, and for another workspace's (its own, empty workspace). */
+  own: (result: CallToolResult) => void | Promise<void>;
+  other: (result: CallToolResult) => void | Promise<void>;
+}
+
+const content = (r: CallToolResult): Json => r.structuredContent;
+const isNotFound = (r: CallToolResult) => expect(codeOf(r), textOf(r)).toBe('NOT_FOUND');
+const freshEpisode = () => {
+  const episodeId = uuid();
+  return {
+    dataset: DATASET,
+    input: {
+      episode: { episodeId, occurredAt: '2026-01-01', source: 'chat', content: `mcp ${episodeId}` },
+      facts: [{ subject: `mcp ${episodeId}`, predicate: 'likes', object: 'tea', confidence: 0.9 }],
+    },
+  };
+};
+const ACME = workspaceIdFor('acme');
+const acmeFactsOf = (episodeId: string) =>
+  t.database.collections.facts.countDocuments({ episodeId, workspaceId: ACME });
+
+const TOOL_CASES: Record<string, ToolCase> = {
+  recall: {
+    scope: 'read',
+    args: async () => ({ dataset: DATASET, query: 'toyota' }),
+    own: (r) => expect(content(r).facts.length).toBeGreaterThan(0),
+    other: (r) => expect(content(r)).toEqual({ context: '', facts: [], memories: [] }),
+  },
+  list_facts: {
+    scope: 'read',
+    args: async () => ({ dataset: DATASET }),
+    own: (r) => expect(content(r).total).toBeGreaterThan(0),
+    other: (r) => expect(content(r)).toEqual({ facts: [], total: 0, nextCursor: null }),
+  },
+  entity_facts: {
+    scope: 'read',
+    args: async () => ({ dataset: DATASET, entity: 'user' }),
+    own: (r) => expect(content(r).facts.length).toBeGreaterThan(0),
+    other: isNotFound,
+  },
+  fact_history: {
+    scope: 'read',
+    args: async () => ({ dataset: DATASET, factId: (await recordFresh()).factId }),
+    own: (r) => expect(content(r).history).toHaveLength(1),
+    other: isNotFound,
+  },
+  what_changed: {
+    scope: 'read',
+    args: async () => {
+      await recordFresh();
+      return { dataset: DATASET };
+    },
+    own: (r) => expect(content(r).changes.length).toBeGreaterThan(0),
+    other: (r) => expect(content(r)).toEqual({ changes: [], cursor: null, hasMore: false }),
+  },
+  list_datasets: {
+    scope: 'read',
+    args: async () => ({}),
+    own: (r) => expect(content(r).datasets.map((d: Json) => d.name)).toContain(DATASET),
+    other: (r) => expect(content(r).datasets).toEqual([]),
+  },
+  record_episode: {
+    scope: 'write',
+    args: async () => freshEpisode(),
+    own: async (r) => {
+      expect(content(r).outcome).toBe('RECORDED');
+      expect(await acmeFactsOf(content(r).episodeId)).toBe(1);
+    },
+    // Recorded in the other workspace's own dataset of that name, never in acme's.
+    other: async (r) => {
+      expect(content(r).outcome).toBe('RECORDED');
+      expect(await acmeFactsOf(content(r).episodeId)).toBe(0);
+      const { episodeId } = content(r);
+      const inOther = { episodeId, workspaceId: workspaceIdFor('initech') };
+      expect(await t.database.collections.facts.countDocuments(inOther)).toBe(1);
+    },
+  },
+  delete_fact: {
+    scope: 'write',
+    args: async () => ({ dataset: DATASET, factId: (await recordFresh()).factId }),
+    own: (r) => expect(content(r).deleted).toBe(true),
+    other: isNotFound,
+  },
+  create_memory: {
+    scope: 'write',
+    args: async () => ({ dataset: DATASET, input: { text: 'mcp memory', memoryId: uuid() } }),
+    own: (r) => expect(content(r).version).toBe(1),
+    other: async (r) => {
+      expect(content(r).version).toBe(1);
+      const inWorkspace = (name: string) =>
+        t.database.collections.memories.countDocuments({
+          memoryId: content(r).memoryId,
+          workspaceId: workspaceIdFor(name),
+        });
+      expect([await inWorkspace('acme'), await inWorkspace('initech')]).toEqual([0, 1]);
+    },
+  },
+  update_memory: {
+    scope: 'write',
+    args: async () => ({
+      dataset: DATASET,
+      memoryId: await createFreshMemory(),
+      patch: { text: 'changed by mcp' },
+    }),
+    own: (r) => expect(content(r).version).toBe(2),
+    other: isNotFound,
+  },
+};
+
+const holds: Record<Exclude<KeyName, 'none'>, readonly string[]> = {
+  read: ['read'],
+  write: ['write'],
+  admin: ['admin'],
+  readWrite: ['read', 'write'],
+  all: ['read', 'write', 'admin'],
+  otherWorkspace: ['read', 'write', 'admin'],
+};
+
+describe('matrix: every MCP tool × every key', () => {
+  const clients = new Map<KeyName, Client>();
+  const clientOf = async (key: Exclude<KeyName, 'none'>) => {
+    let client = clients.get(key);
+    if (!client) {
+      client = await mcpClient('http://gateway.test', keys[key], (r) => t.gateway.fetch(r));
+      clients.set(key, client);
+    }
+    return client;
+  };
+
+  it('has a row for every tool the server declares', () => {
+    expect(Object.keys(TOOL_CASES)).toEqual(MCP_TOOLS.map((tool) => tool.name));
+  });
+
+  for (const [name, c] of Object.entries(TOOL_CASES)) {
+    it(`${name}: no key is 401; offered to and run for the keys holding ${c.scope}, FORBIDDEN for the others; another workspace sees nothing of acme`, async () => {
+      const call = {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name, arguments: await c.args() },
+      };
+      const anonymous = await t.request('/mcp', {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
+        body: JSON.stringify(call),
+      });
+      expect(anonymous.status).toBe(401);
+      expect(JSON.stringify(await anonymous.json())).not.toMatch(DEMO_CONTENT);
+      for (const key of KEY_NAMES) {
+        if (key === 'none') continue;
+        const client = await clientOf(key);
+        const offered = (await client.listTools()).tools.map((tool) => tool.name);
+        const result = await callTool(client, name, await c.args());
+        const allowed = holds[key].includes(c.scope);
+        expect(offered.includes(name), `${key} offered`).toBe(allowed);
+        if (!allowed) {
+          expect(codeOf(result), `${key}: ${textOf(result)}`).toBe('FORBIDDEN');
+          expect(textOf(result)).toMatch(/scope/);
+          continue;
+        }
+        expect(
+          codeOf(result) === null || key === 'otherWorkspace',
+          `${key}: ${textOf(result)}`,
+        ).toBe(true);
+        await (key === 'otherWorkspace' ? c.other : c.own)(result);
+        if (key === 'otherWorkspace') expect(textOf(result)).not.toMatch(DEMO_CONTENT);
+      }
+    });
   }
 });
 

@@ -9,6 +9,7 @@ import {
   type GraphQLObjectType,
   type GraphQLSchema,
   getNamedType,
+  getOperationAST,
   isEnumType,
   isInputObjectType,
   isListType,
@@ -22,6 +23,7 @@ import type { CommandStartedEvent } from 'mongodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { measureOperation, QUERY_LIMITS } from '../../src/http/queryLimits.js';
 import { DEFAULT_QUERY } from '../../src/http/yoga.js';
+import { MCP_TOOLS } from '../../src/mcp/tools.js';
 import { defaultFieldCost, QUERY_COST, WHOLE_LIST_CAP } from '../../src/schema/cost.js';
 import { schema } from '../../src/schema/index.js';
 import { DEMO } from '../helpers/demo.js';
@@ -349,6 +351,8 @@ const corpus = [
   ...operationsIn(
     readFileSync(new URL('../../src/rest/supaCloud.graphql', import.meta.url), 'utf8'),
   ),
+  // The MCP tools', with the largest values their arguments allow.
+  ...operationsIn(readFileSync(new URL('../../src/mcp/tools.graphql', import.meta.url), 'utf8')),
   // The memory explorer's, with the largest page it asks for.
   ...operationsIn(
     readFileSync(new URL('../../explorer/src/operations.graphql', import.meta.url), 'utf8'),
@@ -372,6 +376,9 @@ const VARIABLES: Record<string, unknown> = {
 const EXPLORER_INSTANTS = { validAt: '2026-06-01T00:00:00Z', knownAt: '2026-09-01T00:00:00Z' };
 const OPERATION_VARIABLES: Record<string, Record<string, unknown>> = {
   MemorySodaRecall: { first: 50, explain: true },
+  McpRecall: { first: 50, explain: true },
+  McpEntityFacts: { first: 1000 },
+  McpFactHistory: { factId: DEMO.facts.hondaInterest },
   ExplorerTimeline: EXPLORER_INSTANTS,
   ExplorerChanges: {
     since: '2026-01-01T00:00:00Z',
@@ -475,6 +482,16 @@ describe('the front-end corpus passes the limits', () => {
         'ExplorerRecall',
         'ExplorerMemories',
       ]),
+    );
+    // Every MCP tool's operation, the fuller one a write tool runs for a key that may read too.
+    expect(names).toEqual(
+      expect.arrayContaining(
+        MCP_TOOLS.map((tool) => getOperationAST(tool.operation)?.name?.value).concat([
+          'McpRecordEpisode',
+          'McpCreateMemory',
+          'McpUpdateMemory',
+        ]),
+      ),
     );
     // The README's examples are in it too.
     expect(corpus.length).toBeGreaterThan(15);
