@@ -91,6 +91,7 @@ async function main(): Promise<void> {
       say(`Memory gateway listening on ${base}`);
       say(`  GraphQL / GraphiQL: ${base}/graphql${config.GRAPHIQL ? '' : ' (GraphiQL off)'}`);
       say(`  REST:               ${base}/v1/memory/semantic/...  ${base}/api/memories`);
+      say(`  MCP (agents):       ${base}/mcp  (docs/MCP.md)`);
       say(`  Memory explorer:    ${base}/explorer`);
       say(`  API docs:           ${base}/docs  (${base}/openapi.json)`);
       say(`  Health, metrics:    ${base}/healthz  ${base}/readyz  ${base}/metrics`);

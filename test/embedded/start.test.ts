@@ -3,7 +3,10 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { callTool, mcpClient, textOf } from '../helpers/mcp.js';
 
 /**
  * The newcomer's path: `npm start` with no MONGODB_URI runs the embedded FerretDB under
@@ -109,6 +112,33 @@ describe('npm start on the embedded database', () => {
     expect(explorer.status).toBe(200);
     expect(await explorer.text()).toContain(key);
     expect((await fetch(`${base}/explorer/assets/explorer.js`)).status).toBe(200);
+
+    // Agents: /mcp with the development key, named by the banner; and the stdio bridge as
+    // built, relaying to it (docs/MCP.md).
+    expect(server.output()).toContain(`MCP (agents):       ${base}/mcp`);
+    const agent = await mcpClient(base, key!);
+    const recalled = await callTool(agent, 'recall', {
+      dataset: 'user_42',
+      query: 'what car is the user interested in',
+    });
+    expect(textOf(recalled)).toContain('toyota corolla hybrid');
+    await agent.close();
+    const bridged = new Client({ name: 'start-test', version: '1' });
+    await bridged.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: ['dist/cli/mcpStdio.js'],
+        cwd: ROOT.pathname,
+        env: {
+          ...(env() as Record<string, string>),
+          MEMORY_GATEWAY_URL: `${base}/mcp`,
+          MEMORY_GATEWAY_KEY: key!,
+        },
+        stderr: 'pipe',
+      }),
+    );
+    expect((await bridged.listTools()).tools).toHaveLength(10);
+    await bridged.close();
 
     // Once up, the embedded store says how big it is (the demo: one small dataset, no warning).
     for (let i = 0; i < 100 && !server.output().includes('Embedded store:'); i++)

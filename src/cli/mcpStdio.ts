@@ -1,0 +1,63 @@
+/*
+ * `npm run mcp:stdio` (built: `node dist/cli/mcpStdio.js`): the gateway's MCP server for a
+ * client that speaks only stdio (docs/MCP.md). It relays each JSON-RPC message between its
+ * stdin/stdout and a gateway's /mcp, unchanged, with the key in Authorization: every call
+ * still goes through the gateway's one door; nothing here decides anything. Configured
+ * by MEMORY_GATEWAY_URL (default http://127.0.0.1:3004/mcp) and MEMORY_GATEWAY_KEY.
+ * stdout carries the protocol only; what goes wrong is written to stderr.
+ */
+
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import {
+  InitializeResultSchema,
+  isJSONRPCRequest,
+  type JSONRPCMessage,
+} from '@modelcontextprotocol/sdk/types.js';
+
+const url = process.env.MEMORY_GATEWAY_URL ?? 'http://127.0.0.1:3004/mcp';
+const key = process.env.MEMORY_GATEWAY_KEY;
+if (!key) {
+  process.stderr.write('MEMORY_GATEWAY_KEY is not set: give the bridge an API key (docs/MCP.md)\n');
+  process.exit(2);
+}
+
+const gateway = new StreamableHTTPClientTransport(new URL(url), {
+  requestInit: { headers: { authorization: `Bearer ${key}` } },
+});
+const local = new StdioServerTransport();
+/** The ids of `initialize` requests on their way: their answer names the protocol revision. */
+const initializing = new Set<string | number>();
+
+local.onmessage = (message: JSONRPCMessage) => {
+  if (isJSONRPCRequest(message) && message.method === 'initialize') initializing.add(message.id);
+  gateway.send(message).catch((error: unknown) => {
+    const reason = error instanceof Error ? error.message : String(error);
+    process.stderr.write(`mcp:stdio: ${url}: ${reason}\n`);
+    // A request the gateway could not answer still gets an answer, so the client does not wait.
+    if (isJSONRPCRequest(message)) {
+      void local.send({
+        jsonrpc: '2.0',
+        id: message.id,
+        error: { code: -32000, message: `The gateway at ${url} did not answer: ${reason}` },
+      });
+    }
+  });
+};
+
+gateway.onmessage = (message: JSONRPCMessage) => {
+  if ('id' in message && 'result' in message && initializing.delete(message.id)) {
+    // Later requests name the revision the gateway agreed to, as the SDK's own client does.
+    const initialized = InitializeResultSchema.safeParse(message.result);
+    if (initialized.success) gateway.setProtocolVersion(initialized.data.protocolVersion);
+  }
+  void local.send(message);
+};
+
+gateway.onerror = (error) => process.stderr.write(`mcp:stdio: ${error.message}\n`);
+local.onclose = () => {
+  void gateway.close().finally(() => process.exit(0));
+};
+
+await gateway.start();
+await local.start();
