@@ -17,6 +17,7 @@ import { callTool, textOf } from '../helpers/mcp.js';
  */
 
 const doc = readFileSync(new URL('../../docs/MCP.md', import.meta.url), 'utf8');
+const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
 const DOC_ORIGIN = 'http://127.0.0.1:3004';
 const KEY_PLACEHOLDER = 'mk_…';
 
@@ -132,6 +133,32 @@ describe('docs/MCP.md: connecting a client', () => {
     transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     await expect(client.connect(transport)).rejects.toThrow();
     expect(stderr).toMatch(/MEMORY_GATEWAY_KEY is not set/);
+  });
+});
+
+// Before the tools' examples, which change the demo dataset.
+describe("README's agent call", () => {
+  it('is one tools/call with curl, answering the text shown under it', async () => {
+    const at = readme.indexOf('One tool call, as an agent');
+    const [command, answer] = blocks(readme.slice(at));
+    expect(command?.lang).toBe('sh');
+    const shell = command!.body.replaceAll('\\\n', ' ');
+    const url = /curl -s (\S+)/.exec(shell)![1]!;
+    const headers = Object.fromEntries(
+      [...shell.matchAll(/-H (["'])([^:]+): (.*?)\1/g)].map((m) => [
+        m[2]!,
+        m[3]!.replace('$KEY', key),
+      ]),
+    );
+    const body = /-d '([^']*)'/.exec(shell)![1]!;
+    const response = await fetch(here(url), { method: 'POST', headers, body });
+    expect(response.status).toBe(200);
+    const { result } = (await response.json()) as {
+      result: { isError?: boolean; content: { text: string }[] };
+    };
+    expect(result.isError).toBeFalsy();
+    expect(answer?.lang).toBe('text');
+    expect(result.content[0]!.text).toMatch(answerPattern(answer!.body));
   });
 });
 
