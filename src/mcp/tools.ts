@@ -14,6 +14,7 @@ import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { RequestContext } from '../context.js';
 import { ENTITY_TYPES } from '../domain/names.js';
+import { recallContext } from '../domain/recall.js';
 import { INSTANT_FORMAT, parseInstant } from '../domain/time.js';
 import { GatewayError } from '../errors.js';
 import {
@@ -201,6 +202,10 @@ const recall = tool({
       .boolean()
       .default(false)
       .describe('Also say why each item ranked where it did (its score, factors and terms).'),
+    memories: z
+      .boolean()
+      .default(true)
+      .describe('Also recall free-text memories (default true); false: facts only.'),
   }),
   output: z.object({
     context: z.string(),
@@ -217,13 +222,27 @@ const recall = tool({
   }),
   annotations: { readOnlyHint: true, openWorldHint: false },
   operation: McpRecallDocument,
-  widestVariables: { explain: true },
-  async run(ctx, { limit, ...args }) {
-    const data = await runOperation(ctx, McpRecallDocument, { ...args, first: limit });
-    const found = data.dataset?.recall ?? { context: '', facts: [], memories: [] };
+  widestVariables: { explain: true, withMemories: true },
+  async run(ctx, { limit, memories: withMemories, ...args }) {
+    const data = await runOperation(ctx, McpRecallDocument, {
+      ...args,
+      first: limit,
+      withMemories,
+    });
+    const facts = data.dataset?.recall.facts ?? [];
+    const memories = data.dataset?.recall.memories ?? [];
+    // The prompt-ready lines GraphQL's Recall.context gives, of what was recalled here.
+    const context = recallContext(
+      facts.map(({ fact }) => ({
+        ...fact,
+        validAt: new Date(fact.validAt),
+        validUntil: fact.validUntil ? new Date(fact.validUntil) : null,
+      })),
+      memories.map(({ memory }) => memory),
+    );
     return {
-      structured: found,
-      text: found.context || 'Nothing in this dataset matches the query.',
+      structured: { context, facts, memories },
+      text: context || 'Nothing in this dataset matches the query.',
     };
   },
 });

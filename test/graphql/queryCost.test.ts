@@ -376,7 +376,7 @@ const VARIABLES: Record<string, unknown> = {
 const EXPLORER_INSTANTS = { validAt: '2026-06-01T00:00:00Z', knownAt: '2026-09-01T00:00:00Z' };
 const OPERATION_VARIABLES: Record<string, Record<string, unknown>> = {
   MemorySodaRecall: { first: 50, explain: true },
-  McpRecall: { first: 50, explain: true },
+  McpRecall: { first: 50, explain: true, withMemories: true },
   McpEntityFacts: { first: 1000 },
   McpFactHistory: { factId: DEMO.facts.hondaInterest },
   ExplorerTimeline: EXPLORER_INSTANTS,

@@ -148,6 +148,18 @@ describe('each tool, on the demo dataset', () => {
     expect(textOf(result)).toContain('toyota corolla hybrid');
   });
 
+  it('recall with memories: false: facts only, nor any memory line in the context', async () => {
+    const result = await callTool(reader, 'recall', {
+      dataset: DATASET,
+      query: 'which car is the user interested in',
+      memories: false,
+    });
+    const answer = structured<{ facts: unknown[]; memories: unknown[] }>(result);
+    expect(answer.facts.length).toBeGreaterThan(0);
+    expect(answer.memories).toEqual([]);
+    expect(textOf(result)).not.toContain('Memory:');
+  });
+
   it('recall: validAt asks what was true then, knownAt what was believed then', async () => {
     const ids = async (args: Record<string, unknown>) =>
       structured<{ facts: { fact: Fact }[] }>(
