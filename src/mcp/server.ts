@@ -10,15 +10,17 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import {
   CallToolRequestSchema,
   type CallToolResult,
+  InitializeRequestSchema,
   ErrorCode as JsonRpcErrorCode,
   ListToolsRequestSchema,
   McpError,
+  PingRequestSchema,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { Logger } from 'pino';
@@ -173,6 +175,50 @@ function toolCallOf(text: string): { id: string | number } | null {
   }
 }
 
+/** The requests the server answers, by method, with the SDK's own schema of each. */
+const REQUEST_SCHEMAS = new Map<string, z.ZodType>([
+  ['initialize', InitializeRequestSchema],
+  ['ping', PingRequestSchema],
+  ['tools/list', ListToolsRequestSchema],
+  ['tools/call', CallToolRequestSchema],
+]);
+
+/** A body the transport may read, or the JSON-RPC error that answers it instead. */
+type ParsedMessages =
+  | { ok: true; body: unknown }
+  | { ok: false; status: 200 | 400; answer: Record<string, unknown> };
+
+/**
+ * The body, parsed, with each request's params checked against its method's schema before
+ * the SDK sees it: the SDK answers a request whose params it cannot read as an internal
+ * error (-32603) carrying zod's raw report, where the mistake is the client's (-32602,
+ * "Invalid params", naming each field). A body that is not JSON gets the SDK's own parse
+ * error.
+ */
+function parseMessages(text: string): ParsedMessages {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    const error = { code: JsonRpcErrorCode.ParseError, message: 'Parse error: Invalid JSON' };
+    return { ok: false, status: 400, answer: { jsonrpc: '2.0', id: null, error } };
+  }
+  for (const message of Array.isArray(body) ? body : [body]) {
+    if (typeof message !== 'object' || message === null || !('id' in message)) continue;
+    const { method, id } = message as { method?: unknown; id?: unknown };
+    const schema = typeof method === 'string' ? REQUEST_SCHEMAS.get(method) : undefined;
+    const checked = schema?.safeParse(message);
+    if (!checked || checked.success) continue;
+    const error = {
+      code: JsonRpcErrorCode.InvalidParams,
+      message: `Invalid params: ${describeIssues(checked.error.issues)}`,
+    };
+    const answerId = typeof id === 'string' || typeof id === 'number' ? id : null;
+    return { ok: false, status: 200, answer: { jsonrpc: '2.0', id: answerId, error } };
+  }
+  return { ok: true, body };
+}
+
 /**
  * `/mcp` on the gateway's app, behind the edge's pipeline. POST carries every message;
  * stateless, the server offers no stream of its own (GET) and no session to end (DELETE):
@@ -193,6 +239,8 @@ export function mountMcp(app: OpenAPIHono<GatewayEnv>, options: McpOptions): voi
     if (!ctx.auth) {
       return errorResponse(c, 'mcp', 'UNAUTHENTICATED', unauthenticated(ctx.authProblem).message);
     }
+    const parsed = parseMessages(await c.req.text());
+    if (!parsed.ok) return c.json(parsed.answer, parsed.status);
     const server = serverFor(ctx, options);
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
@@ -200,7 +248,7 @@ export function mountMcp(app: OpenAPIHono<GatewayEnv>, options: McpOptions): voi
     });
     await server.connect(transport);
     try {
-      return await transport.handleRequest(c.req.raw);
+      return await transport.handleRequest(c.req.raw, { parsedBody: parsed.body });
     } finally {
       await server.close();
     }

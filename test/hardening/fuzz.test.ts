@@ -3,10 +3,11 @@ import fc from 'fast-check';
 import type { Db } from 'mongodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { MAX_URL_LENGTH } from '../../src/http/app.js';
+import { MCP_TOOLS } from '../../src/mcp/tools.js';
 import { openTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 /**
- * Property-based fuzzing of both REST surfaces and the GraphQL endpoint, in-process
+ * Property-based fuzzing of both REST surfaces, the GraphQL endpoint and MCP, in-process
  * through the gateway's fetch, against a real database holding the demo dataset.
  *
  * For every response: the status is never >= 500 (nor 429: no rate limit is configured),
@@ -29,6 +30,10 @@ import { openTestGateway, type TestGateway } from '../helpers/gateway.js';
  *   read-only key, so any write they ask for is FORBIDDEN.
  * - `restoreFact`, `eraseDataset` and `eraseEpisode` (admin) use the read+write key
  *   without the admin scope: FORBIDDEN (or BAD_USER_INPUT before that).
+ * - MCP's write tools, the same way: `record_episode` with the read+write key carries a
+ *   fact of confidence 1.5, `delete_fact` and `update_memory` ids that name nothing,
+ *   `create_memory` only ever the read-only key; a write tool that answers without
+ *   `isError` is reported as a failure.
  *
  * Seed: random unless FUZZ_SEED is set; the seed is printed, and fast-check prints the
  * seed and path of any counterexample so it can be replayed.
@@ -465,7 +470,7 @@ let t: TestGateway;
 let readWriteKey: string;
 let readKey: string;
 let before: Record<string, unknown[]>;
-const counts = { rest: 0, graphql: 0 };
+const counts = { rest: 0, graphql: 0, mcp: 0 };
 const seed = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : Date.now() % 2 ** 31;
 
 beforeAll(async () => {
@@ -832,6 +837,72 @@ describe('fuzz', () => {
     );
   }, 240_000);
 
+  it('MCP: every tool with generated arguments, unknown tools, and raw JSON-RPC bodies', async () => {
+    const started = Date.now();
+    const outcomes = new Map<string, number>();
+    await fc.assert(
+      fc.asyncProperty(mcpRequest(), async (r) => {
+        counts.mcp++;
+        const response = await t.request('/mcp', {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            ...authHeaders(r.key),
+          },
+          body: r.body,
+        });
+        const text = await response.text();
+        const full = `${r.name} (key: ${r.key.kind}) ${r.body.slice(0, 600)}\n  response: ${response.status} ${text.slice(0, 400)}`;
+        check(response.status < 500, 'a 5xx', full);
+        check(response.status !== 429, 'a 429 without a rate limit configured', full);
+        const validKey = r.key.kind === 'read' || r.key.kind === 'readWrite';
+        if (!validKey) check(response.status === 401, 'no valid key must be a 401', full);
+        if (response.status === 202) return; // a notification: nothing to answer
+        let body: unknown;
+        try {
+          body = JSON.parse(text);
+        } catch {
+          check(false, 'body is not JSON', full);
+        }
+        check(isPlainObject(body) && body.jsonrpc === '2.0', 'not a JSON-RPC answer', full);
+        check(
+          !/\bat .*\.(ts|js):\d+|Internal server error/.test(text),
+          'a stack or an internal error',
+          full,
+        );
+        if (isPlainObject(body.error)) {
+          check(typeof body.error.code === 'number', 'a JSON-RPC error without its code', full);
+          check(body.error.code !== -32603, 'a JSON-RPC internal error', full);
+          outcomes.set(
+            `error ${body.error.code}`,
+            (outcomes.get(`error ${body.error.code}`) ?? 0) + 1,
+          );
+          return;
+        }
+        const result = body.result as { isError?: boolean; content?: { text?: string }[] };
+        check(isPlainObject(result), 'neither result nor error', full);
+        if (!r.call) return;
+        if (result.isError) {
+          const code = /^([A-Z_]+): /.exec(result.content?.[0]?.text ?? '')?.[1];
+          check(code !== undefined, 'a failed call without its code', full);
+          check(code !== 'INTERNAL_SERVER_ERROR', 'INTERNAL_SERVER_ERROR', full);
+          outcomes.set(code!, (outcomes.get(code!) ?? 0) + 1);
+        } else {
+          check(!r.writes, 'a write tool succeeded: generated input wrote to the store', full);
+          outcomes.set('(answered)', (outcomes.get('(answered)') ?? 0) + 1);
+        }
+      }),
+      { numRuns: 800, seed, endOnFailure: process.env.FUZZ_NO_SHRINK === '1' },
+    );
+    console.log(
+      `MCP fuzz: ${counts.mcp} requests in ${Date.now() - started} ms; outcomes ${JSON.stringify(Object.fromEntries([...outcomes].sort()))}`,
+    );
+    // The run reached the tools: some calls answered, some were refused for their arguments.
+    expect(outcomes.get('(answered)') ?? 0).toBeGreaterThan(0);
+    expect(outcomes.get('BAD_USER_INPUT') ?? 0).toBeGreaterThan(0);
+  }, 240_000);
+
   it('REST: unknown parameters are ignored (the same answer as without them)', async () => {
     const started = Date.now();
     await fc.assert(
@@ -1057,7 +1128,9 @@ describe('found by fuzzing', () => {
 });
 
 it('stored data is byte-for-byte unchanged after every generated request', async () => {
-  console.log(`fuzz total: ${counts.rest} REST + ${counts.graphql} GraphQL requests`);
+  console.log(
+    `fuzz total: ${counts.rest} REST + ${counts.graphql} GraphQL + ${counts.mcp} MCP requests`,
+  );
   expect(await snapshot(t.database.db)).toEqual(before);
 });
 
@@ -1701,4 +1774,155 @@ function graphqlRequest(): fc.Arbitrary<GraphqlCase> {
         ),
     },
   );
+}
+
+// ---------------------------------------------------------------------------------------
+// MCP requests.
+
+interface McpCase {
+  name: string;
+  key: KeyChoice;
+  body: string;
+  /** A tools/call (its answer is a tool result to check). */
+  call: boolean;
+  /** A write tool with a key that could write: it must be refused. */
+  writes: boolean;
+}
+
+const TOOL_NAMES = MCP_TOOLS.map((tool) => tool.name);
+
+/** Each tool's arguments: mostly of its shape, with the writes defused (see the file comment). */
+const TOOL_ARGUMENTS: Record<string, fc.Arbitrary<Record<string, unknown>>> = {
+  recall: fc.record(
+    {
+      dataset: req(gDataset),
+      query: req(fc.oneof(fc.constant('car'), anyText, hugeText)),
+      limit: v(gFirst),
+      asOf: rarely(gInstant),
+      validAt: v(gInstant),
+      knownAt: v(gInstant),
+      explain: v(fc.boolean()),
+      memories: v(fc.boolean()),
+    },
+    { requiredKeys: [] },
+  ),
+  list_facts: fc.record(
+    {
+      dataset: req(gDataset),
+      q: v(anyText),
+      limit: v(gFirst),
+      cursor: v(anyText),
+      includeInvalidated: v(fc.boolean()),
+      asOf: rarely(gInstant),
+      validAt: v(gInstant),
+      knownAt: v(gInstant),
+      episodeId: v(fc.oneof(fc.constantFrom(...DEMO_EPISODE_IDS), garbageText)),
+    },
+    { requiredKeys: [] },
+  ),
+  entity_facts: fc.record(
+    {
+      dataset: req(gDataset),
+      entity: req(fc.oneof(fc.constantFrom('user', 'honda civic'), anyText)),
+      limit: v(fc.integer({ min: -5, max: 2000 })),
+      validAt: v(gInstant),
+      knownAt: v(gInstant),
+    },
+    { requiredKeys: [] },
+  ),
+  fact_history: fc.record(
+    {
+      dataset: req(gDataset),
+      factId: req(fc.oneof(fc.constantFrom(...DEMO_FACT_IDS), garbageText)),
+      limit: v(gFirst),
+    },
+    { requiredKeys: [] },
+  ),
+  what_changed: fc.record(
+    { dataset: req(gDataset), after: v(anyText), limit: v(gFirst) },
+    { requiredKeys: [] },
+  ),
+  list_datasets: fc.record({ limit: v(gFirst), cursor: v(anyText) }, { requiredKeys: [] }),
+  record_episode: fc
+    .record({ dataset: req(gDataset), input: req(gRecordEpisodeInput) }, { requiredKeys: [] })
+    .map((args) => {
+      // A fact of confidence 1.5: refused by the input's rules, whatever else it holds.
+      const input = args.input;
+      if (isPlainObject(input)) {
+        const facts = Array.isArray(input.facts) ? input.facts : [];
+        input.facts = [...facts, { subject: 'x', predicate: 'y', object: 'z', confidence: 1.5 }];
+      }
+      return args;
+    }),
+  delete_fact: fc.record({ dataset: req(gDataset), factId: req(gWriteId) }, { requiredKeys: [] }),
+  create_memory: fc.record(
+    { dataset: req(gDataset), input: req(gMemoryInput) },
+    { requiredKeys: [] },
+  ),
+  update_memory: fc.record(
+    {
+      dataset: req(gDataset),
+      memoryId: req(gWriteId),
+      expectedVersion: v(fc.integer()),
+      patch: req(gPatch),
+    },
+    { requiredKeys: [] },
+  ),
+};
+
+const WRITE_TOOLS = new Set(['record_episode', 'delete_fact', 'create_memory', 'update_memory']);
+
+function mcpRequest(): fc.Arbitrary<McpCase> {
+  const call = fc
+    .record({
+      tool: fc.oneof(
+        { weight: 12, arbitrary: fc.constantFrom(...TOOL_NAMES) },
+        // Unknown names, Object.prototype's among them.
+        { weight: 1, arbitrary: fc.oneof(anyText, fc.constantFrom('constructor', '__proto__')) },
+      ),
+      key: keyChoice(),
+    })
+    .chain(({ tool, key }) =>
+      (Object.hasOwn(TOOL_ARGUMENTS, tool)
+        ? TOOL_ARGUMENTS[tool]!
+        : fc.dictionary(anyText, garbageJson, { maxKeys: 3 })
+      ).map((args) => {
+        // create_memory never runs with a key that could write (see the file comment).
+        const k: KeyChoice =
+          tool === 'create_memory' && key.kind === 'readWrite' ? { kind: 'read' } : key;
+        return {
+          name: `tools/call ${tool}`,
+          key: k,
+          body: JSON.stringify({
+            jsonrpc: '2.0',
+            id: 1,
+            method: 'tools/call',
+            params: { name: tool, arguments: args },
+          }),
+          call: true,
+          writes: WRITE_TOOLS.has(tool) && k.kind === 'readWrite',
+        };
+      }),
+    );
+  const raw = fc
+    .record({
+      key: keyChoice().map((k): KeyChoice => (k.kind === 'readWrite' ? { kind: 'read' } : k)),
+      body: fc.oneof(
+        fc.json({ maxDepth: 3 }),
+        anyText,
+        fc
+          .record({
+            jsonrpc: fc.oneof(fc.constant('2.0'), anyText),
+            id: fc.oneof(fc.integer(), anyText, fc.constant(null)),
+            method: fc.oneof(
+              fc.constantFrom('initialize', 'tools/list', 'tools/call', 'ping', 'resources/list'),
+              anyText,
+            ),
+            params: garbageJson,
+          })
+          .map((m) => JSON.stringify(m)),
+      ),
+    })
+    .map(({ key, body }) => ({ name: 'raw', key, body, call: false, writes: false }));
+  return fc.oneof({ weight: 4, arbitrary: call }, { weight: 1, arbitrary: raw });
 }

@@ -153,6 +153,25 @@ describe('/mcp over a loopback listener', () => {
     },
   );
 
+  it.each([
+    ['initialize', { protocolVersion: 7 }, /^Invalid params: params\.protocolVersion: /],
+    ['tools/call', { arguments: {} }, /^Invalid params: params\.name: /],
+    ['constructor', {}, /Method not found/],
+  ])(
+    'a %s request whose params do not read is the client’s mistake, naming the field',
+    async (method, params, message) => {
+      const response = await post({ jsonrpc: '2.0', id: 7, method, params });
+      expect(response.status).toBe(200);
+      const body = (await response.json()) as {
+        id: number;
+        error: { code: number; message: string };
+      };
+      expect(body.id).toBe(7);
+      expect(body.error.code).toBe(method === 'constructor' ? -32601 : -32602);
+      expect(body.error.message).toMatch(message);
+    },
+  );
+
   it('a body that is not JSON is a JSON-RPC parse error (400), never a 500', async () => {
     const response = await fetch(`${origin}/mcp`, {
       method: 'POST',
