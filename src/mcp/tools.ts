@@ -513,6 +513,10 @@ const recordEpisode = tool({
     factIds: z.array(z.string()),
     supersededIds: z.array(z.string()),
     facts: z.array(factOutput).optional().describe('The stored facts, for a key that may read.'),
+    superseded: z
+      .array(factOutput)
+      .optional()
+      .describe('The facts they superseded, as they are now, for a key that may read.'),
   }),
   annotations: {
     readOnlyHint: false,
@@ -523,25 +527,32 @@ const recordEpisode = tool({
   operation: McpRecordEpisodeIdsDocument,
   retry: 'retry with the same episode id: call record_episode again with the same input',
   async run(ctx, args) {
-    const recorded = !refusalOf(ctx, McpRecordEpisodeDocument)
+    const full = !refusalOf(ctx, McpRecordEpisodeDocument);
+    const recorded = full
       ? (await runOperation(ctx, McpRecordEpisodeDocument, args)).recordEpisode
-      : (await runOperation(ctx, McpRecordEpisodeIdsDocument, args)).recordEpisode;
-    const { outcome, episode, supersededIds } = recorded;
+      : {
+          ...(await runOperation(ctx, McpRecordEpisodeIdsDocument, args)).recordEpisode,
+          superseded: null,
+        };
+    const { outcome, episode, supersededIds, superseded } = recorded;
     const factIds = recorded.facts.map((f) => f.factId);
-    const facts =
-      'subject' in (recorded.facts[0] ?? {}) ? (recorded.facts as McpFactFragment[]) : null;
+    const facts = full ? (recorded.facts as McpFactFragment[]) : null;
     return {
       structured: {
         outcome,
         episodeId: episode.episodeId,
         factIds,
         supersededIds,
-        ...(facts ? { facts } : {}),
+        ...(facts && superseded ? { facts, superseded } : {}),
       },
       text: [
         `${outcome}: episode ${episode.episodeId}, ${factIds.length} fact${factIds.length === 1 ? '' : 's'}`,
         ...(facts ? facts.map(factLine) : factIds.map((id) => `- fact ${id}`)),
-        ...(supersededIds.length ? [`Superseded: ${supersededIds.join(', ')}`] : []),
+        ...(superseded?.length
+          ? ['Superseded:', ...superseded.map(factLine)]
+          : supersededIds.length
+            ? [`Superseded: ${supersededIds.join(', ')}`]
+            : []),
       ].join('\n'),
     };
   },

@@ -294,12 +294,15 @@ describe('writes', () => {
         ...episode([fact('coffee', { replaceExisting: true, validAt: '2026-01-01' })], dataset),
       }),
     );
-    const later = structured<{ supersededIds: string[] }>(
-      await callTool(agent, 'record_episode', {
-        ...episode([fact('tea', { replaceExisting: true, validAt: '2026-03-01' })], dataset),
-      }),
-    );
+    const result = await callTool(agent, 'record_episode', {
+      ...episode([fact('tea', { replaceExisting: true, validAt: '2026-03-01' })], dataset),
+    });
+    const later = structured<{ supersededIds: string[]; superseded: Fact[] }>(result);
     expect(later.supersededIds).toEqual(earlier.factIds);
+    expect(later.superseded.map((f) => [f.factId, f.object, f.invalidAt !== null])).toEqual([
+      [earlier.factIds[0], 'coffee', true],
+    ]);
+    expect(textOf(result)).toMatch(/\nSuperseded:\n- user likes coffee \(valid from 2026-01-01/);
   });
 
   it('record_episode with a write-only key (a pipeline’s): the ids it wrote, nothing it may not read', async () => {
