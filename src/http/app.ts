@@ -10,8 +10,8 @@ import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterRes } from 'rat
 import { type Clock, systemClock } from '../clock.js';
 import { createRequestContext, type GatewayEnv, unauthenticated } from '../context.js';
 import { ERROR_STATUS, type ErrorCode, maskError } from '../errors.js';
-import { errorResponse, errorResponseFor, graphqlErrorBody } from '../rest/errorBodies.js';
 import { mcpRefusal, mountMcp } from '../mcp/server.js';
+import { errorResponse, errorResponseFor, graphqlErrorBody } from '../rest/errorBodies.js';
 import { mountRestRoutes, REST_PATHS } from '../rest/routes.js';
 import { errorShapeOf, MCP_PATH, surfaceOf } from '../rest/surfaces.js';
 import { inSpan } from '../spans.js';
@@ -460,7 +460,11 @@ function guardApiRoutes(
       app.use(path, async (c, next) => {
         const origin = c.req.header('origin');
         if (!originMayCall(options.corsOrigins ?? [], origin, c.req.header('host'))) {
-          return edgeError(c, 'FORBIDDEN', `Origin "${origin}" may not call MCP here; see CORS_ORIGINS`);
+          return edgeError(
+            c,
+            'FORBIDDEN',
+            `Origin "${origin}" may not call MCP here; see CORS_ORIGINS`,
+          );
         }
         await next();
       });

@@ -21,7 +21,7 @@ const EXPOSE_HEADERS = 'X-Request-Id, Retry-After';
 const PREFLIGHT_MAX_AGE_SECONDS = '600';
 
 /** The Access-Control-Allow-Origin value for a request's Origin, or null: none. */
-export function allowedOrigin(origins: CorsOrigins, origin: string | undefined): string | null {
+function allowedOrigin(origins: CorsOrigins, origin: string | undefined): string | null {
   if (origins === '*') return '*';
   return origin && origins.includes(origin) ? origin : null;
 }

@@ -78,7 +78,7 @@ const toolRefusal = (tool: McpTool, ctx: RequestContext) =>
   refusalOf(ctx, tool.operation, tool.widestVariables);
 
 /** A tool call that failed, as the model sees it: the gateway's code, then its message. */
-export function toolError(code: string, message: string): CallToolResult {
+function toolError(code: string, message: string): CallToolResult {
   return { isError: true, content: [{ type: 'text', text: `${code}: ${message}` }] };
 }
 

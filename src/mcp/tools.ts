@@ -51,7 +51,7 @@ import { schema } from '../schema/index.js';
 import { authorizeOperation } from '../schema/operationScopes.js';
 
 /** What a tool answers: the structured content (its output schema's) and a text for the model. */
-export interface ToolAnswer {
+interface ToolAnswer {
   structured: Record<string, unknown>;
   text: string;
 }
@@ -601,7 +601,7 @@ function writtenMemory(
 }
 
 /** What create_memory fills in when the agent does not say (SupaCloud's fields are required). */
-export const MEMORY_DEFAULTS = { memoryKind: 'note', scope: 'user', sourceType: 'agent' } as const;
+const MEMORY_DEFAULTS = { memoryKind: 'note', scope: 'user', sourceType: 'agent' } as const;
 
 const createMemory = tool({
   name: 'create_memory',
