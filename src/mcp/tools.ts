@@ -180,6 +180,16 @@ const listed = (lines: string[], none: string) => (lines.length ? lines.join('\n
 
 const notFound = (what: string) => new GatewayError('NOT_FOUND', what);
 
+/** What a client may assume of the read tools: they change nothing, and the memory is closed-world. */
+const READS: ToolAnnotations = { readOnlyHint: true, openWorldHint: false };
+/** Of the write tools: they add, not destroy, and a repeat is another write (unless a tool says). */
+const WRITES: ToolAnnotations = {
+  readOnlyHint: false,
+  destructiveHint: false,
+  idempotentHint: false,
+  openWorldHint: false,
+};
+
 // The tools ------------------------------------------------------------------------------
 
 const recall = tool({
@@ -220,7 +230,7 @@ const recall = tool({
       }),
     ),
   }),
-  annotations: { readOnlyHint: true, openWorldHint: false },
+  annotations: READS,
   operation: McpRecallDocument,
   widestVariables: { explain: true, withMemories: true },
   async run(ctx, { limit, memories: withMemories, ...args }) {
@@ -271,7 +281,7 @@ const listFacts = tool({
     total: z.number(),
     nextCursor: z.string().nullable(),
   }),
-  annotations: { readOnlyHint: true, openWorldHint: false },
+  annotations: READS,
   operation: McpListFactsDocument,
   async run(ctx, { limit, cursor: after, ...args }) {
     const data = await runOperation(ctx, McpListFactsDocument, {
@@ -312,7 +322,7 @@ const entityFacts = tool({
     entity: z.object({ name: z.string(), type: z.enum(ENTITY_TYPES) }),
     facts: z.array(factOutput),
   }),
-  annotations: { readOnlyHint: true, openWorldHint: false },
+  annotations: READS,
   operation: McpEntityFactsDocument,
   async run(ctx, { entity: name, limit, ...args }) {
     const data = await runOperation(ctx, McpEntityFactsDocument, { ...args, name, first: limit });
@@ -349,7 +359,7 @@ const factHistory = tool({
       }),
     ),
   }),
-  annotations: { readOnlyHint: true, openWorldHint: false },
+  annotations: READS,
   operation: McpFactHistoryDocument,
   async run(ctx, { limit, ...args }) {
     const data = await runOperation(ctx, McpFactHistoryDocument, { ...args, first: limit });
@@ -404,7 +414,7 @@ const whatChanged = tool({
     cursor: z.string().nullable(),
     hasMore: z.boolean(),
   }),
-  annotations: { readOnlyHint: true, openWorldHint: false },
+  annotations: READS,
   operation: McpWhatChangedDocument,
   async run(ctx, { limit, ...args }) {
     const data = await runOperation(ctx, McpWhatChangedDocument, { ...args, first: limit });
@@ -444,7 +454,7 @@ const listDatasets = tool({
     total: z.number(),
     nextCursor: z.string().nullable(),
   }),
-  annotations: { readOnlyHint: true, openWorldHint: false },
+  annotations: READS,
   operation: McpListDatasetsDocument,
   async run(ctx, { limit, cursor: after }) {
     const data = await runOperation(ctx, McpListDatasetsDocument, {
@@ -518,12 +528,8 @@ const recordEpisode = tool({
       .optional()
       .describe('The facts they superseded, as they are now, for a key that may read.'),
   }),
-  annotations: {
-    readOnlyHint: false,
-    destructiveHint: false,
-    idempotentHint: true,
-    openWorldHint: false,
-  },
+  // The same episode is recorded once, however often it is sent.
+  annotations: { ...WRITES, idempotentHint: true },
   operation: McpRecordEpisodeIdsDocument,
   retry: 'retry with the same episode id: call record_episode again with the same input',
   async run(ctx, args) {
@@ -565,12 +571,7 @@ const deleteFact = tool({
     'Says a fact was wrong: it stops being believed from now on (its history stays readable with knownAt). Deletes once: a fact already deleted or superseded, or unknown, is NOT_FOUND. To record that a value changed, record an episode with a replacing fact instead.',
   input: z.object({ dataset, factId }),
   output: z.object({ factId: z.string(), deleted: z.boolean() }),
-  annotations: {
-    readOnlyHint: false,
-    destructiveHint: true,
-    idempotentHint: false,
-    openWorldHint: false,
-  },
+  annotations: { ...WRITES, destructiveHint: true },
   operation: McpDeleteFactDocument,
   async run(ctx, args) {
     const data = await runOperation(ctx, McpDeleteFactDocument, args);
@@ -626,12 +627,7 @@ const createMemory = tool({
     }),
   }),
   output: writtenMemoryOutput,
-  annotations: {
-    readOnlyHint: false,
-    destructiveHint: false,
-    idempotentHint: false,
-    openWorldHint: false,
-  },
+  annotations: WRITES,
   operation: McpCreateMemoryIdsDocument,
   retry: 'retry with the same memoryId',
   async run(ctx, args) {
@@ -665,12 +661,7 @@ const updateMemory = tool({
     }),
   }),
   output: writtenMemoryOutput,
-  annotations: {
-    readOnlyHint: false,
-    destructiveHint: false,
-    idempotentHint: false,
-    openWorldHint: false,
-  },
+  annotations: WRITES,
   operation: McpUpdateMemoryIdsDocument,
   async run(ctx, args) {
     const memory = !refusalOf(ctx, McpUpdateMemoryDocument)

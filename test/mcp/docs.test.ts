@@ -1,13 +1,13 @@
 import { readFileSync } from 'node:fs';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { ServerType } from '@hono/node-server';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGateway } from '../../src/http/app.js';
-import { listen } from '../../src/http/server.js';
+import { MCP_TOOLS } from '../../src/mcp/tools.js';
 import { clockFrom, openTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { closeServer, listenOnLoopback } from '../helpers/listener.js';
 import { callTool, textOf } from '../helpers/mcp.js';
 
 /**
@@ -22,7 +22,7 @@ const DOC_ORIGIN = 'http://127.0.0.1:3004';
 const KEY_PLACEHOLDER = 'mk_…';
 
 let t: TestGateway;
-let server: Server;
+let server: ServerType;
 let origin: string;
 let key: string;
 
@@ -34,16 +34,10 @@ beforeAll(async () => {
     keyUseFlushMs: 0,
     clock: clockFrom('2026-12-01T00:00:00Z'),
   });
-  server = await new Promise<Server>((resolve) => {
-    const s = listen(gateway.fetch, { port: 0, hostname: '127.0.0.1' }, () => resolve(s));
-  });
-  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  ({ server, origin } = await listenOnLoopback(gateway.fetch));
 });
 
-afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise((resolve) => server.close(resolve));
-});
+afterAll(() => closeServer(server));
 
 /** The doc's fenced blocks: their language and text, in order. */
 const blocks = (text: string) =>
@@ -179,20 +173,7 @@ describe('docs/MCP.md: each tool’s example answers what it says', () => {
   );
 
   it('has an example for every tool', () => {
-    expect(sections.map((s) => s.tool).sort()).toEqual(
-      [
-        'recall',
-        'list_facts',
-        'entity_facts',
-        'fact_history',
-        'what_changed',
-        'list_datasets',
-        'record_episode',
-        'delete_fact',
-        'create_memory',
-        'update_memory',
-      ].sort(),
-    );
+    expect(sections.map((s) => s.tool).sort()).toEqual(MCP_TOOLS.map((tool) => tool.name).sort());
   });
 
   it('each example, in order, answers the text under it', async () => {

@@ -3,6 +3,7 @@ import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { MongoNetworkError } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Scope } from '../../src/domain/apiKey.js';
+import { MCP_TOOLS } from '../../src/mcp/tools.js';
 import { DEMO } from '../helpers/demo.js';
 import { clockFrom, openTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { callTool, codeOf, mcpClient, textOf } from '../helpers/mcp.js';
@@ -14,15 +15,8 @@ import { callTool, codeOf, mcpClient, textOf } from '../helpers/mcp.js';
  */
 
 const DATASET = 'user_42';
-const READ_TOOLS = [
-  'recall',
-  'list_facts',
-  'entity_facts',
-  'fact_history',
-  'what_changed',
-  'list_datasets',
-];
-const WRITE_TOOLS = ['record_episode', 'delete_fact', 'create_memory', 'update_memory'];
+const READ_TOOLS = MCP_TOOLS.filter((tool) => tool.annotations.readOnlyHint).map((t) => t.name);
+const WRITE_TOOLS = MCP_TOOLS.filter((tool) => !tool.annotations.readOnlyHint).map((t) => t.name);
 
 let t: TestGateway;
 const clients: Client[] = [];

@@ -1,10 +1,9 @@
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { ServerType } from '@hono/node-server';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGateway } from '../../src/http/app.js';
-import { listen } from '../../src/http/server.js';
 import { openTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { closeServer, listenOnLoopback } from '../helpers/listener.js';
 import { callTool, mcpClient } from '../helpers/mcp.js';
 
 /**
@@ -13,7 +12,7 @@ import { callTool, mcpClient } from '../helpers/mcp.js';
  */
 
 let t: TestGateway;
-let server: Server;
+let server: ServerType;
 let origin: string;
 let key: string;
 
@@ -25,16 +24,10 @@ beforeAll(async () => {
     keyUseFlushMs: 0,
     corsOrigins: ['https://agents.example'],
   });
-  server = await new Promise<Server>((resolve) => {
-    const s = listen(gateway.fetch, { port: 0, hostname: '127.0.0.1' }, () => resolve(s));
-  });
-  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  ({ server, origin } = await listenOnLoopback(gateway.fetch));
 });
 
-afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise((resolve) => server.close(resolve));
-});
+afterAll(() => closeServer(server));
 
 const ACCEPT = 'application/json, text/event-stream';
 
