@@ -143,8 +143,9 @@ function serverFor(ctx: RequestContext, { logger, metrics }: McpOptions): Server
  * A refusal the edge's pipeline makes on /mcp (a rate limit, the workspace's fairness slot),
  * in MCP's terms: when the request is one `tools/call`, a tool result with `isError` (HTTP
  * 200, Retry-After kept), so the model sees the code and can act on it; anything else a
- * JSON-RPC error with the HTTP status. The body is read only once the edge has bounded it
- * (the request context is built after the body limit).
+ * JSON-RPC error (the request's id, when there is one) with the HTTP status. The body is
+ * read only once the edge has bounded it (the request context is built after the body
+ * limit).
  */
 export async function mcpRefusal(
   c: Context<GatewayEnv>,
@@ -152,24 +153,27 @@ export async function mcpRefusal(
   message: string,
 ): Promise<Response> {
   const bounded = c.req.method === 'POST' && c.get('requestContext') !== undefined;
-  const call = bounded ? toolCallOf(await c.req.raw.clone().text()) : null;
-  if (call) {
-    return c.json({ jsonrpc: '2.0', id: call.id, result: toolError(code, message) }, 200);
+  const request = bounded ? requestOf(await c.req.raw.clone().text()) : null;
+  if (request?.method === 'tools/call') {
+    return c.json({ jsonrpc: '2.0', id: request.id, result: toolError(code, message) }, 200);
   }
-  return c.json(jsonRpcErrorBody(code, message), ERROR_STATUS[code] as ContentfulStatusCode);
+  return c.json(
+    jsonRpcErrorBody(code, message, request?.id ?? null),
+    ERROR_STATUS[code] as ContentfulStatusCode,
+  );
 }
 
-const ToolCall = z.object({
+const JsonRpcRequest = z.object({
   jsonrpc: z.literal('2.0'),
   id: z.union([z.string(), z.number()]),
-  method: z.literal('tools/call'),
+  method: z.string(),
 });
 
-/** The JSON-RPC id of a body that is one `tools/call` request, or null. */
-function toolCallOf(text: string): { id: string | number } | null {
+/** The method and id of a body that is one JSON-RPC request, or null. */
+function requestOf(text: string): { id: string | number; method: string } | null {
   try {
-    const parsed = ToolCall.safeParse(JSON.parse(text));
-    return parsed.success ? { id: parsed.data.id } : null;
+    const parsed = JsonRpcRequest.safeParse(JSON.parse(text));
+    return parsed.success ? parsed.data : null;
   } catch {
     return null;
   }

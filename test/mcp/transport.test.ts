@@ -134,6 +134,62 @@ describe('/mcp over a loopback listener', () => {
     expect(preflight.headers.get('access-control-allow-headers')).toMatch(/Mcp-Protocol-Version/);
   });
 
+  it('past the per-key rate limit, a tools/call is a RATE_LIMITED tool result, with Retry-After', async () => {
+    const limited = createGateway({
+      database: t.database,
+      keyUseFlushMs: 0,
+      rateLimitPerMinute: 1,
+    });
+    const call = (id: number) =>
+      limited.fetch(
+        new Request('http://127.0.0.1/mcp', {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            accept: ACCEPT,
+            authorization: `Bearer ${key}`,
+          },
+          body: JSON.stringify({
+            jsonrpc: '2.0',
+            id,
+            method: 'tools/call',
+            params: { name: 'list_datasets', arguments: {} },
+          }),
+        }),
+      );
+    expect((await call(1)).status).toBe(200);
+    const refused = await call(2);
+    expect(refused.status).toBe(200);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(await refused.json()).toEqual({
+      jsonrpc: '2.0',
+      id: 2,
+      result: {
+        isError: true,
+        content: [
+          { type: 'text', text: expect.stringMatching(/^RATE_LIMITED: Too many requests/) },
+        ],
+      },
+    });
+    // Not a tools/call: a JSON-RPC error with the HTTP status.
+    const listing = await limited.fetch(
+      new Request('http://127.0.0.1/mcp', {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: ACCEPT,
+          authorization: `Bearer ${key}`,
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/list' }),
+      }),
+    );
+    expect(listing.status).toBe(429);
+    expect(await listing.json()).toMatchObject({
+      id: 3,
+      error: { data: { code: 'RATE_LIMITED' } },
+    });
+  });
+
   it.each(['GET', 'DELETE'])(
     '%s is 405 (stateless: no stream, no session), Allow: POST',
     async (method) => {
