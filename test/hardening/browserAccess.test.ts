@@ -113,7 +113,7 @@ describe('CORS_ORIGINS=*', () => {
 
   it('preflights are answered before authentication and the rate limit, allowing Authorization and Content-Type', async () => {
     const fetch = gatewayWith({ corsOrigins: '*', rateLimitPerMinute: 1 });
-    for (const path of ['/graphql', `${BASE}/datasets/user_42/facts/x`, '/api/memories']) {
+    for (const path of ['/graphql', `${BASE}/datasets/user_42/facts/x`, '/api/memories', '/mcp']) {
       for (let i = 0; i < 3; i++) {
         const response = await fetch(path, {
           method: 'OPTIONS',
@@ -199,6 +199,18 @@ describe('embedded mode: allowed hosts and the development key', () => {
       expect(Object.keys(await rest.json())).toEqual(['error']);
       const supa = await fetch(`http://${host}/api/memories`, { key });
       expect(await supa.json()).toMatchObject({ code: 'forbidden' });
+      // MCP: a page on a rebound name cannot drive the tools (JSON-RPC's shape).
+      const mcp = await fetch(`http://${host}/mcp`, {
+        method: 'POST',
+        key,
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      });
+      expect(mcp.status).toBe(403);
+      expect(await mcp.json()).toMatchObject({ error: { data: { code: 'FORBIDDEN' } } });
       expect((await fetch(`http://${host}/healthz`)).status).toBe(403);
     }
     for (const host of ['127.0.0.1:3004', 'localhost', '[::1]:3004', 'LOCALHOST']) {
