@@ -69,7 +69,8 @@ const isAsyncIterable = (value: unknown): value is AsyncIterable<unknown> =>
 const encoder = new TextEncoder();
 const HEARTBEAT = encoder.encode(':\n\n');
 const COMPLETE = encoder.encode('event: complete\ndata:\n\n');
-const HEARTBEAT_MS = 12_000;
+/** Also when a stream whose client left unseen is ended at the latest: its write fails. */
+export const SSE_HEARTBEAT_MS = 12_000;
 
 /** Each result's `event: next` bytes; Yoga's JSON answer supplies the text (internals omitted). */
 const eventBytes = new WeakMap<ExecutionResult, Promise<Uint8Array>>();
@@ -95,7 +96,7 @@ function eventStream(results: AsyncIterable<ExecutionResult>, fetchAPI: FetchAPI
       heartbeat = setInterval(() => {
         if (controller.desiredSize === null) clearInterval(heartbeat);
         else if (controller.desiredSize > 0) controller.enqueue(HEARTBEAT);
-      }, HEARTBEAT_MS);
+      }, SSE_HEARTBEAT_MS);
     },
     async pull(controller) {
       try {
