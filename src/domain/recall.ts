@@ -1,22 +1,36 @@
 import { analyze } from './recallTerms.js';
 
 /**
- * Ranked recall, as pure functions: BM25 over the analyzed words of each candidate
- * (domain/recallTerms.ts), then small documented factors, then a score relative to the
- * best candidate. README ("Ranked recall") states the formula with a worked example.
+ * Ranked recall, as pure functions: BM25F over the analyzed words of each candidate's
+ * fields (domain/recallTerms.ts), then small documented factors, then a score relative to
+ * the best candidate. README ("Ranked recall") states the formula with a worked example.
  *
  *   bm25(d) = Σ over the query's distinct terms t found in d of
- *             idf(t) × tf(t, d) × (k1 + 1) / (tf(t, d) + k1 × (1 − b + b × |d| / avgdl))
+ *             idf(t) × tf~(t, d) × (k1 + 1) / (tf~(t, d) + k1)
+ *   tf~(t, d) = Σ over d's fields f of w(f) × tf(t, f) / (1 − b + b × |f| / avgdl(f))
  *   idf(t)  = ln(1 + (N − df(t) + 0.5) / (df(t) + 0.5))
  *
- * with k1 = 1.2 and b = 0.75; N the documents of the dataset in the recall's view (live
- * facts, or memories), df(t) how many candidates hold t, |d| a candidate's analyzed words
- * and avgdl their mean over the candidates. Candidates are the documents holding at least
- * one query term, so df is exact unless their number reached the cap (store/recall.ts).
+ * with k1 = 1.2 and b = 0.75; w(f) the field's weight (a fact's statement 1, its source
+ * quote QUOTE_WEIGHT; a memory's text 1), |f| the field's analyzed words and avgdl(f) their
+ * mean over the candidates that have the field. With one field of weight 1 this is plain
+ * BM25. N is the documents of the dataset in the recall's view (live facts, or memories),
+ * df(t) how many candidates hold t in any field. Candidates are the documents holding at
+ * least one query term, so df is exact unless their number reached the cap (store/recall.ts).
  */
 
 const BM25_K1 = 1.2;
 const BM25_B = 0.75;
+
+/**
+ * The floor under which nothing is relevant: a term held by more than this share of the
+ * view ("user" in a user's memory) is common. It still adds its weight, but an item whose
+ * only matching terms are common is not recalled: a question that shares nothing else with
+ * the view recalls nothing rather than noise. Views smaller than MIN_VIEW_FOR_COMMON have
+ * no common terms: in a few documents, a word the question is about ("tea" in two of
+ * three) is as large a share as a word every fact repeats ("user").
+ */
+export const COMMON_TERM_SHARE = 0.5;
+export const MIN_VIEW_FOR_COMMON = 10;
 
 /** A factor the score is multiplied by, and its name (README, "Ranked recall"). */
 export interface RecallFactor {
@@ -24,10 +38,20 @@ export interface RecallFactor {
   value: number;
 }
 
-/** A candidate: its text (what is analyzed) and the factors its kind applies. */
+/** The weight of a fact's source quote against its statement's 1 (recall's second field). */
+export const QUOTE_WEIGHT = 0.5;
+
+/** A field of a candidate: its name (shown in explanations), its text and its weight. */
+interface CandidateField {
+  name: string;
+  text: string;
+  weight: number;
+}
+
+/** A candidate: its fields (what is analyzed) and the factors its kind applies. */
 export interface Candidate<T> {
   item: T;
-  text: string;
+  fields: readonly CandidateField[];
   /** Multiply the BM25 score: confidence and recency, or a memory's boosts. */
   factors: readonly RecallFactor[];
   /** Ties of the final score: the later first, then the greater id. */
@@ -40,11 +64,15 @@ export interface TermWeight {
   term: string;
   /** The term's share of `bm25`. */
   weight: number;
-  /** How often the term occurs in the candidate's analyzed words. */
+  /** How often the term occurs in the candidate's analyzed words, all fields together. */
   termFrequency: number;
+  /** How often it occurs in each field that holds it. */
+  fields: { field: string; termFrequency: number }[];
   /** How many candidates hold the term. */
   documentFrequency: number;
   idf: number;
+  /** Held by more than COMMON_TERM_SHARE of the view: it cannot recall an item alone. */
+  common: boolean;
 }
 
 /** Why a candidate ranked where it did: score = bm25 × the product of the factors. */
@@ -76,29 +104,55 @@ export function rank<T>(
 ): Ranked<T>[] {
   const terms = [...new Set(analyze(query))];
   if (terms.length === 0 || candidates.length === 0) return [];
-  const analyzed = candidates.map((c) => analyze(c.text));
+  const analyzed = candidates.map((c) => c.fields.map((f) => ({ ...f, words: analyze(f.text) })));
   const df = new Map(terms.map((t) => [t, 0]));
-  for (const words of analyzed) {
-    for (const t of new Set(words)) if (df.has(t)) df.set(t, df.get(t)! + 1);
+  for (const fields of analyzed) {
+    const held = new Set(fields.flatMap((f) => f.words));
+    for (const t of held) if (df.has(t)) df.set(t, df.get(t)! + 1);
   }
   const n = Math.max(documentsInView, candidates.length);
-  const avgdl = analyzed.reduce((sum, w) => sum + w.length, 0) / analyzed.length || 1;
+  const isCommon = (d: number) => n >= MIN_VIEW_FOR_COMMON && d > COMMON_TERM_SHARE * n;
+  // Each field's mean length, over the candidates that have it.
+  const lengths = new Map<string, { sum: number; count: number }>();
+  for (const fields of analyzed) {
+    for (const f of fields) {
+      const l = lengths.get(f.name) ?? { sum: 0, count: 0 };
+      lengths.set(f.name, { sum: l.sum + f.words.length, count: l.count + 1 });
+    }
+  }
+  const avgdl = (field: string) => {
+    const l = lengths.get(field)!;
+    return l.sum / l.count || 1;
+  };
   const scored = candidates.flatMap((candidate, i) => {
-    const words = analyzed[i]!;
+    const fields = analyzed[i]!;
     const found: TermWeight[] = [];
     let bm25 = 0;
     for (const t of terms) {
-      const tf = words.filter((w) => w === t).length;
-      if (tf === 0) continue;
+      let tfTilde = 0;
+      const inFields: TermWeight['fields'] = [];
+      for (const f of fields) {
+        const tf = f.words.filter((w) => w === t).length;
+        if (tf === 0) continue;
+        inFields.push({ field: f.name, termFrequency: tf });
+        tfTilde += (f.weight * tf) / (1 - BM25_B + (BM25_B * f.words.length) / avgdl(f.name));
+      }
+      if (tfTilde === 0) continue;
       const d = df.get(t)!;
       const idf = Math.log(1 + (n - d + 0.5) / (d + 0.5));
-      const weight =
-        (idf * tf * (BM25_K1 + 1)) /
-        (tf + BM25_K1 * (1 - BM25_B + (BM25_B * words.length) / avgdl));
+      const weight = (idf * tfTilde * (BM25_K1 + 1)) / (tfTilde + BM25_K1);
       bm25 += weight;
-      found.push({ term: t, weight, termFrequency: tf, documentFrequency: d, idf });
+      found.push({
+        term: t,
+        weight,
+        termFrequency: inFields.reduce((sum, f) => sum + f.termFrequency, 0),
+        fields: inFields,
+        documentFrequency: d,
+        idf,
+        common: isCommon(d),
+      });
     }
-    if (bm25 <= 0) return [];
+    if (bm25 <= 0 || found.every((f) => f.common)) return [];
     found.sort((a, b) => b.weight - a.weight);
     const score = candidate.factors.reduce((product, f) => product * f.value, bm25);
     return [

@@ -33,3 +33,8 @@ export function factText(fact: { subject: string; predicate: string; object: str
 export function factRecallTerms(fact: { subject: string; predicate: string; object: string }) {
   return recallTerms(factText(fact));
 }
+
+/** The terms of a fact's source quote: recall's second field (domain/recall.ts). */
+export function quoteRecallTerms(fact: { sourceQuote: string | null }) {
+  return recallTerms(fact.sourceQuote ?? '');
+}

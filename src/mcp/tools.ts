@@ -158,7 +158,22 @@ const explanationOutput = z
     score: z.number(),
     bm25: z.number(),
     factors: z.array(z.object({ name: z.string(), value: z.number() })),
-    terms: z.array(z.object({ term: z.string(), weight: z.number() })),
+    terms: z.array(
+      z.object({
+        term: z.string(),
+        weight: z.number(),
+        common: z.boolean(),
+        fields: z.array(z.object({ field: z.string(), termFrequency: z.number() })),
+      }),
+    ),
+    time: z
+      .object({
+        phrase: z.string(),
+        validFrom: nullableInstant,
+        validUntil: nullableInstant,
+        applied: z.boolean(),
+      })
+      .nullable(),
   })
   .optional();
 
@@ -196,7 +211,7 @@ const recall = tool({
   name: 'recall',
   title: 'Recall what the memory holds about a question',
   description:
-    'Ranked recall: the facts and memories of a dataset that best match a free-text query, best first, and a prompt-ready context (one line per fact: what holds, since when, until when). Use it before answering a question about the user or the past. Without a time argument it answers from what is true and believed now; validAt asks what was true at another time, knownAt replays what recall would have answered when only what was known then was known.',
+    'Ranked recall: the facts and memories of a dataset that best match a free-text query, best first, and a prompt-ready context (one line per fact: what holds, since when, until when). Use it before answering a question about the user or the past. Without a time argument it answers from what is true and believed now; a time the question names ("in June 2026", "last week", "since March") narrows it to what was true then; validAt asks what was true at another instant, knownAt replays what recall would have answered when only what was known then was known. Words held by most of the dataset ("user") cannot recall anything alone.',
   input: z.object({
     dataset,
     query: recallQuerySchema.describe(

@@ -232,10 +232,31 @@ const entityFacts = createRoute({
 /** Why a recalled fact ranked where it did (`explain: true`). */
 const RecallExplanationSchema = z
   .object({
-    terms: z.array(z.object({ term: z.string(), weight: z.number() })),
+    terms: z.array(
+      z.object({
+        term: z.string(),
+        weight: z.number(),
+        common: z.boolean(),
+        fields: z.array(z.object({ field: z.string(), termFrequency: z.number() })).openapi({
+          description: 'Each field that holds the term: the statement, the source quote (quote).',
+        }),
+      }),
+    ),
     bm25: z.number(),
     factors: z.array(z.object({ name: z.string(), value: z.number() })),
     score: z.number(),
+    time: z
+      .object({
+        phrase: z.string(),
+        validFrom: z.string().nullable().openapi({ format: 'date-time' }),
+        validUntil: z.string().nullable().openapi({ format: 'date-time' }),
+        applied: z.boolean(),
+      })
+      .nullable()
+      .openapi({
+        description:
+          'The time the question named ("in June 2026", "last week"), read as a window on valid time: the facts true at any point of it. Null: none; `applied: false`: validAt or asOf won over it.',
+      }),
   })
   .openapi('RecallExplanation');
 

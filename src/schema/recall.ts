@@ -1,9 +1,13 @@
 import type { RequestContext } from '../context.js';
 import { resolveTemporalSelection } from '../domain/factState.js';
+import { type TimeInQuestion, timeInQuestion } from '../domain/questionTime.js';
 import {
   type Candidate,
+  COMMON_TERM_SHARE,
   factFactors,
+  MIN_VIEW_FOR_COMMON,
   memoryFactors,
+  QUOTE_WEIGHT,
   type Ranked,
   type RecallExplanation,
   type RecallFactor,
@@ -45,10 +49,19 @@ import { MemoryRef } from './memory.js';
  * REST route) asking for facts alone neither reads nor stamps memories.
  */
 
+/** The time the question named, and whether it was applied (explicit instants win over it). */
+type RecallTime = TimeInQuestion & { applied: boolean };
+
+/** Why an item ranked where it did, and the time of the question it was recalled for. */
+type ExplainedRecall = RecallExplanation & { time: RecallTime | null };
+
 interface RecallShape {
-  facts(): Promise<Ranked<FactView>[]>;
-  memories(): Promise<Ranked<MemoryDoc>[]>;
+  time: RecallTime | null;
+  facts(): Promise<Explained<FactView>[]>;
+  memories(): Promise<Explained<MemoryDoc>[]>;
 }
+
+type Explained<T> = Omit<Ranked<T>, 'explanation'> & { explanation: ExplainedRecall };
 
 /** Runs `read` once, on first use. */
 function once<T>(read: () => Promise<T>): () => Promise<T> {
@@ -79,36 +92,54 @@ function recallOf(
     selection.kind === 'point'
       ? { validAt: selection.validAt, knownAt: selection.knownAt }
       : { validAt: ctx.now, knownAt: ctx.now };
-  // Any instant asked for makes this a look at the store from then, not an agent's recall
-  // now: it reads memories as they were at K and stamps nothing.
-  const replay = args.asOf !== null || args.validAt !== null || args.knownAt !== null;
+  // The time the question names, read from the instant the recall is made at (a replay's
+  // K): a window on valid time, unless an explicit instant on valid time wins over it. Its
+  // phrase is not among the words either way.
+  const explicitValidTime = args.asOf !== null || args.validAt !== null;
+  const { time, words } = timeInQuestion(args.query, args.asOf ?? args.knownAt ?? ctx.now);
+  const recalledTime = time ? { ...time, applied: !explicitValidTime } : null;
+  if (time && !explicitValidTime) {
+    at.window = { from: time.from, until: time.until };
+    // Recency counts to the window's end, when it is over.
+    if (time.until && time.until < at.validAt) at.validAt = time.until;
+  }
+  // Any instant asked for (or named by the question) makes this a look at the store from
+  // then, not an agent's recall now: it reads memories as they were at K and stamps nothing.
+  const replay =
+    args.asOf !== null || args.validAt !== null || args.knownAt !== null || at.window !== undefined;
+  const explained = <T>(ranked: Ranked<T>[]): Explained<T>[] =>
+    ranked.map((r) => ({ ...r, explanation: { ...r.explanation, time: recalledTime } }));
   return {
+    time: recalledTime,
     facts: once(async () => {
-      const { candidates, inView } = await factCandidates(ctx.store, tenant, args.query, at);
+      const { candidates, inView } = await factCandidates(ctx.store, tenant, words, at);
       const scored: Candidate<FactView>[] = candidates.map((f) => ({
         item: f,
-        text: factText(f),
+        fields: [
+          { name: 'statement', text: factText(f), weight: 1 },
+          ...(f.sourceQuote ? [{ name: 'quote', text: f.sourceQuote, weight: QUOTE_WEIGHT }] : []),
+        ],
         factors: factFactors(f, at.validAt),
         time: f.validAt,
         id: f.factId,
       }));
-      return rank(args.query, scored, inView, args.first);
+      return explained(rank(words, scored, inView, args.first));
     }),
     memories: once(async () => {
       const { candidates, inView } = await memoryCandidates(
         ctx.store,
         tenant,
-        args.query,
+        words,
         replay ? { kind: 'replay', ...at } : { kind: 'live', now: ctx.now },
       );
       const scored: Candidate<MemoryDoc>[] = candidates.map((m) => ({
         item: m,
-        text: m.text,
+        fields: [{ name: 'text', text: m.text, weight: 1 }],
         factors: memoryFactors(m),
         time: m.createdAt,
         id: m.memoryId,
       }));
-      const ranked = rank(args.query, scored, inView, args.first);
+      const ranked = explained(rank(words, scored, inView, args.first));
       if (!replay) {
         const used = ranked.map((r) => r.item);
         // Metadata of the read: a failed stamp must not fail the answer it belongs to; the
@@ -128,6 +159,17 @@ function recallOf(
 /** A recalled item's factors: a fact's confidence and recency, a memory's three boosts. */
 const MAX_RECALL_FACTORS = 3;
 
+const RecallTermFieldRef = builder
+  .objectRef<TermWeight['fields'][number]>('RecallTermField')
+  .implement({
+    description: 'How often a query term occurs in one field of a recalled item (BM25F).',
+    authScopes: { read: true },
+    fields: (t) => ({
+      field: t.exposeString('field', { description: '`statement`, `quote` or `text`.' }),
+      termFrequency: t.exposeInt('termFrequency'),
+    }),
+  });
+
 const RecallTermWeightRef = builder.objectRef<TermWeight>('RecallTermWeight').implement({
   description: "A query term found in a recalled item, and what it adds to the item's BM25 score.",
   authScopes: { read: true },
@@ -137,13 +179,46 @@ const RecallTermWeightRef = builder.objectRef<TermWeight>('RecallTermWeight').im
     }),
     weight: t.exposeFloat('weight', { description: "The term's share of `bm25`." }),
     termFrequency: t.exposeInt('termFrequency', {
-      description: "How often the term occurs in the item's analyzed words.",
+      description: "How often the term occurs in the item's analyzed words, all fields together.",
+    }),
+    fields: t.field({
+      type: [RecallTermFieldRef],
+      description: `Each field that holds the term: a fact's \`statement\` (weight 1) and \`quote\`, its source quote (weight ${QUOTE_WEIGHT}); a memory's \`text\`.`,
+      // A fact has two fields, a memory one: computed with the ranking.
+      complexity: listCost(2, false),
+      resolve: (w) => w.fields,
     }),
     documentFrequency: t.exposeInt('documentFrequency', {
       description: 'How many candidates of the same kind hold the term.',
     }),
     idf: t.exposeFloat('idf', {
       description: 'ln(1 + (N − documentFrequency + 0.5) / (documentFrequency + 0.5)).',
+    }),
+    common: t.exposeBoolean('common', {
+      description: `Held by more than ${COMMON_TERM_SHARE * 100} % of the view (of at least ${MIN_VIEW_FOR_COMMON} items): it adds its weight, but an item whose only matching terms are common is not recalled.`,
+    }),
+  }),
+});
+
+const RecallTimeRef = builder.objectRef<RecallTime>('RecallTime').implement({
+  description:
+    'The time a recall question named ("in 2025", "last week", "since March"), read relative to the instant recalled at (now, or knownAt), in UTC: a window on valid time. Recall then answers what was true at any point of it, as known at knownAt (default now). Its words do not count as words of the question.',
+  authScopes: { read: true },
+  fields: (t) => ({
+    phrase: t.exposeString('phrase', { description: 'The words read as time.' }),
+    validFrom: t.expose('from', {
+      type: 'DateTime',
+      nullable: true,
+      description: 'Where the window begins (null: unbounded, "before June").',
+    }),
+    validUntil: t.expose('until', {
+      type: 'DateTime',
+      nullable: true,
+      description: 'Where it ends, exclusive (null: unbounded, "since March").',
+    }),
+    applied: t.exposeBoolean('applied', {
+      description:
+        'False when validAt or asOf was given: an explicit instant wins over the question.',
     }),
   }),
 });
@@ -158,7 +233,7 @@ const RecallFactorRef = builder.objectRef<RecallFactor>('RecallFactor').implemen
   }),
 });
 
-const RecallExplanationRef = builder.objectRef<RecallExplanation>('RecallExplanation').implement({
+const RecallExplanationRef = builder.objectRef<ExplainedRecall>('RecallExplanation').implement({
   description:
     "Why an item ranked where it did: `score` = `bm25` (the sum of its terms' weights) × every factor; `relevanceScore` is `score` over the best item's.",
   authScopes: { read: true },
@@ -182,10 +257,16 @@ const RecallExplanationRef = builder.objectRef<RecallExplanation>('RecallExplana
       resolve: (e) => [...e.factors],
     }),
     score: t.exposeFloat('score'),
+    time: t.field({
+      type: RecallTimeRef,
+      nullable: true,
+      description: 'The time the question named (the same on every item; null: none).',
+      resolve: (e) => e.time,
+    }),
   }),
 });
 
-const RecalledFactRef = builder.objectRef<Ranked<FactView>>('RecalledFact').implement({
+const RecalledFactRef = builder.objectRef<Explained<FactView>>('RecalledFact').implement({
   description: 'A fact recall found, with how well it matches the query.',
   authScopes: { read: true },
   fields: (t) => ({
@@ -199,7 +280,7 @@ const RecalledFactRef = builder.objectRef<Ranked<FactView>>('RecalledFact').impl
   }),
 });
 
-const RecalledMemoryRef = builder.objectRef<Ranked<MemoryDoc>>('RecalledMemory').implement({
+const RecalledMemoryRef = builder.objectRef<Explained<MemoryDoc>>('RecalledMemory').implement({
   description: 'A memory recall found, with how well it matches the query.',
   authScopes: { read: true },
   fields: (t) => ({
@@ -217,6 +298,12 @@ const RecallRef = builder.objectRef<RecallShape>('Recall').implement({
   description: 'What a dataset holds about a query, best first.',
   authScopes: { read: true },
   fields: (t) => ({
+    time: t.field({
+      type: RecallTimeRef,
+      nullable: true,
+      description: 'The time the question named, as recall read it (null: none).',
+      resolve: (r) => r.time,
+    }),
     facts: t.field({
       type: [RecalledFactRef],
       description: `Facts that match the instants recalled (recorded by K, not invalidated by K, valid at T), sharing a term with the query, best first: at most \`first\` (at most ${MAX_RECALL_SIZE}).`,
@@ -249,6 +336,7 @@ builder.objectFields(DatasetRef, (t) => ({
     description: [
       'Ranked recall: the facts and memories that best match a free-text query (BM25 over stemmed words, English stop words dropped; README, "Ranked recall"). A query of stop words only recalls nothing.',
       'The instants mean what they mean on `facts`: facts recorded by `knownAt` (K), not invalidated by then, and valid at `validAt` (T), each defaulting to now; `asOf` sets both. With any of them, recall is replayed: "what would recall have answered when only what was known at K was known?": the BM25 statistics count that view, memories are taken as they were at K (their later versions undone), created by K, valid at T and not archived by K, and nothing is stamped. Without them, memories come from the live view now and get `lastUsedAt`.',
+      'A time the question names ("in 2025", "last week", "since March"; `time` says how it was read) is a window on valid time: what was true at any point of it, as known at K, replayed as above; `validAt` or `asOf` win over it. A term held by most of the view (`common`) cannot recall an item alone: a question that shares nothing else with the dataset recalls nothing.',
     ].join('\n'),
     args: {
       query: t.arg.string({ required: true, validate: recallQuerySchema }),

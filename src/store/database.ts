@@ -168,6 +168,11 @@ export const INDEXES: { [K in keyof Collections]: IndexSpec[] } = {
       key: { workspaceId: 1, dataset: 1, recallTerms: 1, ...FACT_ORDER },
       name: 'tenant_recall_terms_valid',
     },
+    // Recall's second field: the source quote's terms.
+    {
+      key: { workspaceId: 1, dataset: 1, quoteTerms: 1, ...FACT_ORDER },
+      name: 'tenant_quote_terms_valid',
+    },
     {
       key: { workspaceId: 1, dataset: 1, supersededBy: 1, ...FACT_ORDER },
       name: 'tenant_superseded_by_valid',
@@ -289,7 +294,7 @@ type DocumentOf<K extends keyof Collections> =
  * database is told them at start (embedded/ferretdb.ts) and then runs every query touching
  * only these fields whole in SQL, served by these indexes, as MongoDB does; it refuses a
  * write that breaks the declaration rather than answer wrongly (embedded-db/README.md).
- * Every field an index names is here, except the arrays (`recallTerms`); the index tests
+ * Every field an index names is here, except the arrays (`recallTerms`, `quoteTerms`); the index tests
  * check that. Every collection's `_id` is a string, which the database checks too.
  */
 export const SCALAR_FIELDS: {

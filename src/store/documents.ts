@@ -2,7 +2,7 @@ import type { ObjectId } from 'mongodb';
 import type { Scope } from '../domain/apiKey.js';
 import { derivedUuid, documentId, normalizeUuid } from '../domain/ids.js';
 import { type EntityType, entityKey, predicateKey } from '../domain/names.js';
-import { factRecallTerms, recallTerms } from '../domain/recallTerms.js';
+import { factRecallTerms, quoteRecallTerms, recallTerms } from '../domain/recallTerms.js';
 import type { Tenant } from './tenant.js';
 
 /**
@@ -156,6 +156,11 @@ export interface FactDoc {
    */
   recallTerms: string[];
   /**
+   * Derived: the analyzed terms of the source quote, recall's second field (absent on facts
+   * stored before it was kept; migration `quote-terms` fills it).
+   */
+  quoteTerms: string[];
+  /**
    * How many times a soft delete (or a supersession, by erasing the episode that caused
    * it) was undone. Part of the invalidation claim's key, so a restored fact can be
    * invalidated again; absent means 0.
@@ -177,7 +182,10 @@ export interface FactDoc {
  * generation), which stay in the database rather than being decoded for every fact of
  * every page.
  */
-export type FactView = Omit<FactDoc, '_id' | 'predicateKey' | 'recallTerms' | 'restorations'>;
+export type FactView = Omit<
+  FactDoc,
+  '_id' | 'predicateKey' | 'recallTerms' | 'quoteTerms' | 'restorations'
+>;
 
 export interface MemoryDoc {
   _id: string;
@@ -413,6 +421,7 @@ export type FactFields = Omit<
   | 'objectKey'
   | 'predicateKey'
   | 'recallTerms'
+  | 'quoteTerms'
   | 'restorations'
   | 'correctionOf'
   | 'correctedBy'
@@ -435,6 +444,7 @@ export function factDocument(tenant: Tenant, fact: FactFields): FactDoc {
     objectKey: entityKey(fact.object),
     predicateKey: predicateKey(fact.predicate),
     recallTerms: factRecallTerms(fact),
+    quoteTerms: quoteRecallTerms(fact),
   };
 }
 

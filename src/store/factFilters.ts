@@ -28,6 +28,22 @@ export function bitemporalFilter(validAt: Date, knownAt: Date): Filter<FactDoc>[
   ];
 }
 
+/**
+ * recordedAt <= K, invalidAt null or > K, and true at some point of the valid-time window
+ * [from, until): validAt < until, validUntil null or > from (null: unbounded on that side).
+ */
+export function validWindowFilter(
+  window: { from: Date | null; until: Date | null },
+  knownAt: Date,
+): Filter<FactDoc>[] {
+  return [
+    { recordedAt: { $lte: knownAt } },
+    invalidAtAfter(knownAt),
+    ...(window.until ? [{ validAt: { $lt: window.until } }] : []),
+    ...(window.from ? [validUntilAfter(window.from)] : []),
+  ];
+}
+
 export function selectionFilter(selection: TemporalSelection): Filter<FactDoc>[] {
   return selection.kind === 'all' ? [] : bitemporalFilter(selection.validAt, selection.knownAt);
 }

@@ -67,6 +67,7 @@ export const FACT_VIEW = {
   _id: 0,
   predicateKey: 0,
   recallTerms: 0,
+  quoteTerms: 0,
   restorations: 0,
 } as const;
 

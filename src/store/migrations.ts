@@ -1,6 +1,6 @@
 import type { AnyBulkWriteOperation } from 'mongodb';
 import { normalizeUuid } from '../domain/ids.js';
-import { factRecallTerms, recallTerms } from '../domain/recallTerms.js';
+import { factRecallTerms, quoteRecallTerms, recallTerms } from '../domain/recallTerms.js';
 import { isOnlyDuplicateKeys } from './bulkErrors.js';
 import { appendChanges, redactRepeatedChanges } from './changes.js';
 import {
@@ -45,6 +45,11 @@ const MIGRATIONS: { id: string; describe: string; run: (db: Collections) => Prom
     id: '2026-12-05-corrected-versions',
     describe: 'corrected versions of the facts a replacement superseded',
     run: recordCorrectedVersions,
+  },
+  {
+    id: '2026-12-06-quote-terms',
+    describe: "recall terms of facts' source quotes",
+    run: addQuoteTerms,
   },
 ];
 
@@ -114,6 +119,28 @@ async function addRecallTerms(db: Collections): Promise<number> {
         },
       }));
       changed += (await db.memories.bulkWrite(ops, { ordered: false, ...tag })).modifiedCount;
+    }
+  }
+  return changed;
+}
+
+/** `quoteTerms` on every fact written before it existed, tenant by tenant. */
+async function addQuoteTerms(db: Collections): Promise<number> {
+  const tag = { comment: 'store:addQuoteTerms' };
+  let changed = 0;
+  for await (const { workspaceId, dataset } of tenantsOf(db, 'facts', tag)) {
+    const missing = db.facts.find(
+      { workspaceId, dataset, quoteTerms: { $exists: false } },
+      { projection: { _id: 1, sourceQuote: 1 }, ...tag },
+    );
+    for await (const batch of batches(missing)) {
+      const ops: AnyBulkWriteOperation<FactDoc>[] = batch.map((f) => ({
+        updateOne: {
+          filter: { _id: f._id, workspaceId, dataset },
+          update: { $set: { quoteTerms: quoteRecallTerms(f) } },
+        },
+      }));
+      changed += (await db.facts.bulkWrite(ops, { ordered: false, ...tag })).modifiedCount;
     }
   }
   return changed;

@@ -2,7 +2,7 @@ import type { AnyBulkWriteOperation, Filter } from 'mongodb';
 import { recallTerms } from '../domain/recallTerms.js';
 import { type Collections, UNPAGED_BATCH_SIZE } from './database.js';
 import type { FactDoc, FactView, MemoryDoc, MemoryVersionDoc } from './documents.js';
-import { allOf, bitemporalFilter } from './factFilters.js';
+import { allOf, bitemporalFilter, validWindowFilter } from './factFilters.js';
 import { FACT_VIEW } from './facts.js';
 import { memoriesByIds, memoryFilter } from './memories.js';
 import { FACT_ORDER, MEMORY_ORDER } from './orders.js';
@@ -17,10 +17,15 @@ import type { Tenant } from './tenant.js';
  */
 export const RECALL_CANDIDATE_CAP = 1000;
 
-/** The instants a recall reads at: T on valid time, K on transaction time (the store's). */
+/**
+ * The instants a recall reads at: T on valid time, K on transaction time (the store's);
+ * with `window` (the time a question names: domain/questionTime.ts), what was true at any
+ * point of it instead of at T.
+ */
 export interface RecallInstants {
   validAt: Date;
   knownAt: Date;
+  window?: { from: Date | null; until: Date | null };
 }
 
 /**
@@ -39,14 +44,23 @@ export async function factCandidates(
   const tag = { comment: 'store:factCandidates' };
   const live: Filter<FactDoc>[] = [
     { workspaceId: tenant.workspaceId, dataset: tenant.dataset },
-    ...bitemporalFilter(at.validAt, at.knownAt),
+    ...(at.window
+      ? validWindowFilter(at.window, at.knownAt)
+      : bitemporalFilter(at.validAt, at.knownAt)),
   ];
   const [candidates, inView] = await Promise.all([
     db.facts
-      .find<FactView>(allOf([...live, { recallTerms: { $in: terms } }]), {
-        projection: FACT_VIEW,
-        ...tag,
-      })
+      .find<FactView>(
+        allOf([
+          ...live,
+          // The statement's terms, or the source quote's (recall's second field).
+          { $or: [{ recallTerms: { $in: terms } }, { quoteTerms: { $in: terms } }] },
+        ]),
+        {
+          projection: FACT_VIEW,
+          ...tag,
+        },
+      )
       .sort(FACT_ORDER)
       .limit(RECALL_CANDIDATE_CAP)
       .batchSize(RECALL_CANDIDATE_CAP)
@@ -65,22 +79,40 @@ export type MemoryRecallView = { kind: 'live'; now: Date } | ({ kind: 'replay' }
 
 /** The replay view on a memory's values: the same rule as `replayFilter`, in code. */
 function inReplayView(memory: MemoryDoc, at: RecallInstants): boolean {
+  const valid = at.window
+    ? (at.window.until === null || memory.validFrom < at.window.until) &&
+      (at.window.from === null || memory.validUntil === null || memory.validUntil > at.window.from)
+    : memory.validFrom <= at.validAt &&
+      (memory.validUntil === null || memory.validUntil > at.validAt);
   return (
     memory.createdAt <= at.knownAt &&
-    memory.validFrom <= at.validAt &&
-    (memory.validUntil === null || memory.validUntil > at.validAt) &&
+    valid &&
     (memory.archivedAt === null || memory.archivedAt > at.knownAt)
   );
 }
 
-/** The replay view on stored values: exact for every memory no version changed after K. */
+/**
+ * The replay view on stored values: exact for every memory no version changed after K.
+ * Valid at T, or with a window at any point of it (as facts are).
+ */
 function replayFilter(tenant: Tenant, at: RecallInstants): Filter<MemoryDoc> {
+  const { window } = at;
+  const valid: Filter<MemoryDoc>[] = window
+    ? [
+        ...(window.until ? [{ validFrom: { $lt: window.until } }] : []),
+        ...(window.from
+          ? [{ $or: [{ validUntil: null }, { validUntil: { $gt: window.from } }] }]
+          : []),
+      ]
+    : [
+        { validFrom: { $lte: at.validAt } },
+        { $or: [{ validUntil: null }, { validUntil: { $gt: at.validAt } }] },
+      ];
   return {
     $and: [
       { workspaceId: tenant.workspaceId, dataset: tenant.dataset },
       { createdAt: { $lte: at.knownAt } },
-      { validFrom: { $lte: at.validAt } },
-      { $or: [{ validUntil: null }, { validUntil: { $gt: at.validAt } }] },
+      ...valid,
       { $or: [{ archivedAt: null }, { archivedAt: { $gt: at.knownAt } }] },
     ],
   };

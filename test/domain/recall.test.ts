@@ -16,7 +16,7 @@ const memoryFactor = (m: { importance: number; salience: number; pinned: boolean
 const at = new Date('2026-12-01T00:00:00.000Z');
 const candidate = (id: string, text: string, factor = 1, time = at) => ({
   item: id,
-  text,
+  fields: [{ name: 'text', text, weight: 1 }],
   factors: factor === 1 ? [] : [{ name: 'boost', value: factor }],
   time,
   id,
@@ -32,14 +32,47 @@ describe('rank', () => {
         candidate('c', 'red car'),
         candidate('d', 'red bike'),
       ],
-      4,
+      10,
       10,
     );
     // c and d score alike at the same time: the greater id first.
     expect(ranked.map((r) => r.item)).toEqual(['b', 'a', 'd', 'c']);
     expect(ranked[0]!.relevanceScore).toBe(1);
-    // "apple" is in 2 of 4, "red" in 3 of 4: the apple match outweighs the red one.
+    // "apple" is in 2 of 10, "red" in 3 of 10: the apple match outweighs the red one.
     expect(ranked[1]!.relevanceScore).toBeGreaterThan(ranked[2]!.relevanceScore);
+  });
+
+  it('a term in most of the view is common: it adds its weight, but recalls nothing alone', () => {
+    const view = [
+      candidate('a', 'user likes green tea'),
+      candidate('b', 'user drives a car'),
+      candidate('c', 'user lives in berlin'),
+      candidate('d', 'honda civic is made by honda'),
+    ];
+    // A view of ten: "user" is in 3 of the 4 candidates, but 3 of 10 is not most.
+    expect(rank('user', view, 10, 10)).toHaveLength(3);
+    // Of twelve documents, the eight others hold "user" too (they share nothing else).
+    const ranked = rank('what vehicle does the user want, a car?', view, 5, 10);
+    expect(ranked.map((r) => r.item)).toHaveLength(3);
+    expect(ranked[0]!.item).toBe('b');
+    const crowd = [
+      ...view,
+      ...Array.from({ length: 8 }, (_, i) => candidate(`u${i}`, `user ${i}`)),
+    ];
+    const answer = rank('what vehicle does the user want, a car?', crowd, 12, 10);
+    expect(answer.map((r) => r.item)).toEqual(['b']);
+    expect(answer[0]!.explanation.terms.find((t) => t.term === 'user')).toMatchObject({
+      common: true,
+      documentFrequency: 11,
+    });
+    expect(answer[0]!.explanation.terms.find((t) => t.term === 'car')?.common).toBe(false);
+    // Nothing but common terms: nothing.
+    expect(rank('what does the user want?', crowd, 12, 10)).toEqual([]);
+    // Half is not most: "honda" would be in 6 of 12.
+    const halves = Array.from({ length: 12 }, (_, i) =>
+      candidate(`h${i}`, i < 6 ? 'honda civic' : 'toyota'),
+    );
+    expect(rank('honda', halves, 12, 10)).toHaveLength(6);
   });
 
   it('a shorter document with the same match scores higher (length normalisation)', () => {

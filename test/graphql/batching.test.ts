@@ -214,9 +214,10 @@ describe('DataLoader batching', () => {
       expect(body.errors).toBeUndefined();
       expect(body.data.dataset.recall.facts).toHaveLength(first);
     };
-    const small = await commandsFor(run('entity', 1));
+    // "entity" alone would recall nothing: every fact of 'many' holds it (a common term).
+    const small = await commandsFor(run('entity 7', 1));
     const large = await commandsFor(
-      run('entity relates to 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20', 50),
+      run(`entity relates to ${Array.from({ length: 40 }, (_, i) => i + 1).join(' ')}`, 50),
     );
     expect(large).toEqual(small);
     // The dataset, then each kind's candidates and the size of its view; replayed at an

@@ -163,9 +163,17 @@ describe('recall on generated histories', () => {
       recordedAt: new Date(T0 + i * 60_000),
       invalidAt: null,
     }));
+    // As many again that do not say it, so "quince" is not in most of the view (a common
+    // term recalls nothing alone: domain/recall.ts).
+    const others = many.map((f, i) => ({
+      ...f,
+      factId: randomUUID(),
+      predicate: 'owns',
+      object: `pear number ${i}`,
+    }));
     const outcome = await importJsonl(t.database.collections, {
       workspace: 'gen',
-      content: many.map((f) => lineOf(f, 'crowded')).join('\n'),
+      content: [...many, ...others].map((f) => lineOf(f, 'crowded')).join('\n'),
       now: new Date(),
     });
     expect(outcome.ok).toBe(true);

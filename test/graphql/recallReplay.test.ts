@@ -184,9 +184,13 @@ function reference(
       });
       weights.sort((a, b) => b.weight - a.weight);
       const bm25 = weights.reduce((s, w) => s + w.weight, 0);
-      return { ...c, weights, bm25, score: c.factors.reduce((p, f) => p * f, bm25) };
+      // The floor: a term in more than half of a view of at least ten is common, and an
+      // item whose only matching terms are common is not recalled.
+      const common = (term: string) => n >= 10 && df(term) > n / 2;
+      const admitted = found.some((term) => !common(term));
+      return { ...c, weights, bm25, admitted, score: c.factors.reduce((p, f) => p * f, bm25) };
     })
-    .filter((c) => c.bm25 > 0)
+    .filter((c) => c.bm25 > 0 && c.admitted)
     .sort((a, b) => b.score - a.score || b.time - a.time || (a.id < b.id ? 1 : -1));
 }
 

@@ -270,7 +270,7 @@ describe('INDEXES', () => {
 
 describe('INDEXES and the scalar declarations', () => {
   // Arrays the store indexes (multikey); every other indexed field is one scalar type.
-  const ARRAYS = new Set(['recallTerms']);
+  const ARRAYS = new Set(['recallTerms', 'quoteTerms']);
 
   // Rate limit counters are a library's documents (ObjectId ids): not declared at all.
   const UNDECLARED = new Set(['rateLimits']);

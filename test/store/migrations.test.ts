@@ -38,7 +38,7 @@ async function previousVersionStore() {
   await loadDemoDataset(db, 'two', AT);
   await createMemory(db, testTenant('two', 'notes'), memoryInput('Prefers peanuts to almonds'), AT);
   const current = await everything(db);
-  await db.facts.updateMany({}, { $unset: { recallTerms: '' } });
+  await db.facts.updateMany({}, { $unset: { recallTerms: '', quoteTerms: '' } });
   await db.memories.updateMany({}, { $unset: { recallTerms: '' } });
   return { c: db, current };
 }
@@ -80,12 +80,18 @@ describe('migrating a store written by the previous version', () => {
         describe: 'corrected versions of the facts a replacement superseded',
         changed: 0,
       },
+      {
+        id: '2026-12-06-quote-terms',
+        describe: "recall terms of facts' source quotes",
+        changed: current.facts.length,
+      },
     ]);
     expect(await everything(db)).toEqual(current);
     expect(await db.migrations.find({}).sort({ _id: 1 }).toArray()).toEqual([
       { _id: '2026-12-01-recall-terms', appliedAt: AT },
       { _id: '2026-12-04-changes-once', appliedAt: AT },
       { _id: '2026-12-05-corrected-versions', appliedAt: AT },
+      { _id: '2026-12-06-quote-terms', appliedAt: AT },
     ]);
 
     // Recorded: not run again, and nothing changes.
@@ -118,6 +124,7 @@ describe('migrating a store written by the previous version', () => {
       expect(logged).toEqual([
         `Store: MongoDB (MONGODB_URI), database "${db.facts.dbName}".`,
         `Migrated the store: recall terms on facts and memories (${current.facts.length + current.memories.length} documents).`,
+        `Migrated the store: recall terms of facts' source quotes (${current.facts.length} documents).`,
       ]);
     } finally {
       await store.close();
@@ -128,7 +135,7 @@ describe('migrating a store written by the previous version', () => {
     const { c: db, current } = await previousVersionStore();
     await sixReplicasOpen(db);
     expect(await everything(db)).toEqual(current);
-    expect(await db.migrations.countDocuments({})).toBe(3);
+    expect(await db.migrations.countDocuments({})).toBe(4);
   });
 
   it('a fresh store records the migrations with nothing to change', async () => {
@@ -137,6 +144,7 @@ describe('migrating a store written by the previous version', () => {
       expect.objectContaining({ id: '2026-12-01-recall-terms', changed: 0 }),
       expect.objectContaining({ id: '2026-12-04-changes-once', changed: 0 }),
       expect.objectContaining({ id: '2026-12-05-corrected-versions', changed: 0 }),
+      expect.objectContaining({ id: '2026-12-06-quote-terms', changed: 0 }),
     ]);
     expect(await migrateStore(db, AT)).toEqual([]);
   });
@@ -151,7 +159,7 @@ describe('migrating a store written by the previous version', () => {
         Array.from({ length: 6 }, (_, i) => migrateStore(db, new Date(AT.getTime() + i))),
       );
       expect(runs.map((r) => r.status)).toEqual(runs.map(() => 'fulfilled'));
-      expect(await db.migrations.countDocuments({})).toBe(3);
+      expect(await db.migrations.countDocuments({})).toBe(4);
     }
   });
 });
@@ -191,6 +199,7 @@ describe('a change feed an earlier version wrote with repeats', () => {
         changed: repeated.length,
       },
       expect.objectContaining({ id: '2026-12-05-corrected-versions', changed: 0 }),
+      expect.objectContaining({ id: '2026-12-06-quote-terms', changed: 0 }),
     ]);
     const served = await changesAfter(db, tenant, 0, 100);
     expect(served.map((c) => c.changeId)).toEqual(first.map((c) => c.changeId));
@@ -210,7 +219,7 @@ describe('a change feed an earlier version wrote with repeats', () => {
     expect((await changesAfter(db, tenant, 0, 100)).map((c) => c.changeId)).toEqual(
       first.map((c) => c.changeId),
     );
-    expect(await db.migrations.countDocuments({})).toBe(3);
+    expect(await db.migrations.countDocuments({})).toBe(4);
   });
 });
 
@@ -318,6 +327,7 @@ describe('facts an earlier version superseded by a replacement, without their co
     await db.migrations.insertMany([
       { _id: '2026-12-01-recall-terms', appliedAt: AT },
       { _id: '2026-12-04-changes-once', appliedAt: AT },
+      { _id: '2026-12-06-quote-terms', appliedAt: AT },
     ]);
     const today = await scenario(db, 'today', false);
     return { db, tenant, expected: await factsOf(db, today) };
