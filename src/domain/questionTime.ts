@@ -105,6 +105,8 @@ function namesATime(result: chrono.ParsedResult, question: string): boolean {
 const OPENS_RIGHT = /\b(since|from|after)\s+$/i;
 const OPENS_LEFT = /\b(before|until|till|by)\s+$/i;
 const BETWEEN = /\bbetween\s+$/i;
+/** "between <words chrono did not read> and " right before the phrase it did read. */
+const BETWEEN_UNREAD = /\bbetween\s+(\S+(?:\s+\S+)?)\s+and\s+$/i;
 const IN = /\b(in|during|on|of|at)\s+$/i;
 
 /**
@@ -151,6 +153,21 @@ export function timeInQuestion(
     }
     phraseStart = between.index;
     phraseEnd = second.index + second.text.length;
+  } else if (BETWEEN_UNREAD.test(question.slice(0, first.index))) {
+    // "between May and August 2026": chrono reads the second only; the first is read on
+    // its own, in the second's year when it names none.
+    const lead = BETWEEN_UNREAD.exec(question.slice(0, first.index))!;
+    const alone = parser.parse(lead[1]!, { instant: reference, timezone: 'UTC' })[0];
+    if (alone && !alone.end) {
+      const leadUnit = unitOf(alone);
+      const begins = startOf(alone.start.date(), leadUnit);
+      if (!alone.start.isCertain('year')) {
+        begins.setUTCFullYear(start.getUTCFullYear());
+        if (begins > start) begins.setUTCFullYear(start.getUTCFullYear() - 1);
+      }
+      from = begins;
+      phraseStart = lead.index;
+    }
   } else {
     const opensRight = first.end ? null : OPENS_RIGHT.exec(before);
     const opensLeft = first.end ? null : OPENS_LEFT.exec(before);

@@ -58,6 +58,20 @@ describe('timeInQuestion', () => {
       'where did they live',
     ],
     ['jobs between 2024 and 2025', 'between 2024 and 2025', '2024-01-01', '2026-01-01', 'jobs'],
+    [
+      'cars between May and August 2026',
+      'between May and August 2026',
+      '2026-05-01',
+      '2026-09-01',
+      'cars',
+    ],
+    [
+      'cars between April 2026 and August 2026',
+      'between April 2026 and August 2026',
+      '2026-04-01',
+      '2026-09-01',
+      'cars',
+    ],
     ['trips from May to June 2026', 'from May to June 2026', '2026-05-01', '2026-07-01', 'trips'],
   ])('%s', (question, phrase, from, until, words) => {
     expect(window(question)).toEqual({ phrase, from, until, words });
