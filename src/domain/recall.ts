@@ -84,6 +84,15 @@ export interface RecallExplanation {
   score: number;
 }
 
+/** A candidate with its score, before the candidates of every leg are ordered together. */
+interface Scored<T> {
+  item: T;
+  score: number;
+  explanation: RecallExplanation;
+  time: Date;
+  id: string;
+}
+
 export interface Ranked<T> {
   item: T;
   /** In (0, 1]: the candidate's score over the best candidate's. */
@@ -102,6 +111,20 @@ export function rank<T>(
   documentsInView: number,
   first: number,
 ): Ranked<T>[] {
+  return ordered(scoreCandidates(query, candidates, documentsInView), first);
+}
+
+/**
+ * The lexical leg: each candidate that shares a term with the query (and not only common
+ * ones), with its BM25F score × its factors. Unordered: `ordered` ranks candidates
+ * together, so another leg (a dense one, entities named in the question) can add its
+ * scored candidates, or be fused with this one by rank, without rewriting either.
+ */
+function scoreCandidates<T>(
+  query: string,
+  candidates: readonly Candidate<T>[],
+  documentsInView: number,
+): Scored<T>[] {
   const terms = [...new Set(analyze(query))];
   if (terms.length === 0 || candidates.length === 0) return [];
   const analyzed = candidates.map((c) => c.fields.map((f) => ({ ...f, words: analyze(f.text) })));
@@ -156,18 +179,32 @@ export function rank<T>(
     found.sort((a, b) => b.weight - a.weight);
     const score = candidate.factors.reduce((product, f) => product * f.value, bm25);
     return [
-      { candidate, score, explanation: { terms: found, bm25, factors: candidate.factors, score } },
+      {
+        item: candidate.item,
+        time: candidate.time,
+        id: candidate.id,
+        score,
+        explanation: { terms: found, bm25, factors: candidate.factors, score },
+      },
     ];
   });
-  scored.sort(
+  return scored;
+}
+
+/**
+ * Scored candidates, best first, at most `first`: ties go to the later, then the greater
+ * id; `relevanceScore` is each score over the best's.
+ */
+function ordered<T>(scored: readonly Scored<T>[], first: number): Ranked<T>[] {
+  const sorted = [...scored].sort(
     (a, b) =>
       b.score - a.score ||
-      b.candidate.time.getTime() - a.candidate.time.getTime() ||
-      (a.candidate.id < b.candidate.id ? 1 : a.candidate.id > b.candidate.id ? -1 : 0),
+      b.time.getTime() - a.time.getTime() ||
+      (a.id < b.id ? 1 : a.id > b.id ? -1 : 0),
   );
-  const best = scored[0]?.score ?? 0;
-  return scored.slice(0, first).map(({ candidate, score, explanation }) => ({
-    item: candidate.item,
+  const best = sorted[0]?.score ?? 0;
+  return sorted.slice(0, first).map(({ item, score, explanation }) => ({
+    item,
     relevanceScore: Math.max(0.0001, Math.round((score / best) * 10_000) / 10_000),
     explanation,
   }));
