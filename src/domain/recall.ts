@@ -1,4 +1,5 @@
 import { analyze } from './recallTerms.js';
+import { words } from './searchTerms.js';
 
 /**
  * Ranked recall, as pure functions: BM25F over the analyzed words of each candidate's
@@ -75,17 +76,23 @@ export interface TermWeight {
   common: boolean;
 }
 
-/** Why a candidate ranked where it did: score = bm25 × the product of the factors. */
+/**
+ * Why a candidate ranked where it did: score = bm25 × the product of the factors (a fact
+ * one hop from an entity the question names: the score of the fact that links it ×
+ * HOP_DISCOUNT, `via` that fact).
+ */
 export interface RecallExplanation {
   /** The query's terms found in the candidate, the largest weight first (ties: the query's order). */
   terms: TermWeight[];
   bm25: number;
   factors: readonly RecallFactor[];
   score: number;
+  /** A fact brought in one hop from a named entity: the fact that links it. */
+  via?: string;
 }
 
 /** A candidate with its score, before the candidates of every leg are ordered together. */
-interface Scored<T> {
+export interface Scored<T> {
   item: T;
   score: number;
   explanation: RecallExplanation;
@@ -120,7 +127,7 @@ export function rank<T>(
  * together, so another leg (a dense one, entities named in the question) can add its
  * scored candidates, or be fused with this one by rank, without rewriting either.
  */
-function scoreCandidates<T>(
+export function scoreCandidates<T>(
   query: string,
   candidates: readonly Candidate<T>[],
   documentsInView: number,
@@ -195,7 +202,7 @@ function scoreCandidates<T>(
  * Scored candidates, best first, at most `first`: ties go to the later, then the greater
  * id; `relevanceScore` is each score over the best's.
  */
-function ordered<T>(scored: readonly Scored<T>[], first: number): Ranked<T>[] {
+export function ordered<T>(scored: readonly Scored<T>[], first: number): Ranked<T>[] {
   const sorted = [...scored].sort(
     (a, b) =>
       b.score - a.score ||
@@ -208,6 +215,77 @@ function ordered<T>(scored: readonly Scored<T>[], first: number): Ranked<T>[] {
     relevanceScore: Math.max(0.0001, Math.round((score / best) * 10_000) / 10_000),
     explanation,
   }));
+}
+
+/** A fact whose subject or object is an entity the question names ranks this much higher. */
+export const NAMED_ENTITY: RecallFactor = { name: 'entity', value: 1.25 };
+/**
+ * A fact one hop away (it mentions another entity of a named entity's facts) scores this
+ * share of the best fact that links it.
+ */
+export const HOP_DISCOUNT = 0.5;
+/** The longest name, in words, a question is searched for. */
+const MAX_NAME_WORDS = 4;
+
+/** The names a question could call an entity by: each run of one to four of its words. */
+export function namesIn(question: string): string[] {
+  const tokens = words(question);
+  const names = new Set<string>();
+  for (let i = 0; i < tokens.length; i++) {
+    for (let n = 1; n <= MAX_NAME_WORDS && i + n <= tokens.length; n++) {
+      names.add(tokens.slice(i, i + n).join(' '));
+    }
+  }
+  return [...names];
+}
+
+/**
+ * The entities among `names` a question can be about: those at most half of the view's
+ * facts mention. One that more mention ("user" in a user's memory) is what the dataset is
+ * about, not a topic: it neither ranks its facts up nor leads anywhere.
+ */
+export function topicsAmong(
+  names: readonly string[],
+  facts: readonly { subjectKey: string; objectKey: string }[],
+  factsInView: number,
+): Set<string> {
+  const n = Math.max(factsInView, facts.length);
+  return new Set(
+    names.filter(
+      (name) =>
+        facts.filter((f) => f.subjectKey === name || f.objectKey === name).length <=
+        COMMON_TERM_SHARE * n,
+    ),
+  );
+}
+
+/**
+ * The facts one hop from a named entity, scored: each takes HOP_DISCOUNT of the best score
+ * among the scored facts that link it (`links`: their ids); one no scored fact links is
+ * left out.
+ */
+export function hopsScored<T>(
+  hops: readonly { item: T; time: Date; id: string; links: readonly string[] }[],
+  scored: readonly Scored<T>[],
+): Scored<T>[] {
+  const scoreOf = new Map(scored.map((s) => [s.id, s.score]));
+  return hops.flatMap((hop) => {
+    const via = hop.links
+      .filter((id) => scoreOf.has(id))
+      .sort((a, b) => scoreOf.get(b)! - scoreOf.get(a)! || (a < b ? -1 : 1))[0];
+    if (!via) return [];
+    const score = scoreOf.get(via)! * HOP_DISCOUNT;
+    const factors = [{ name: 'hop', value: HOP_DISCOUNT }];
+    return [
+      {
+        item: hop.item,
+        time: hop.time,
+        id: hop.id,
+        score,
+        explanation: { terms: [], bm25: 0, factors, score, via },
+      },
+    ];
+  });
 }
 
 const DAY_MS = 86_400_000;

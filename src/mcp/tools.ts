@@ -158,6 +158,7 @@ const explanationOutput = z
     score: z.number(),
     bm25: z.number(),
     factors: z.array(z.object({ name: z.string(), value: z.number() })),
+    via: z.string().nullable(),
     terms: z.array(
       z.object({
         term: z.string(),

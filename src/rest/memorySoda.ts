@@ -245,6 +245,10 @@ const RecallExplanationSchema = z
     bm25: z.number(),
     factors: z.array(z.object({ name: z.string(), value: z.number() })),
     score: z.number(),
+    via: z.string().nullable().openapi({
+      description:
+        "A fact brought in one hop from an entity the question names: the factId of the fact that links it (its score is half that fact's).",
+    }),
     time: z
       .object({
         phrase: z.string(),

@@ -5,20 +5,29 @@ import {
   type Candidate,
   COMMON_TERM_SHARE,
   factFactors,
+  HOP_DISCOUNT,
+  hopsScored,
   MIN_VIEW_FOR_COMMON,
   memoryFactors,
+  NAMED_ENTITY,
+  namesIn,
+  ordered,
   QUOTE_WEIGHT,
   type Ranked,
   type RecallExplanation,
   type RecallFactor,
   rank,
   recallContext,
+  scoreCandidates,
   type TermWeight,
+  topicsAmong,
 } from '../domain/recall.js';
 import { factText } from '../domain/recallTerms.js';
 import type { FactView, MemoryDoc } from '../store/documents.js';
 import {
+  entitiesNamed,
   factCandidates,
+  factsMentioning,
   markMemoriesUsed,
   memoryCandidates,
   type RecallInstants,
@@ -112,18 +121,54 @@ function recallOf(
   return {
     time: recalledTime,
     facts: once(async () => {
-      const { candidates, inView } = await factCandidates(ctx.store, tenant, words, at);
-      const scored: Candidate<FactView>[] = candidates.map((f) => ({
-        item: f,
-        fields: [
-          { name: 'statement', text: factText(f), weight: 1 },
-          ...(f.sourceQuote ? [{ name: 'quote', text: f.sourceQuote, weight: QUOTE_WEIGHT }] : []),
-        ],
-        factors: factFactors(f, at.validAt),
-        time: f.validAt,
-        id: f.factId,
-      }));
-      return explained(rank(words, scored, inView, args.first));
+      const [{ candidates, inView }, named] = await Promise.all([
+        factCandidates(ctx.store, tenant, words, at),
+        entitiesNamed(ctx.store, tenant, namesIn(words)),
+      ]);
+      // The entities the question names: their facts rank up, and lead one hop further.
+      const mentioning = await factsMentioning(ctx.store, tenant, named, at);
+      const topics = topicsAmong(named, mentioning, inView);
+      const about = (f: FactView, names: Set<string>) =>
+        names.has(f.subjectKey) || names.has(f.objectKey);
+      const linked = mentioning.filter((f) => about(f, topics));
+      const pool = new Map([...candidates, ...linked].map((f) => [f.factId, f]));
+      const scored = scoreCandidates(
+        words,
+        [...pool.values()].map(
+          (f): Candidate<FactView> => ({
+            item: f,
+            fields: [
+              { name: 'statement', text: factText(f), weight: 1 },
+              ...(f.sourceQuote
+                ? [{ name: 'quote', text: f.sourceQuote, weight: QUOTE_WEIGHT }]
+                : []),
+            ],
+            factors: [...factFactors(f, at.validAt), ...(about(f, topics) ? [NAMED_ENTITY] : [])],
+            time: f.validAt,
+            id: f.factId,
+          }),
+        ),
+        inView,
+      );
+      const others = new Set(
+        linked.flatMap((f) => [f.subjectKey, f.objectKey]).filter((k) => !topics.has(k)),
+      );
+      const hopNames = await entitiesNamed(ctx.store, tenant, [...others]);
+      const hopFacts = await factsMentioning(ctx.store, tenant, hopNames, at);
+      const hopTopics = topicsAmong(hopNames, hopFacts, inView);
+      const hops = hopFacts
+        .filter((f) => !pool.has(f.factId) && about(f, hopTopics))
+        .map((f) => ({
+          item: f,
+          time: f.validAt,
+          id: f.factId,
+          links: linked
+            .filter((l) =>
+              [l.subjectKey, l.objectKey].some((k) => hopTopics.has(k) && about(f, new Set([k]))),
+            )
+            .map((l) => l.factId),
+        }));
+      return explained(ordered([...scored, ...hopsScored(hops, scored)], args.first));
     }),
     memories: once(async () => {
       const { candidates, inView } = await memoryCandidates(
@@ -225,7 +270,7 @@ const RecallTimeRef = builder.objectRef<RecallTime>('RecallTime').implement({
 
 const RecallFactorRef = builder.objectRef<RecallFactor>('RecallFactor').implement({
   description:
-    'A factor the BM25 score is multiplied by: a fact\'s `confidence` and `recency`, a memory\'s `importance`, `salience` and `pinned` (README, "Ranked recall").',
+    'A factor the BM25 score is multiplied by: a fact\'s `confidence` and `recency` (and `entity` when its subject or object is an entity the question names), a memory\'s `importance`, `salience` and `pinned`; a fact one hop away has `hop` alone (README, "Ranked recall").',
   authScopes: { read: true },
   fields: (t) => ({
     name: t.exposeString('name'),
@@ -252,11 +297,16 @@ const RecallExplanationRef = builder.objectRef<ExplainedRecall>('RecallExplanati
     bm25: t.exposeFloat('bm25'),
     factors: t.field({
       type: [RecallFactorRef],
-      description: 'At most three: a fact has two, a memory two or three.',
+      description:
+        'At most three: a fact has two or three (one, `hop`, one hop away), a memory two or three.',
       complexity: listCost(MAX_RECALL_FACTORS, false),
       resolve: (e) => [...e.factors],
     }),
     score: t.exposeFloat('score'),
+    via: t.exposeID('via', {
+      nullable: true,
+      description: `A fact brought in one hop from an entity the question names (it mentions another entity of that entity's facts): the factId of the fact that links it. Its score is ${HOP_DISCOUNT} × that fact's (factor \`hop\`).`,
+    }),
     time: t.field({
       type: RecallTimeRef,
       nullable: true,

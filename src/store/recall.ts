@@ -13,7 +13,9 @@ import type { Tenant } from './tenant.js';
  * the documents of the view holding at least one of the query's analyzed terms, read
  * through the `recallTerms` index; at most RECALL_CANDIDATE_CAP of them, the most recent
  * first, so a term found in more documents than that is scored on the most recent ones
- * only (README, "Ranked recall"). Two commands per kind, whatever the query.
+ * only (README, "Ranked recall"). Two commands per kind, whatever the query; one for the
+ * entities the question may name, and three more when it names one (`entitiesNamed`,
+ * `factsMentioning`: its facts, the entities one hop away, theirs).
  */
 export const RECALL_CANDIDATE_CAP = 1000;
 
@@ -42,12 +44,7 @@ export async function factCandidates(
   const terms = recallTerms(query);
   if (terms.length === 0) return { candidates: [], inView: 0 };
   const tag = { comment: 'store:factCandidates' };
-  const live: Filter<FactDoc>[] = [
-    { workspaceId: tenant.workspaceId, dataset: tenant.dataset },
-    ...(at.window
-      ? validWindowFilter(at.window, at.knownAt)
-      : bitemporalFilter(at.validAt, at.knownAt)),
-  ];
+  const live = factView(tenant, at);
   const [candidates, inView] = await Promise.all([
     db.facts
       .find<FactView>(
@@ -68,6 +65,60 @@ export async function factCandidates(
     db.facts.countDocuments(allOf(live), tag),
   ]);
   return { candidates, inView };
+}
+
+/** The facts a recall reads at (T, K), or over its window. */
+function factView(tenant: Tenant, at: RecallInstants): Filter<FactDoc>[] {
+  return [
+    { workspaceId: tenant.workspaceId, dataset: tenant.dataset },
+    ...(at.window
+      ? validWindowFilter(at.window, at.knownAt)
+      : bitemporalFilter(at.validAt, at.knownAt)),
+  ];
+}
+
+/** The entities of the dataset among `names` (lower-cased, as entities are stored). */
+export async function entitiesNamed(
+  db: Collections,
+  tenant: Tenant,
+  names: readonly string[],
+): Promise<string[]> {
+  if (names.length === 0) return [];
+  const found = await db.entities
+    .find(
+      { workspaceId: tenant.workspaceId, dataset: tenant.dataset, name: { $in: [...names] } },
+      { projection: { _id: 0, name: 1 }, comment: 'store:entitiesNamed' },
+    )
+    // At most one per name, in one batch: with the limit, no getMore to find the end.
+    .limit(names.length)
+    .batchSize(names.length)
+    .toArray();
+  return found.map((e) => e.name);
+}
+
+/**
+ * Facts of the recall's view whose subject or object is one of the entities `names`, the
+ * most recent first, at most RECALL_CANDIDATE_CAP.
+ */
+export async function factsMentioning(
+  db: Collections,
+  tenant: Tenant,
+  names: readonly string[],
+  at: RecallInstants,
+): Promise<FactView[]> {
+  if (names.length === 0) return [];
+  return db.facts
+    .find<FactView>(
+      allOf([
+        ...factView(tenant, at),
+        { $or: [{ subjectKey: { $in: [...names] } }, { objectKey: { $in: [...names] } }] },
+      ]),
+      { projection: FACT_VIEW, comment: 'store:factsMentioning' },
+    )
+    .sort(FACT_ORDER)
+    .limit(RECALL_CANDIDATE_CAP)
+    .batchSize(RECALL_CANDIDATE_CAP)
+    .toArray();
 }
 
 /**

@@ -214,18 +214,24 @@ describe('DataLoader batching', () => {
       expect(body.errors).toBeUndefined();
       expect(body.data.dataset.recall.facts).toHaveLength(first);
     };
-    // "entity" alone would recall nothing: every fact of 'many' holds it (a common term).
-    const small = await commandsFor(run('entity 7', 1));
+    // "relates" alone would recall nothing: every fact of 'many' holds it (a common term).
+    // Neither query names an entity ("entity 7" would: below).
+    const small = await commandsFor(run('relates 7', 1));
     const large = await commandsFor(
-      run(`entity relates to ${Array.from({ length: 40 }, (_, i) => i + 1).join(' ')}`, 50),
+      run(`relates to ${Array.from({ length: 40 }, (_, i) => i + 1).join(' ')}`, 50),
     );
     expect(large).toEqual(small);
-    // The dataset, then each kind's candidates and the size of its view; replayed at an
-    // instant, the memory versions made since (none here, so no memory is read again).
+    // The dataset, the entities the question might name, then each kind's candidates and
+    // the size of its view; replayed at an instant, the memory versions made since (none
+    // here, so no memory is read again).
     expect(small.filter((c) => c.startsWith('find:facts'))).toHaveLength(1);
+    expect(small.filter((c) => c.startsWith('find:entities'))).toHaveLength(1);
     expect(small.filter((c) => c.startsWith('find:memories'))).toHaveLength(1);
     expect(small.filter((c) => c.startsWith('find:memoryVersions'))).toHaveLength(1);
-    expect(small.length).toBeLessThanOrEqual(7);
+    expect(small.length).toBeLessThanOrEqual(8);
+    // Naming an entity reads its facts, and those of the entities one hop away: three more.
+    const named = await commandsFor(run('entity 7', 1));
+    expect(named.length - small.length).toBe(3);
   });
 
   it('a page of 1 and a page of 100 facts cost the same commands (no cursor left to kill)', async () => {

@@ -209,3 +209,75 @@ describe('the source quote counts (BM25F: a second field, weighted below the sta
     ]);
   });
 });
+
+describe('entities the question names', () => {
+  /** A trip: Lisbon, in Portugal, which uses the euro; and ten other things about the user. */
+  beforeAll(async () => {
+    await recordEpisode(
+      t.database.collections,
+      testTenant('acme', 'trip'),
+      {
+        ...episodeInput([
+          factInput('user', 'visited', 'lisbon', { objectIsEntity: true }),
+          factInput('lisbon', 'is in', 'portugal', { objectIsEntity: true }),
+          factInput('portugal', 'pays with', 'the euro'),
+          ...Array.from({ length: 9 }, (_, i) => factInput('user', 'likes', `thing ${i}`)),
+        ]),
+        entities: [
+          { name: 'user', type: 'PERSON' },
+          { name: 'lisbon', type: 'PLACE' },
+          { name: 'portugal', type: 'PLACE' },
+        ],
+      },
+      new Date('2026-11-20T00:00:00Z'),
+    );
+  });
+
+  it('rank its facts up (factor entity), and bring in facts one hop away at half the score of the fact that links them', async () => {
+    const { body } = await t.graphql(
+      RecallWithTimeDocument,
+      { dataset: 'trip', query: 'tell me about lisbon' },
+      key,
+    );
+    const facts = body.data!.dataset!.recall.facts;
+    const stored = await t.database.collections.facts
+      .find({ dataset: 'trip' }, { projection: { factId: 1, subject: 1, object: 1 } })
+      .toArray();
+    const id = (subject: string, object: string) =>
+      stored.find((f) => f.subject === subject && f.object === object)!.factId;
+    expect(
+      facts
+        .map((f) => f.fact.factId)
+        .slice(0, 2)
+        .sort(),
+    ).toEqual([id('user', 'lisbon'), id('lisbon', 'portugal')].sort());
+    for (const f of facts.slice(0, 2)) {
+      expect(f.explanation.factors).toContainEqual({ name: 'entity', value: 1.25 });
+    }
+    // Portugal is one hop from Lisbon; the user is what the dataset is about, not a topic.
+    const hop = facts[2]!;
+    expect(hop.fact.factId).toBe(id('portugal', 'the euro'));
+    expect(hop.explanation).toMatchObject({
+      factors: [{ name: 'hop', value: 0.5 }],
+      via: id('lisbon', 'portugal'),
+      terms: [],
+    });
+    const linking = facts.find((f) => f.fact.factId === id('lisbon', 'portugal'))!;
+    expect(hop.explanation.score).toBeCloseTo(linking.explanation.score * 0.5, 10);
+    expect(facts).toHaveLength(3);
+  });
+
+  it('REST: the same, via in the explanation', async () => {
+    const response = await t.request('/v1/memory/recall', {
+      method: 'POST',
+      key,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ dataset: 'trip', query: 'tell me about lisbon', explain: true }),
+    });
+    const body = (await response.json()) as {
+      facts: { object: string; explanation: { via: string | null } }[];
+    };
+    expect(body.facts.map((f) => f.object)).toContain('the euro');
+    expect(body.facts.find((f) => f.object === 'the euro')!.explanation.via).not.toBeNull();
+  });
+});

@@ -78,7 +78,7 @@ describe('POST /v1/memory/recall', () => {
     expect(then.status).toBe(200);
     expect(then.body.facts[0].factId).toBe(DEMO.facts.hondaInterest);
     const explanation = then.body.facts[0].explanation;
-    expect(Object.keys(explanation)).toEqual(['terms', 'bm25', 'factors', 'score', 'time']);
+    expect(Object.keys(explanation)).toEqual(['terms', 'bm25', 'factors', 'score', 'via', 'time']);
     expect(explanation.terms.map((w: { term: string }) => w.term)).toEqual(['interest', 'user']);
     expect(explanation.factors.map((f: { name: string }) => f.name)).toEqual([
       'confidence',
