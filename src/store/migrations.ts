@@ -1,4 +1,4 @@
-import type { AnyBulkWriteOperation } from 'mongodb';
+import type { AnyBulkWriteOperation, Collection, Filter, UpdateFilter } from 'mongodb';
 import { normalizeUuid } from '../domain/ids.js';
 import { factRecallTerms, quoteRecallTerms, recallTerms } from '../domain/recallTerms.js';
 import { isOnlyDuplicateKeys } from './bulkErrors.js';
@@ -90,57 +90,67 @@ export async function migrateStore(
 /** `recallTerms` on every fact and memory written before it existed, tenant by tenant. */
 async function addRecallTerms(db: Collections): Promise<number> {
   const tag = { comment: 'store:addRecallTerms' };
-  let changed = 0;
-  for await (const { workspaceId, dataset } of tenantsOf(db, 'facts', tag)) {
-    const missing = db.facts.find(
-      { workspaceId, dataset, recallTerms: { $exists: false } },
-      { projection: { _id: 1, subject: 1, predicate: 1, object: 1 }, ...tag },
-    );
-    for await (const batch of batches(missing)) {
-      const ops: AnyBulkWriteOperation<FactDoc>[] = batch.map((f) => ({
-        updateOne: {
-          filter: { _id: f._id, workspaceId, dataset },
-          update: { $set: { recallTerms: factRecallTerms(f) } },
-        },
-      }));
-      changed += (await db.facts.bulkWrite(ops, { ordered: false, ...tag })).modifiedCount;
-    }
-  }
-  for await (const { workspaceId, dataset } of tenantsOf(db, 'memories', tag)) {
-    const missing = db.memories.find(
-      { workspaceId, dataset, recallTerms: { $exists: false } },
-      { projection: { _id: 1, text: 1 }, ...tag },
-    );
-    for await (const batch of batches(missing)) {
-      const ops: AnyBulkWriteOperation<MemoryDoc>[] = batch.map((m) => ({
-        updateOne: {
-          filter: { _id: m._id, workspaceId, dataset },
-          update: { $set: { recallTerms: recallTerms(m.text) } },
-        },
-      }));
-      changed += (await db.memories.bulkWrite(ops, { ordered: false, ...tag })).modifiedCount;
-    }
-  }
-  return changed;
+  return (
+    (await fillDerivedField<FactDoc>(
+      db,
+      'facts',
+      'recallTerms',
+      { subject: 1, predicate: 1, object: 1 },
+      factRecallTerms,
+      tag,
+    )) +
+    (await fillDerivedField<MemoryDoc>(
+      db,
+      'memories',
+      'recallTerms',
+      { text: 1 },
+      (m) => recallTerms(m.text),
+      tag,
+    ))
+  );
 }
 
 /** `quoteTerms` on every fact written before it existed, tenant by tenant. */
 async function addQuoteTerms(db: Collections): Promise<number> {
   const tag = { comment: 'store:addQuoteTerms' };
+  return fillDerivedField<FactDoc>(
+    db,
+    'facts',
+    'quoteTerms',
+    { sourceQuote: 1 },
+    quoteRecallTerms,
+    tag,
+  );
+}
+
+/**
+ * A field derived from a document's own values (as store/documents.ts derives it), set on
+ * every document of the collection written before the field existed, tenant by tenant, in
+ * bulk writes of UPDATES_PER_COMMAND; how many documents it changed.
+ */
+async function fillDerivedField<T extends { _id: string; workspaceId: string; dataset: string }>(
+  db: Collections,
+  name: 'facts' | 'memories',
+  field: keyof T & string,
+  reads: Record<string, 1>,
+  derive: (doc: T) => unknown,
+  tag: { comment: string },
+): Promise<number> {
+  const collection = db[name] as unknown as Collection<T>;
   let changed = 0;
-  for await (const { workspaceId, dataset } of tenantsOf(db, 'facts', tag)) {
-    const missing = db.facts.find(
-      { workspaceId, dataset, quoteTerms: { $exists: false } },
-      { projection: { _id: 1, sourceQuote: 1 }, ...tag },
+  for await (const { workspaceId, dataset } of tenantsOf(db, name, tag)) {
+    const missing = collection.find(
+      { workspaceId, dataset, [field]: { $exists: false } } as Filter<T>,
+      { projection: { _id: 1, ...reads }, ...tag },
     );
     for await (const batch of batches(missing)) {
-      const ops: AnyBulkWriteOperation<FactDoc>[] = batch.map((f) => ({
+      const ops = batch.map((doc) => ({
         updateOne: {
-          filter: { _id: f._id, workspaceId, dataset },
-          update: { $set: { quoteTerms: quoteRecallTerms(f) } },
+          filter: { _id: doc._id, workspaceId, dataset } as Filter<T>,
+          update: { $set: { [field]: derive(doc as T) } } as UpdateFilter<T>,
         },
-      }));
-      changed += (await db.facts.bulkWrite(ops, { ordered: false, ...tag })).modifiedCount;
+      })) as AnyBulkWriteOperation<T>[];
+      changed += (await collection.bulkWrite(ops, { ordered: false, ...tag })).modifiedCount;
     }
   }
   return changed;
