@@ -36,7 +36,7 @@ func main() {
 	logLevel := flag.String("log-level", "error", "debug, info, warn or error")
 	scalarFields := flag.String("scalar-fields", "",
 		"JSON {collection: {field: type}}: the fields the store declares scalar (string, date, "+
-			"number or bool), whose queries run whole in SQL, served by indexes (README.md)")
+			"number or bool) or terms (an array of strings), whose queries run whole in SQL, served by indexes (README.md)")
 	cpuProfile := flag.String("cpu-profile", "",
 		"write a Go CPU profile of the whole run to this file (for `go tool pprof`)")
 	flag.Parse()
@@ -160,7 +160,7 @@ func checkScalarFields(text string) error {
 				return fmt.Errorf("bad --scalar-fields: %s.%q cannot be declared", coll, field)
 			}
 			switch t {
-			case "string", "date", "number", "bool":
+			case "string", "date", "number", "bool", "terms":
 			default:
 				return fmt.Errorf("bad --scalar-fields: %s.%s has unknown type %q", coll, field, t)
 			}

@@ -277,25 +277,28 @@ export const INDEXES: { [K in keyof Collections]: IndexSpec[] } = {
 /** The type a scalar field holds when present and not null (never an array). */
 type ScalarTypeOf<V> = [NonNullable<V>] extends [string]
   ? 'string'
-  : [NonNullable<V>] extends [Date]
-    ? 'date'
-    : [NonNullable<V>] extends [number]
-      ? 'number'
-      : [NonNullable<V>] extends [boolean]
-        ? 'bool'
-        : never;
+  : [NonNullable<V>] extends [string[]]
+    ? 'terms'
+    : [NonNullable<V>] extends [Date]
+      ? 'date'
+      : [NonNullable<V>] extends [number]
+        ? 'number'
+        : [NonNullable<V>] extends [boolean]
+          ? 'bool'
+          : never;
 
 type DocumentOf<K extends keyof Collections> =
   Collections[K] extends Collection<infer D> ? D : never;
 
 /**
- * The fields of each collection that are scalar: absent, null, or of one type, never an
- * array. The types are checked against the documents' own (documents.ts). The embedded
- * database is told them at start (embedded/ferretdb.ts) and then runs every query touching
- * only these fields whole in SQL, served by these indexes, as MongoDB does; it refuses a
- * write that breaks the declaration rather than answer wrongly (embedded-db/README.md).
- * Every field an index names is here, except the arrays (`recallTerms`, `quoteTerms`); the index tests
- * check that. Every collection's `_id` is a string, which the database checks too.
+ * The fields of each collection that are scalar: absent, null, or of one type; or `terms`,
+ * an array of strings (the analyzed terms recall and `q` search). The types are checked
+ * against the documents' own (documents.ts). The embedded database is told them at start
+ * (embedded/ferretdb.ts) and then runs every query touching only these fields whole in SQL,
+ * served by these indexes, as MongoDB does (an index on a terms field is a table of its
+ * keys, kept with the document); it refuses a write that breaks the declaration rather than
+ * answer wrongly (embedded-db/README.md). Every field an index names is here; the index
+ * tests check that. Every collection's `_id` is a string, which the database checks too.
  */
 export const SCALAR_FIELDS: {
   // The rate limit counters are rate-limiter-flexible's documents, with ObjectId ids: left
@@ -358,6 +361,8 @@ export const SCALAR_FIELDS: {
     correctionOf: 'string',
     correctedBy: 'string',
     replaceExisting: 'bool',
+    recallTerms: 'terms',
+    quoteTerms: 'terms',
   },
   memories: {
     workspaceId: 'string',
@@ -377,6 +382,7 @@ export const SCALAR_FIELDS: {
     validFrom: 'date',
     validUntil: 'date',
     supersededBy: 'string',
+    recallTerms: 'terms',
   },
   claims: {
     workspaceId: 'string',

@@ -20,12 +20,21 @@ import { type RunningFerretDb, startFerretDb } from '../../src/embedded/ferretdb
  */
 
 const DECLARED = {
-  items: { workspaceId: 'string', key: 'string', at: 'date', n: 'number', flag: 'bool' },
+  items: {
+    workspaceId: 'string',
+    key: 'string',
+    at: 'date',
+    n: 'number',
+    flag: 'bool',
+    words: 'terms',
+  },
 };
 const INDEXES = [
   { workspaceId: 1, at: -1, _id: -1 },
   { workspaceId: 1, key: 1, at: -1, _id: -1 },
   { workspaceId: 1, n: 1, _id: 1 },
+  // On a terms field: a table of its keys, one row per element, kept by triggers.
+  { workspaceId: 1, words: 1, at: -1, _id: -1 },
 ] as const;
 
 let dir: string;
@@ -87,6 +96,7 @@ const genDocs = fc
       at: declaredValue(genDate),
       n: declaredValue(genNumber),
       flag: declaredValue(fc.boolean()),
+      words: declaredValue(fc.array(fc.constantFrom(...KEYS), { maxLength: 3 })),
       tags: genAnything,
       other: genAnything,
     }),
@@ -101,9 +111,10 @@ const genDocs = fc
   );
 
 /** A value to compare a field with: usually of its declared type, sometimes another. */
-const comparand = (field: 'key' | 'at' | 'n' | 'flag' | 'tags' | 'other') => {
+const comparand = (field: 'key' | 'at' | 'n' | 'flag' | 'words' | 'tags' | 'other') => {
   const own = {
     key: fc.constantFrom(...KEYS),
+    words: fc.constantFrom(...KEYS),
     at: genDate,
     n: genNumber,
     flag: fc.boolean(),
@@ -116,7 +127,16 @@ const comparand = (field: 'key' | 'at' | 'n' | 'flag' | 'tags' | 'other') => {
   );
 };
 
-const genField = fc.constantFrom('key', 'at', 'n', 'flag', 'tags', 'other', '_id' as const);
+const genField = fc.constantFrom(
+  'key',
+  'at',
+  'n',
+  'flag',
+  'words',
+  'tags',
+  'other',
+  '_id' as const,
+);
 const genClause: fc.Arbitrary<Filter<Document>> = genField.chain((field) => {
   if (field === '_id') {
     return fc.oneof(
@@ -142,6 +162,7 @@ const genClause: fc.Arbitrary<Filter<Document>> = genField.chain((field) => {
     fc
       .tuple(fc.constantFrom('$gt', '$gte'), value, fc.constantFrom('$lt', '$lte'), value)
       .map(([a, v, b, w]) => ({ [field]: { [a]: v, [b]: w } })),
+    fc.array(value, { maxLength: 3 }).map((vs) => ({ [field]: { $all: vs } })),
   );
 });
 const genFilter: fc.Arbitrary<Filter<Document>> = fc
@@ -171,6 +192,7 @@ const genSort = fc.constantFrom<Record<string, 1 | -1> | null>(
   { n: 1, _id: 1 },
   { flag: -1, n: -1, _id: 1 },
   { tags: 1, _id: 1 },
+  { words: 1, _id: 1 },
 );
 const genQuery = fc
   .record({
@@ -181,6 +203,26 @@ const genQuery = fc
   })
   // Without a sort, the order (and so which documents a skip or limit keeps) is unspecified.
   .map((q) => (q.sort ? q : { ...q, skip: 0, limit: 0 }));
+/** Writes after the inserts, on a terms field's values especially (its index's keys). */
+const genWrites = fc.array(
+  fc.tuple(
+    fc.integer({ min: 0, max: 31 }).map((i) => `d${String(i).padStart(2, '0')}`),
+    fc.oneof(
+      fc
+        .array(fc.constantFrom(...KEYS), { maxLength: 3 })
+        .map((words) => ({ update: { $set: { words } } })),
+      fc.constant({ update: { $unset: { words: '' } } }),
+      fc.constantFrom(...KEYS).map((key) => ({ update: { $set: { key } } })),
+      fc.constant({ remove: true as const }),
+    ),
+  ),
+  { maxLength: 6 },
+).map((list) =>
+  list.map(([id, w]) => async (items: Collection<Document>) => {
+    if ('remove' in w) await items.deleteOne({ _id: id as never });
+    else await items.updateOne({ _id: id as never }, w.update as Document);
+  }),
+);
 type Query = typeof genQuery extends fc.Arbitrary<infer Q> ? Q : never;
 
 async function answer(items: Collection<Document>, q: Query) {
@@ -202,13 +244,31 @@ describe('a declared collection answers as one without the declaration', () => {
   it('random documents and queries: byte-identical finds (sorted, skipped, limited) and counts', async () => {
     let queries = 0;
     let nonEmpty = 0;
+    let termCounts = 0;
+    let nonEmptyTermCounts = 0;
     await fc.assert(
       fc.asyncProperty(
         genDocs,
+        genWrites,
         fc.array(genQuery, { minLength: 20, maxLength: 20 }),
-        async (docs, qs) => {
+        async (docs, writes, qs) => {
           await Promise.all([pushed.deleteMany({}), plain.deleteMany({})]);
           if (docs.length > 0) await Promise.all([pushed.insertMany(docs), plain.insertMany(docs)]);
+          // Updates and deletes after the inserts: a terms index's keys follow them.
+          for (const write of writes) await Promise.all([write(pushed), write(plain)]);
+          // A term's count in a tenant, read from the terms index's keys alone.
+          for (const workspaceId of ['t1', 't2']) {
+            for (const word of KEYS) {
+              const filter = { workspaceId, words: word };
+              const [a, b] = await Promise.all([
+                pushed.countDocuments(filter),
+                plain.countDocuments(filter),
+              ]);
+              expect(a, EJSON.stringify(filter)).toBe(b);
+              termCounts++;
+              if (a > 0) nonEmptyTermCounts++;
+            }
+          }
           for (const q of qs) {
             const [a, b] = await Promise.all([answer(pushed, q), answer(plain, q)]);
             expect(a, EJSON.stringify(q)).toEqual(b);
@@ -222,6 +282,8 @@ describe('a declared collection answers as one without the declaration', () => {
     // The generators make queries that match something, not only empty answers.
     expect(queries).toBe(800);
     expect(nonEmpty).toBeGreaterThan(100);
+    expect(termCounts).toBe(640);
+    expect(nonEmptyTermCounts).toBeGreaterThan(50);
   }, 240_000);
 });
 
@@ -259,6 +321,50 @@ describe('the declared collection is index-served', () => {
     expect(plan.queryPlanner.Plan.join('\n')).toMatch(
       /USING INDEX .*workspaceId_1_key_1_at_-1__id_-1/,
     );
+  });
+
+  it('a terms field holding one of some words (or all of them) is a search of its keys', async () => {
+    const docs = Array.from({ length: 40 }, (_, i) => ({
+      _id: `w${String(i).padStart(2, '0')}`,
+      workspaceId: i % 2 ? 't1' : 't2',
+      at: new Date(T0 + i * 60_000),
+      words: [['a', 'b'], ['b'], ['a', 'é'], []][Math.floor(i / 2) % 4],
+    })) as Document[];
+    for (const items of [pushed, plain]) {
+      await items.deleteMany({});
+      await items.insertMany(docs.map((d) => ({ ...d })));
+    }
+    for (const filter of [
+      { workspaceId: 't1', words: { $in: ['a', 'zz'] } },
+      { $and: [{ workspaceId: 't1' }, { $or: [{ words: 'é' }, { words: { $in: ['b'] } }] }] },
+      { workspaceId: 't1', words: { $all: ['a', 'b'] } },
+    ]) {
+      const command = { filter, sort: { at: -1, _id: -1 }, limit: 3 };
+      const plan = await explain(pushed, command);
+      expect(plan, JSON.stringify(filter)).toMatchObject({
+        filterPushdown: true,
+        sortPushdown: true,
+        limitPushdown: true,
+      });
+      // The keys' table is searched from the tenant's keys, by the index on its columns.
+      expect(plan.queryPlanner.Plan.join('\n')).toMatch(
+        /SEARCH .*_keys USING (COVERING )?INDEX .*\(k0=\? AND k1=\?/,
+      );
+      const [a, b] = await Promise.all(
+        [pushed, plain].map(async (items) =>
+          EJSON.stringify(await items.find(filter).sort({ at: -1, _id: -1 }).limit(3).toArray()),
+        ),
+      );
+      expect(a, JSON.stringify(filter)).toBe(b);
+      expect(JSON.parse(a!).length, JSON.stringify(filter)).toBeGreaterThan(0);
+    }
+    // A term's count in a tenant is the keys' count: the collection's rows are not read.
+    const count = await explain(pushed, { filter: { workspaceId: 't1', words: 'a' } });
+    expect(count.queryPlanner.CountPlan.join('\n')).toMatch(
+      /SEARCH .*_keys USING COVERING INDEX .*\(k0=\? AND k1=\?\)$/,
+    );
+    expect(count.queryPlanner.CountPlan.join('\n')).not.toMatch(/SCAN/);
+    expect(await pushed.countDocuments({ workspaceId: 't1', words: 'a' })).toBe(10);
   });
 
   it('a sort on an undeclared field, or a comparison with another type, is left to Go', async () => {
@@ -300,6 +406,7 @@ describe('a data directory made before the declaration', () => {
               _id: `o${i}`,
               workspaceId: i % 2 ? 't1' : 't2',
               at: new Date(T0 + (i % 7) * 3_600_000),
+              words: i % 3 ? ['a'] : ['b', 'a'],
             })) as Document[],
           );
         }
@@ -307,16 +414,25 @@ describe('a data directory made before the declaration', () => {
         answers.push(
           EJSON.stringify(await items.find(command.filter).sort(command.sort).limit(3).toArray()),
         );
+        // A terms index made before: its keys' table is made and filled from the documents.
+        const terms = { ...command, filter: { workspaceId: 't1', words: 'b' } };
+        plans.push((await items.db.command({ explain: terms })).queryPlanner.Plan.join('\n'));
+        answers.push(
+          EJSON.stringify(await items.find(terms.filter).sort(terms.sort).limit(3).toArray()),
+        );
       } finally {
         await client.close();
         await server.stop();
       }
     }
     // Declared now: the index serves the sort; the answer is the one before.
-    expect(plans[1]).toMatch(/SEARCH .* USING INDEX .*workspaceId_1_at_-1__id_-1/);
-    expect(plans[1]).not.toMatch(/TEMP B-TREE/);
-    expect(answers[1]).toBe(answers[0]);
+    expect(plans[2]).toMatch(/SEARCH .* USING INDEX .*workspaceId_1_at_-1__id_-1/);
+    expect(plans[2]).not.toMatch(/TEMP B-TREE/);
+    expect(answers[2]).toBe(answers[0]);
     expect(JSON.parse(answers[0]!)).toHaveLength(3);
+    expect(plans[3]).toMatch(/SEARCH .*_keys USING (COVERING )?INDEX/);
+    expect(answers[3]).toBe(answers[1]);
+    expect(JSON.parse(answers[1]!)).toHaveLength(3);
   }, 120_000);
 });
 
@@ -352,12 +468,20 @@ describe('writes that would break the declaration', () => {
         () => pushed.updateOne({ _id: 'kept' } as Document, { $push: { key: 'x' } as Document }),
       ],
       [
+        'a string in a terms field',
+        () => pushed.insertOne({ _id: 'bad3', workspaceId: 't1', words: 'a' } as Document),
+      ],
+      [
+        'a number among the terms',
+        () => pushed.updateOne({ _id: 'kept' } as Document, { $set: { words: ['a', 1] } }),
+      ],
+      [
         'an upsert of another type',
         () => pushed.updateOne({ _id: 'new' } as Document, { $set: { flag: 1 } }, { upsert: true }),
       ],
     ];
     for (const [what, write] of refusals) {
-      await expect(write(), what).rejects.toThrow(/workspaceId|at|_id|n|key|flag/);
+      await expect(write(), what).rejects.toThrow(/workspaceId|at|_id|n|key|flag|words/);
     }
     expect(EJSON.stringify(await pushed.find({}).toArray())).toBe(before);
     // The same writes are fine where nothing is declared.

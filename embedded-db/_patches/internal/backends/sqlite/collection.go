@@ -74,7 +74,14 @@ func (c *collection) Query(ctx context.Context, params *backends.QueryParams) (*
 			var count int64
 
 			q := fmt.Sprintf(`SELECT COUNT(*) FROM %q`, meta.TableName) + exact.where
-			if err := db.QueryRowContext(ctx, q, exact.args...).Scan(&count); err != nil {
+			args := exact.args
+
+			// Patched: a term's count in a tenant is read from the terms index's keys alone.
+			if exact.keysCount != "" {
+				q, args = exact.keysCount, exact.keysCountArgs
+			}
+
+			if err := db.QueryRowContext(ctx, q, args...).Scan(&count); err != nil {
 				return nil, lazyerrors.Error(err)
 			}
 
@@ -117,7 +124,7 @@ func (c *collection) Query(ctx context.Context, params *backends.QueryParams) (*
 	// equality, `$eq` or `$in` of strings, also inside a top-level `$and`, becomes a SQL
 	// condition, so only the matching rows are decoded and filtered in Go (the full filter
 	// still runs there afterwards). Upstream pushed down a lone `_id` equality only.
-	if conditions, conditionArgs := supersetConditions(c.name, params.Filter); len(conditions) > 0 {
+	if conditions, conditionArgs := supersetConditions(c.name, meta, params.Filter); len(conditions) > 0 {
 		whereClause = ` WHERE ` + strings.Join(conditions, ` AND `)
 		args = conditionArgs
 	}
@@ -349,8 +356,20 @@ func (c *collection) Explain(ctx context.Context, params *backends.ExplainParams
 			return nil, err
 		}
 
+		planner := must.NotFail(types.NewDocument("Plan", queryPlan))
+
+		// A count of this filter would read the terms index's keys alone: its plan too.
+		if exact.keysCount != "" {
+			countPlan, err := explainPlan(ctx, db, `EXPLAIN QUERY PLAN `+exact.keysCount, exact.keysCountArgs)
+			if err != nil {
+				return nil, err
+			}
+
+			planner.Set("CountPlan", countPlan)
+		}
+
 		return &backends.ExplainResult{
-			QueryPlanner:   must.NotFail(types.NewDocument("Plan", queryPlan)),
+			QueryPlanner:   planner,
 			FilterPushdown: true,
 			SortPushdown:   exact.sorted && params.ExactSort.Len() > 0,
 			LimitPushdown:  limit != 0,
@@ -358,7 +377,7 @@ func (c *collection) Explain(ctx context.Context, params *backends.ExplainParams
 	}
 
 	// The same conditions as Query (patched), so `explain` shows what a query pushes down.
-	if conditions, conditionArgs := supersetConditions(c.name, params.Filter); len(conditions) > 0 {
+	if conditions, conditionArgs := supersetConditions(c.name, meta, params.Filter); len(conditions) > 0 {
 		filterPushdown = true
 		whereClause = ` WHERE ` + strings.Join(conditions, ` AND `)
 		args = conditionArgs
@@ -631,9 +650,9 @@ var (
 
 // supersetConditions returns SQL conditions every document matching filter satisfies: for a
 // declared collection, necessaryConditions (exact.go), else pushdownConditions.
-func supersetConditions(collection string, filter *types.Document) ([]string, []any) {
+func supersetConditions(collection string, meta *metadata.Collection, filter *types.Document) ([]string, []any) {
 	if declared := metadata.ScalarFields(collection); declared != nil && filter != nil {
-		return necessaryConditions(filter, declared)
+		return necessaryConditions(meta, filter, declared)
 	}
 
 	return pushdownConditions(filter)

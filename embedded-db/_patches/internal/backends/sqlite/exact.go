@@ -22,6 +22,74 @@ type exact struct {
 	args    []any
 	orderBy string // the asked sort when sorted, else table order (the order Go would see)
 	sorted  bool   // orderBy is the asked sort (or none was asked), so a limit may follow
+
+	// keysCount, when set, counts the same documents from a terms index's keys alone (with
+	// keysCountArgs): the filter is that index's leading equalities and one term.
+	keysCount     string
+	keysCountArgs []any
+}
+
+// exactScope is what translating a filter of one collection needs: its declaration, its
+// terms indexes (metadata/terms.go), and the equalities the whole filter requires of
+// declared string fields, which a terms condition adds to its search of a keys' table so
+// that the search starts at the tenant's keys.
+type exactScope struct {
+	declared map[string]metadata.ScalarType
+	terms    []*metadata.TermsIndex
+	equal    map[string]string
+}
+
+// newExactScope reads the collection's terms indexes and the filter's top-level equalities.
+func newExactScope(meta *metadata.Collection, declared map[string]metadata.ScalarType, filter *types.Document) *exactScope {
+	s := &exactScope{declared: declared, equal: map[string]string{}}
+
+	if meta != nil {
+		for _, index := range meta.Settings.Indexes {
+			if t, ok := metadata.TermsIndexOf(meta.TableName, index, declared); ok {
+				s.terms = append(s.terms, t)
+			}
+		}
+	}
+
+	s.addEqualities(filter)
+
+	return s
+}
+
+// addEqualities notes `{field: "string"}` and `{field: {$eq: "string"}}` of declared string
+// fields, at the top level of filter or of a top-level `$and`.
+func (s *exactScope) addEqualities(filter *types.Document) {
+	if filter == nil {
+		return
+	}
+
+	for _, key := range filter.Keys() {
+		value := must.NotFail(filter.Get(key))
+
+		if key == "$and" {
+			if clauses, ok := value.(*types.Array); ok {
+				for i := 0; i < clauses.Len(); i++ {
+					if clause, ok := must.NotFail(clauses.Get(i)).(*types.Document); ok {
+						s.addEqualities(clause)
+					}
+				}
+			}
+
+			continue
+		}
+
+		if s.declared[key] != metadata.ScalarString {
+			continue
+		}
+
+		if d, ok := value.(*types.Document); ok && d.Len() == 1 {
+			value, _ = d.Get("$eq")
+		}
+
+		if v, ok := value.(string); ok {
+			s.equal[key] = v
+		}
+	}
 }
 
 // exactQuery returns the SQL of a query on a declared collection when every field its filter
@@ -36,7 +104,9 @@ func exactQuery(collection string, meta *metadata.Collection, filter, naturalSor
 		return nil, false
 	}
 
-	condition, args, ok := exactFilter(filter, declared)
+	scope := newExactScope(meta, declared, filter)
+
+	condition, args, ok := exactFilter(filter, scope)
 	if !ok {
 		return nil, false
 	}
@@ -46,6 +116,10 @@ func exactQuery(collection string, meta *metadata.Collection, filter, naturalSor
 		res.where = " WHERE " + condition
 	}
 
+	if q, a, ok := scope.keysCount(filter); ok {
+		res.keysCount, res.keysCountArgs = q, a
+	}
+
 	if sort.Len() == 0 {
 		return res, true
 	}
@@ -53,7 +127,7 @@ func exactQuery(collection string, meta *metadata.Collection, filter, naturalSor
 	terms := make([]string, 0, sort.Len())
 
 	for _, key := range sort.Keys() {
-		column, ok := exactColumn(key, declared)
+		column, ok := exactColumn(key, scope)
 		if !ok {
 			res.sorted = false
 			return res, true
@@ -76,14 +150,14 @@ func exactQuery(collection string, meta *metadata.Collection, filter, naturalSor
 	return res, true
 }
 
-// exactColumn is the SQL value of a declared field (an `_id` of a declared collection is a
-// string: checkDeclared).
-func exactColumn(key string, declared map[string]metadata.ScalarType) (string, bool) {
+// exactColumn is the SQL value of a declared scalar field (an `_id` of a declared
+// collection is a string: checkDeclared). A terms field has none (an array).
+func exactColumn(key string, scope *exactScope) (string, bool) {
 	if key == "_id" {
 		return metadata.ScalarColumn("_id"), true
 	}
 
-	if _, ok := declared[key]; !ok {
+	if t, ok := scope.declared[key]; !ok || t == metadata.ScalarTerms {
 		return "", false
 	}
 
@@ -94,7 +168,11 @@ func exactColumn(key string, declared map[string]metadata.ScalarType) (string, b
 // whole, the exact conditions of its top-level parts (also inside `$and`) that have one, and
 // upstream's for the others (pushdownConditions): SQL selects a superset of the matches,
 // through the declared indexes where those conditions reach them, and Go filters it.
-func necessaryConditions(filter *types.Document, declared map[string]metadata.ScalarType) ([]string, []any) {
+func necessaryConditions(meta *metadata.Collection, filter *types.Document, declared map[string]metadata.ScalarType) ([]string, []any) {
+	return newExactScope(meta, declared, filter).necessary(filter)
+}
+
+func (scope *exactScope) necessary(filter *types.Document) ([]string, []any) {
 	var conditions []string
 	var args []any
 
@@ -105,7 +183,7 @@ func necessaryConditions(filter *types.Document, declared map[string]metadata.Sc
 			if clauses, ok := value.(*types.Array); ok {
 				for i := 0; i < clauses.Len(); i++ {
 					if clause, ok := must.NotFail(clauses.Get(i)).(*types.Document); ok {
-						c, a := necessaryConditions(clause, declared)
+						c, a := scope.necessary(clause)
 						conditions = append(conditions, c...)
 						args = append(args, a...)
 					}
@@ -120,9 +198,9 @@ func necessaryConditions(filter *types.Document, declared map[string]metadata.Sc
 		var ok bool
 
 		if key == "$or" {
-			c, a, ok = exactClauses(key, value, declared)
+			c, a, ok = exactClauses(key, value, scope)
 		} else {
-			c, a, ok = exactField(key, value, declared)
+			c, a, ok = exactField(key, value, scope)
 		}
 
 		if ok {
@@ -143,7 +221,7 @@ func necessaryConditions(filter *types.Document, declared map[string]metadata.Sc
 }
 
 // exactFilter returns a condition ("" for none) true of exactly the documents filter matches.
-func exactFilter(filter *types.Document, declared map[string]metadata.ScalarType) (string, []any, bool) {
+func exactFilter(filter *types.Document, scope *exactScope) (string, []any, bool) {
 	if filter.Len() == 0 {
 		return "", nil, true
 	}
@@ -160,9 +238,9 @@ func exactFilter(filter *types.Document, declared map[string]metadata.ScalarType
 
 		switch key {
 		case "$and", "$or":
-			c, a, ok = exactClauses(key, value, declared)
+			c, a, ok = exactClauses(key, value, scope)
 		default:
-			c, a, ok = exactField(key, value, declared)
+			c, a, ok = exactField(key, value, scope)
 		}
 
 		if !ok {
@@ -179,7 +257,7 @@ func exactFilter(filter *types.Document, declared map[string]metadata.ScalarType
 }
 
 // exactClauses translates `$and` or `$or` of a non-empty array of filters.
-func exactClauses(op string, value any, declared map[string]metadata.ScalarType) (string, []any, bool) {
+func exactClauses(op string, value any, scope *exactScope) (string, []any, bool) {
 	clauses, ok := value.(*types.Array)
 	if !ok || clauses.Len() == 0 {
 		return "", nil, false
@@ -195,7 +273,7 @@ func exactClauses(op string, value any, declared map[string]metadata.ScalarType)
 			return "", nil, false
 		}
 
-		c, a, ok := exactFilter(clause, declared)
+		c, a, ok := exactFilter(clause, scope)
 		if !ok {
 			return "", nil, false
 		}
@@ -220,17 +298,21 @@ func exactClauses(op string, value any, declared map[string]metadata.ScalarType)
 }
 
 // exactField translates `{key: value}`: an equality, or an operator document.
-func exactField(key string, value any, declared map[string]metadata.ScalarType) (string, []any, bool) {
+func exactField(key string, value any, scope *exactScope) (string, []any, bool) {
 	if strings.HasPrefix(key, "$") {
 		return "", nil, false
 	}
 
-	column, ok := exactColumn(key, declared)
+	if scope.declared[key] == metadata.ScalarTerms {
+		return scope.termsField(key, value)
+	}
+
+	column, ok := exactColumn(key, scope)
 	if !ok {
 		return "", nil, false
 	}
 
-	t := declared[key]
+	t := scope.declared[key]
 	if key == "_id" {
 		if c, a, ok := exactID(value); ok {
 			return c, a, true
@@ -287,6 +369,192 @@ func exactField(key string, value any, declared map[string]metadata.ScalarType) 
 	}
 
 	return strings.Join(conditions, " AND "), args, true
+}
+
+// termsField translates a condition on a declared terms field: `"term"`, `{$eq: "term"}` and
+// `{$in: [terms]}` (the array holds one of them), `{$all: [terms]}` (all of them), each a
+// search of the field's keys' table for the documents' `_id`s.
+func (scope *exactScope) termsField(key string, value any) (string, []any, bool) {
+	operators, isDoc := value.(*types.Document)
+	if !isDoc {
+		return scope.termsSearch(key, []any{value})
+	}
+
+	if operators.Len() == 0 {
+		return "", nil, false
+	}
+
+	conditions := make([]string, 0, operators.Len())
+
+	var args []any
+
+	for _, op := range operators.Keys() {
+		operand := must.NotFail(operators.Get(op))
+
+		var parts []string
+
+		switch op {
+		case "$eq":
+			c, a, ok := scope.termsSearch(key, []any{operand})
+			if !ok {
+				return "", nil, false
+			}
+
+			parts, args = append(parts, c), append(args, a...)
+		case "$in", "$all":
+			list, ok := operand.(*types.Array)
+			if !ok {
+				return "", nil, false
+			}
+
+			if list.Len() == 0 {
+				parts = append(parts, "0") // MongoDB: an empty $in or $all matches nothing
+				break
+			}
+
+			values := must.NotFail(iterator.ConsumeValues(list.Iterator()))
+			if op == "$in" {
+				c, a, ok := scope.termsSearch(key, values)
+				if !ok {
+					return "", nil, false
+				}
+
+				parts, args = append(parts, c), append(args, a...)
+
+				break
+			}
+
+			for _, v := range values {
+				c, a, ok := scope.termsSearch(key, []any{v})
+				if !ok {
+					return "", nil, false
+				}
+
+				parts, args = append(parts, c), append(args, a...)
+			}
+		default:
+			return "", nil, false
+		}
+
+		conditions = append(conditions, parts...)
+	}
+
+	return strings.Join(conditions, " AND "), args, true
+}
+
+// keysCount is the count of the documents filter matches when filter is exactly a terms
+// index's leading equalities (all of them) and one term of its terms field, e.g.
+// {workspaceId, dataset, recallTerms: "term"}: each such document has exactly one key
+// with those values (the keys are unique per document and element), so counting the keys
+// counts the documents, from the index alone.
+func (scope *exactScope) keysCount(filter *types.Document) (string, []any, bool) {
+	for _, t := range scope.terms {
+		field := t.Index.Key[t.Field].Field
+		if filter.Len() != t.Field+1 {
+			continue
+		}
+
+		value, err := filter.Get(field)
+		if err != nil {
+			continue
+		}
+
+		if d, ok := value.(*types.Document); ok && d.Len() == 1 {
+			value, _ = d.Get("$eq")
+		}
+
+		term, ok := value.(string)
+		if !ok {
+			continue
+		}
+
+		conditions := make([]string, 0, t.Field+1)
+		args := make([]any, 0, t.Field+1)
+		covered := true
+
+		for i := 0; i < t.Field; i++ {
+			prefix := t.Index.Key[i].Field
+
+			v, err := filter.Get(prefix)
+			if s, isString := v.(string); err != nil || !isString || scope.declared[prefix] != metadata.ScalarString {
+				covered = false
+				break
+			} else {
+				conditions = append(conditions, metadata.TermsColumn(i)+" = ?")
+				args = append(args, s)
+			}
+		}
+
+		if !covered {
+			continue
+		}
+
+		conditions = append(conditions, metadata.TermsColumn(t.Field)+" = ?")
+		args = append(args, term)
+
+		return fmt.Sprintf("SELECT COUNT(*) FROM %q WHERE %s", t.Table, strings.Join(conditions, " AND ")), args, true
+	}
+
+	return "", nil, false
+}
+
+// termsSearch is "the array holds one of terms" (strings only: an array holds no other
+// type, and null would match a missing field) as a search of a keys' table: the index on
+// the field whose leading fields the filter's equalities cover, which they then narrow.
+func (scope *exactScope) termsSearch(key string, terms []any) (string, []any, bool) {
+	var best *metadata.TermsIndex
+
+	var prefix int
+
+	for _, t := range scope.terms {
+		if t.Index.Key[t.Field].Field != key {
+			continue
+		}
+
+		covered := 0
+		for covered < t.Field {
+			if _, ok := scope.equal[t.Index.Key[covered].Field]; !ok {
+				break
+			}
+
+			covered++
+		}
+
+		if best == nil || covered > prefix {
+			best, prefix = t, covered
+		}
+	}
+
+	if best == nil {
+		return "", nil, false
+	}
+
+	var conditions []string
+	var args []any
+
+	for i := 0; i < prefix; i++ {
+		conditions = append(conditions, metadata.TermsColumn(i)+" = ?")
+		args = append(args, scope.equal[best.Index.Key[i].Field])
+	}
+
+	placeholders := make([]string, len(terms))
+
+	for i, term := range terms {
+		s, ok := term.(string)
+		if !ok {
+			return "", nil, false
+		}
+
+		placeholders[i] = "?"
+		args = append(args, s)
+	}
+
+	conditions = append(conditions, metadata.TermsColumn(best.Field)+" IN ("+strings.Join(placeholders, ", ")+")")
+
+	return fmt.Sprintf(
+		"%s IN (SELECT %s FROM %q WHERE %s)",
+		metadata.IDColumn, metadata.TermsDocColumn, best.Table, strings.Join(conditions, " AND "),
+	), args, true
 }
 
 // exactID is an `_id` equality or `$in` of strings on the column the unique `_id` index is
@@ -441,6 +709,16 @@ func checkDeclared(collection string, doc *types.Document) error {
 			continue
 		}
 
+		if t == metadata.ScalarTerms {
+			if !allStrings(value) {
+				return lazyerrors.Errorf(
+					"embedded-db: %s.%s is declared %s (an array of strings), got %s", collection, field, t, sjsonText(value),
+				)
+			}
+
+			continue
+		}
+
 		if _, ok := sqlValue(t, value); !ok {
 			return lazyerrors.Errorf(
 				"embedded-db: %s.%s is declared %s, got %s", collection, field, t, sjsonText(value),
@@ -449,6 +727,22 @@ func checkDeclared(collection string, doc *types.Document) error {
 	}
 
 	return nil
+}
+
+// allStrings is true of an array of strings (empty included).
+func allStrings(value any) bool {
+	list, ok := value.(*types.Array)
+	if !ok {
+		return false
+	}
+
+	for i := 0; i < list.Len(); i++ {
+		if _, ok := must.NotFail(list.Get(i)).(string); !ok {
+			return false
+		}
+	}
+
+	return true
 }
 
 // sjsonText shows a refused value briefly.

@@ -401,6 +401,14 @@ func (r *Registry) collectionDrop(ctx context.Context, dbName, collectionName st
 		return false, lazyerrors.Error(err)
 	}
 
+	// Patched for the embedded gateway: the tables of its terms indexes too (their triggers
+	// went with the collection's table).
+	for _, index := range c.Settings.Indexes {
+		if err := dropTermsIndex(ctx, db, c, index); err != nil {
+			return false, lazyerrors.Error(err)
+		}
+	}
+
 	delete(r.colls[dbName], collectionName)
 
 	return true, nil
@@ -543,6 +551,11 @@ func (r *Registry) indexesDrop(ctx context.Context, dbName, collectionName strin
 			return lazyerrors.Error(err)
 		}
 
+		// Patched for the embedded gateway: a terms index's table and triggers go with it.
+		if err := dropTermsIndex(ctx, db, c, c.Settings.Indexes[i]); err != nil {
+			return lazyerrors.Error(err)
+		}
+
 		c.Settings.Indexes = slices.Delete(c.Settings.Indexes, i, i+1)
 	}
 
@@ -600,6 +613,12 @@ var (
 // indexCreateSQL is the CREATE INDEX statement of index on table tableName (patched for the
 // embedded gateway: a declared field's column is its SQL value, see ScalarColumn).
 func indexCreateSQL(tableName string, index IndexInfo, declared map[string]ScalarType) string {
+	// Patched for the embedded gateway: an index on a declared terms field is kept as a
+	// table of its keys (terms.go).
+	if t, ok := TermsIndexOf(tableName, index, declared); ok {
+		return t.createSQL(tableName)
+	}
+
 	q := "CREATE "
 
 	if index.Unique {

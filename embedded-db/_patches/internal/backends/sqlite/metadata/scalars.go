@@ -28,6 +28,12 @@ const (
 	ScalarDate   ScalarType = "date"   // stored by sjson as milliseconds since the epoch
 	ScalarNumber ScalarType = "number" // int32, int64 or a finite double
 	ScalarBool   ScalarType = "bool"   // false < true, as 0 < 1
+
+	// ScalarTerms is the one array type: an array of strings (a document's analyzed terms).
+	// SQL cannot index inside a JSON array, so an index on such a field is a table of its
+	// keys, one row per element, kept by triggers (terms.go), as MongoDB keeps a multikey
+	// index; a membership condition on it is pushed as a lookup there (exact.go).
+	ScalarTerms ScalarType = "terms"
 )
 
 // ScalarFieldsEnv names the environment variable the declarations come in (embedded-db's
@@ -62,7 +68,7 @@ func ParseScalarFields(text string) (map[string]map[string]ScalarType, error) {
 			}
 
 			switch t {
-			case ScalarString, ScalarDate, ScalarNumber, ScalarBool:
+			case ScalarString, ScalarDate, ScalarNumber, ScalarBool, ScalarTerms:
 			default:
 				return nil, fmt.Errorf("scalar fields: %s.%s has unknown type %q", coll, field, t)
 			}
@@ -140,8 +146,15 @@ func createIndex(ctx context.Context, tx *fsql.Tx, c *Collection, index IndexInf
 		args = append(args, a)
 	}
 
+	terms, isTerms := TermsIndexOf(c.TableName, index, declared)
+
 	if replace {
-		add(fmt.Sprintf("DROP INDEX %q", name))
+		add(fmt.Sprintf("DROP INDEX IF EXISTS %q", name))
+
+		if isTerms {
+			queries = append(queries, terms.dropStatements()...)
+			args = append(args, make([][]any, len(terms.dropStatements()))...)
+		}
 	}
 
 	if withStatistics {
@@ -156,11 +169,24 @@ func createIndex(ctx context.Context, tx *fsql.Tx, c *Collection, index IndexInf
 			add(fmt.Sprintf("ANALYZE %q", metadataTableName))
 		}
 
-		add("DELETE FROM sqlite_stat1 WHERE tbl = ? AND idx = ?", c.TableName, name)
-		add("INSERT INTO sqlite_stat1 (tbl, idx, stat) VALUES (?, ?, ?)", c.TableName, name, stat)
+		if isTerms {
+			for _, line := range terms.statistics(c.TableName, declared) {
+				add("DELETE FROM sqlite_stat1 WHERE tbl = ? AND idx = ?", line[0], line[1])
+				add("INSERT INTO sqlite_stat1 (tbl, idx, stat) VALUES (?, ?, ?)", line[0], line[1], line[2])
+			}
+		} else {
+			add("DELETE FROM sqlite_stat1 WHERE tbl = ? AND idx = ?", c.TableName, name)
+			add("INSERT INTO sqlite_stat1 (tbl, idx, stat) VALUES (?, ?, ?)", c.TableName, name, stat)
+		}
 	}
 
-	add(indexCreateSQL(c.TableName, index, declared))
+	if isTerms {
+		for _, q := range terms.createStatements(c.TableName) {
+			add(q)
+		}
+	} else {
+		add(indexCreateSQL(c.TableName, index, declared))
+	}
 
 	if withStatistics {
 		add("ANALYZE sqlite_schema")
