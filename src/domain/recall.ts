@@ -14,9 +14,11 @@ import { words } from './searchTerms.js';
  * with k1 = 1.2 and b = 0.75; w(f) the field's weight (a fact's statement 1, its source
  * quote QUOTE_WEIGHT; a memory's text 1), |f| the field's analyzed words and avgdl(f) their
  * mean over the candidates that have the field. With one field of weight 1 this is plain
- * BM25. N is the documents of the dataset in the recall's view (live facts, or memories),
- * df(t) how many candidates hold t in any field. Candidates are the documents holding at
- * least one query term, so df is exact unless their number reached the cap (store/recall.ts).
+ * BM25. For facts, N is the dataset's facts (every version recorded) and df(t) how many
+ * hold t in their statement or in their source quote, whichever is more, both counted from
+ * the index (TermStatistics). For memories, N is the memories in the recall's view and
+ * df(t) how many candidates hold t: candidates are the memories holding a query term, so
+ * df is exact unless their number reached the cap (store/recall.ts).
  */
 
 const BM25_K1 = 1.2;
@@ -32,6 +34,48 @@ const BM25_B = 0.75;
  */
 export const COMMON_TERM_SHARE = 0.5;
 export const MIN_VIEW_FOR_COMMON = 10;
+
+/** Counted from the index: the documents of a dataset, and how many hold each term. */
+export interface TermStatistics {
+  documents: number;
+  documentFrequency: Map<string, number>;
+}
+
+/**
+ * The most terms of a question fact recall counts and reads by: the first ones, in the
+ * question's order. Each costs two counts (store/recall.ts, factTermStatistics), so a long
+ * question's cost stays bounded; a question is rarely longer.
+ */
+export const MAX_QUESTION_TERMS = 12;
+
+/** The analyzed terms of a question that fact recall uses: the first MAX_QUESTION_TERMS. */
+export function questionTerms(question: string): string[] {
+  return [...new Set(analyze(question))].slice(0, MAX_QUESTION_TERMS);
+}
+
+/** Held by more than COMMON_TERM_SHARE of `documents`, of at least MIN_VIEW_FOR_COMMON. */
+const isCommonIn = (documents: number, held: number) =>
+  documents >= MIN_VIEW_FOR_COMMON && held > COMMON_TERM_SHARE * documents;
+
+/**
+ * The terms a question's candidates are read by: those some document holds and that are
+ * not common, the rarest first, while the documents holding them stay within `budget`
+ * (the rarest always). The others still score the candidates found: a document holding
+ * only more frequent terms would rank below those holding a rarer one.
+ */
+export function candidateTerms(statistics: TermStatistics, budget: number): string[] {
+  const eligible = [...statistics.documentFrequency]
+    .filter(([, held]) => held > 0 && !isCommonIn(statistics.documents, held))
+    .sort((a, b) => a[1] - b[1] || (a[0] < b[0] ? -1 : 1));
+  const chosen: string[] = [];
+  let read = 0;
+  for (const [term, held] of eligible) {
+    if (chosen.length > 0 && read + held > budget) break;
+    chosen.push(term);
+    read += held;
+  }
+  return chosen;
+}
 
 /** A factor the score is multiplied by, and its name (README, "Ranked recall"). */
 export interface RecallFactor {
@@ -69,7 +113,7 @@ export interface TermWeight {
   termFrequency: number;
   /** How often it occurs in each field that holds it. */
   fields: { field: string; termFrequency: number }[];
-  /** How many candidates hold the term. */
+  /** How many documents hold the term: facts of the dataset, or memories among the candidates. */
   documentFrequency: number;
   idf: number;
   /** Held by more than COMMON_TERM_SHARE of the view: it cannot recall an item alone. */
@@ -130,18 +174,28 @@ export function rank<T>(
 export function scoreCandidates<T>(
   query: string,
   candidates: readonly Candidate<T>[],
-  documentsInView: number,
+  counted: number | TermStatistics,
 ): Scored<T>[] {
-  const terms = [...new Set(analyze(query))];
+  // With the index's counts, the terms they were counted for (questionTerms).
+  const terms = [...new Set(analyze(query))].filter(
+    (t) => typeof counted === 'number' || counted.documentFrequency.has(t),
+  );
   if (terms.length === 0 || candidates.length === 0) return [];
   const analyzed = candidates.map((c) => c.fields.map((f) => ({ ...f, words: analyze(f.text) })));
+  // The index's counts when given; else the view's size, and df among the candidates.
   const df = new Map(terms.map((t) => [t, 0]));
-  for (const fields of analyzed) {
-    const held = new Set(fields.flatMap((f) => f.words));
-    for (const t of held) if (df.has(t)) df.set(t, df.get(t)! + 1);
+  let n: number;
+  if (typeof counted === 'number') {
+    for (const fields of analyzed) {
+      const held = new Set(fields.flatMap((f) => f.words));
+      for (const t of held) if (df.has(t)) df.set(t, df.get(t)! + 1);
+    }
+    n = Math.max(counted, candidates.length);
+  } else {
+    for (const t of terms) df.set(t, counted.documentFrequency.get(t) ?? 0);
+    n = counted.documents;
   }
-  const n = Math.max(documentsInView, candidates.length);
-  const isCommon = (d: number) => n >= MIN_VIEW_FOR_COMMON && d > COMMON_TERM_SHARE * n;
+  const isCommon = (d: number) => isCommonIn(n, d);
   // Each field's mean length, over the candidates that have it.
   const lengths = new Map<string, { sum: number; count: number }>();
   for (const fields of analyzed) {

@@ -4,6 +4,7 @@ import { type TimeInQuestion, timeInQuestion } from '../domain/questionTime.js';
 import {
   type Candidate,
   COMMON_TERM_SHARE,
+  candidateTerms,
   factFactors,
   HOP_DISCOUNT,
   hopsScored,
@@ -13,6 +14,7 @@ import {
   namesIn,
   ordered,
   QUOTE_WEIGHT,
+  questionTerms,
   type Ranked,
   type RecallExplanation,
   type RecallFactor,
@@ -27,9 +29,12 @@ import type { FactView, MemoryDoc } from '../store/documents.js';
 import {
   entitiesNamed,
   factCandidates,
+  factsInView,
   factsMentioning,
+  factTermStatistics,
   markMemoriesUsed,
   memoryCandidates,
+  RECALL_POSTINGS_BUDGET,
   type RecallInstants,
 } from '../store/recall.js';
 import type { Tenant } from '../store/tenant.js';
@@ -121,12 +126,18 @@ function recallOf(
   return {
     time: recalledTime,
     facts: once(async () => {
-      const [{ candidates, inView }, named] = await Promise.all([
-        factCandidates(ctx.store, tenant, words, at),
+      const terms = questionTerms(words);
+      const [statistics, inView, named] = await Promise.all([
+        factTermStatistics(ctx.store, tenant, terms, at.knownAt),
+        factsInView(ctx.store, tenant, at),
         entitiesNamed(ctx.store, tenant, namesIn(words)),
       ]);
-      // The entities the question names: their facts rank up, and lead one hop further.
-      const mentioning = await factsMentioning(ctx.store, tenant, named, at);
+      // The candidates, by the question's rarer terms; the entities the question names:
+      // their facts rank up, and lead one hop further.
+      const [candidates, mentioning] = await Promise.all([
+        factCandidates(ctx.store, tenant, candidateTerms(statistics, RECALL_POSTINGS_BUDGET), at),
+        factsMentioning(ctx.store, tenant, named, at),
+      ]);
       const topics = topicsAmong(named, mentioning, inView);
       const about = (f: FactView, names: Set<string>) =>
         names.has(f.subjectKey) || names.has(f.objectKey);
@@ -148,7 +159,7 @@ function recallOf(
             id: f.factId,
           }),
         ),
-        inView,
+        statistics,
       );
       const others = new Set(
         linked.flatMap((f) => [f.subjectKey, f.objectKey]).filter((k) => !topics.has(k)),
@@ -234,13 +245,14 @@ const RecallTermWeightRef = builder.objectRef<TermWeight>('RecallTermWeight').im
       resolve: (w) => w.fields,
     }),
     documentFrequency: t.exposeInt('documentFrequency', {
-      description: 'How many candidates of the same kind hold the term.',
+      description:
+        "How many documents hold the term: for a fact, the dataset's facts recorded by K (counted from the index); for a memory, the candidates.",
     }),
     idf: t.exposeFloat('idf', {
       description: 'ln(1 + (N − documentFrequency + 0.5) / (documentFrequency + 0.5)).',
     }),
     common: t.exposeBoolean('common', {
-      description: `Held by more than ${COMMON_TERM_SHARE * 100} % of the view (of at least ${MIN_VIEW_FOR_COMMON} items): it adds its weight, but an item whose only matching terms are common is not recalled.`,
+      description: `Held by more than ${COMMON_TERM_SHARE * 100} % of the N documents counted (at least ${MIN_VIEW_FOR_COMMON}): it adds its weight, but an item whose only matching terms are common is not recalled.`,
     }),
   }),
 });

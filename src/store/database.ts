@@ -173,6 +173,15 @@ export const INDEXES: { [K in keyof Collections]: IndexSpec[] } = {
       key: { workspaceId: 1, dataset: 1, quoteTerms: 1, ...FACT_ORDER },
       name: 'tenant_quote_terms_valid',
     },
+    // Recall's statistics: how many facts recorded by K hold a term, read from the index.
+    {
+      key: { workspaceId: 1, dataset: 1, recallTerms: 1, recordedAt: 1 },
+      name: 'tenant_recall_terms_recorded',
+    },
+    {
+      key: { workspaceId: 1, dataset: 1, quoteTerms: 1, recordedAt: 1 },
+      name: 'tenant_quote_terms_recorded',
+    },
     {
       key: { workspaceId: 1, dataset: 1, supersededBy: 1, ...FACT_ORDER },
       name: 'tenant_superseded_by_valid',

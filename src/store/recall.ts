@@ -1,4 +1,5 @@
 import type { AnyBulkWriteOperation, Filter } from 'mongodb';
+import type { TermStatistics } from '../domain/recall.js';
 import { recallTerms } from '../domain/recallTerms.js';
 import { type Collections, UNPAGED_BATCH_SIZE } from './database.js';
 import type { FactDoc, FactView, MemoryDoc, MemoryVersionDoc } from './documents.js';
@@ -9,15 +10,25 @@ import { FACT_ORDER, MEMORY_ORDER } from './orders.js';
 import type { Tenant } from './tenant.js';
 
 /**
- * The reads behind ranked recall (domain/recall.ts ranks what they return). Candidates are
- * the documents of the view holding at least one of the query's analyzed terms, read
- * through the `recallTerms` index; at most RECALL_CANDIDATE_CAP of them, the most recent
- * first, so a term found in more documents than that is scored on the most recent ones
- * only (README, "Ranked recall"). Two commands per kind, whatever the query; one for the
- * entities the question may name, and three more when it names one (`entitiesNamed`,
- * `factsMentioning`: its facts, the entities one hop away, theirs).
+ * The reads behind ranked recall (domain/recall.ts ranks what they return). A fact
+ * recall's statistics are counted from the terms indexes (`factTermStatistics`: the
+ * dataset's facts recorded by K, and those holding each term); its candidates are the
+ * facts of the view holding one of the question's rarer terms (`factCandidates`), read
+ * through the same indexes, at most RECALL_CANDIDATE_CAP, the most recent first. Memories:
+ * the documents of the view holding a term, at most RECALL_CANDIDATE_CAP, two commands
+ * (README, "Ranked recall"). One command for the entities the question may name, and three
+ * more when it names one (`entitiesNamed`, `factsMentioning`: its facts, the entities one
+ * hop away, theirs).
  */
-export const RECALL_CANDIDATE_CAP = 1000;
+export const RECALL_CANDIDATE_CAP = 200;
+
+/**
+ * How many facts the candidates' terms may hold together: the question's terms are taken
+ * rarest first while their facts stay within it (the rarest always), so a question's read
+ * is bounded by the budget and not by the dataset. A more frequent term still scores the
+ * candidates that hold it.
+ */
+export const RECALL_POSTINGS_BUDGET = 2000;
 
 /**
  * The instants a recall reads at: T on valid time, K on transaction time (the store's);
@@ -31,40 +42,73 @@ export interface RecallInstants {
 }
 
 /**
- * Facts that match (T, K) (recorded by K, not invalidated by K, valid at T) and share a
- * term with `query`, and how many facts match (T, K). A fact's text never changes, so the
- * stored terms are the terms it had at K.
+ * The dataset's facts recorded by `knownAt` (every version, superseded ones too) and, per
+ * term, how many of them hold it: in their statement, or in their source quote, whichever
+ * is more. Counted from the indexes, 1 + 2 × terms commands. Recorded by K, so a replay at
+ * K counts what recall counted then.
+ */
+export async function factTermStatistics(
+  db: Collections,
+  tenant: Tenant,
+  terms: readonly string[],
+  knownAt: Date,
+): Promise<TermStatistics> {
+  const mine = {
+    workspaceId: tenant.workspaceId,
+    dataset: tenant.dataset,
+    recordedAt: { $lte: knownAt },
+  };
+  const tag = { comment: 'store:factTermStatistics' };
+  const [documents, ...counts] = await Promise.all([
+    db.facts.countDocuments(mine, tag),
+    ...terms.flatMap((term) => [
+      db.facts.countDocuments({ ...mine, recallTerms: term }, tag),
+      db.facts.countDocuments({ ...mine, quoteTerms: term }, tag),
+    ]),
+  ]);
+  return {
+    documents: documents!,
+    documentFrequency: new Map(
+      terms.map((term, i) => [term, Math.max(counts[2 * i]!, counts[2 * i + 1]!)]),
+    ),
+  };
+}
+
+/**
+ * Facts that match (T, K) (recorded by K, not invalidated by K, valid at T) and hold one of
+ * `terms` (statement or quote), the most recent first, at most RECALL_CANDIDATE_CAP. A
+ * fact's text never changes, so the stored terms are the terms it had at K. No terms: no
+ * read.
  */
 export async function factCandidates(
   db: Collections,
   tenant: Tenant,
-  query: string,
+  terms: readonly string[],
   at: RecallInstants,
-): Promise<{ candidates: FactView[]; inView: number }> {
-  const terms = recallTerms(query);
-  if (terms.length === 0) return { candidates: [], inView: 0 };
-  const tag = { comment: 'store:factCandidates' };
-  const live = factView(tenant, at);
-  const [candidates, inView] = await Promise.all([
-    db.facts
-      .find<FactView>(
-        allOf([
-          ...live,
-          // The statement's terms, or the source quote's (recall's second field).
-          { $or: [{ recallTerms: { $in: terms } }, { quoteTerms: { $in: terms } }] },
-        ]),
-        {
-          projection: FACT_VIEW,
-          ...tag,
-        },
-      )
-      .sort(FACT_ORDER)
-      .limit(RECALL_CANDIDATE_CAP)
-      .batchSize(RECALL_CANDIDATE_CAP)
-      .toArray(),
-    db.facts.countDocuments(allOf(live), tag),
-  ]);
-  return { candidates, inView };
+): Promise<FactView[]> {
+  if (terms.length === 0) return [];
+  return db.facts
+    .find<FactView>(
+      allOf([
+        ...factView(tenant, at),
+        // The statement's terms, or the source quote's (recall's second field).
+        { $or: [{ recallTerms: { $in: [...terms] } }, { quoteTerms: { $in: [...terms] } }] },
+      ]),
+      { projection: FACT_VIEW, comment: 'store:factCandidates' },
+    )
+    .sort(FACT_ORDER)
+    .limit(RECALL_CANDIDATE_CAP)
+    .batchSize(RECALL_CANDIDATE_CAP)
+    .toArray();
+}
+
+/** How many facts the recall's view holds (a count the index answers alone). */
+export async function factsInView(
+  db: Collections,
+  tenant: Tenant,
+  at: RecallInstants,
+): Promise<number> {
+  return db.facts.countDocuments(allOf(factView(tenant, at)), { comment: 'store:factsInView' });
 }
 
 /** The facts a recall reads at (T, K), or over its window. */

@@ -89,6 +89,10 @@ describe('recall replayed on the demo dataset', () => {
     expect(honda.explanation.terms.map((w) => w.term)).toEqual(['interest', 'user']);
     expect(honda.explanation.factors.map((f) => f.name)).toEqual(['confidence', 'recency']);
     expect(honda.explanation.factors[0]!.value).toBeCloseTo(0.9 + 0.1 * 0.8, 12);
+    // README's worked replay: five facts recorded by then, "interest" in one, "user" in four.
+    expect(honda.explanation.terms.map((w) => w.documentFrequency)).toEqual([1, 4]);
+    expect(before.facts[1]!.fact.factId).toBe(DEMO.facts.familyCar);
+    expect(before.facts[1]!.relevanceScore).toBe(0.1736);
     expect(honda.explanation.score).toBeCloseTo(
       honda.explanation.bm25 * honda.explanation.factors.reduce((p, f) => p * f.value, 1),
       12,
@@ -160,17 +164,23 @@ const stateOf = (m: Record<string, unknown>, at: number): MemoryState => ({
   validUntil: ms(m.validUntil as string | null),
 });
 
-/** BM25 as the README states it, restated here, over the candidates of one kind. */
+/**
+ * BM25 as the README states it, restated here, over the candidates of one kind: with
+ * `recorded` (facts), N and df(t) are over the texts recorded by K (every version), else
+ * over the view (memories).
+ */
 function reference(
   query: string,
   candidates: { id: string; text: string; time: number; factors: number[] }[],
   documentsInView: number,
+  recorded?: string[],
 ) {
   const terms = [...new Set(analyze(query))];
   const words = candidates.map((c) => analyze(c.text));
   const avgdl = words.reduce((s, w) => s + w.length, 0) / words.length || 1;
-  const df = (term: string) => words.filter((w) => w.includes(term)).length;
-  const n = Math.max(documentsInView, candidates.length);
+  const counted = recorded ? recorded.map((text) => analyze(text)) : words;
+  const df = (term: string) => counted.filter((w) => w.includes(term)).length;
+  const n = recorded ? recorded.length : Math.max(documentsInView, candidates.length);
   return candidates
     .map((c, i) => {
       const found = terms.filter((term) => words[i]!.includes(term));
@@ -376,6 +386,7 @@ describe('recall replayed on a generated history', () => {
           ],
         })),
         factView.length,
+        facts.filter((f) => f.recordedAt <= knownAt).map((f) => f.text),
       );
       expect(answer.facts.map((f) => f.fact.factId)).toEqual(expectedFacts.map((f) => f.id));
       answer.facts.forEach((f, k) => {

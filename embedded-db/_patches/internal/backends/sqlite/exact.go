@@ -5,6 +5,7 @@ package sqlite
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -321,6 +322,14 @@ func exactField(key string, value any, scope *exactScope) (string, []any, bool) 
 		t = metadata.ScalarString
 	}
 
+	return exactCondition(column, t, value)
+}
+
+// exactCondition translates `value` (an equality or an operator document) on the SQL value
+// column of a field of type t.
+func exactCondition(column string, t metadata.ScalarType, value any) (string, []any, bool) {
+	var ok bool
+
 	operators, isDoc := value.(*types.Document)
 	if !isDoc || operators.Len() == 0 || !strings.HasPrefix(operators.Keys()[0], "$") {
 		return exactEquality(column, t, value)
@@ -443,14 +452,15 @@ func (scope *exactScope) termsField(key string, value any) (string, []any, bool)
 }
 
 // keysCount is the count of the documents filter matches when filter is exactly a terms
-// index's leading equalities (all of them) and one term of its terms field, e.g.
-// {workspaceId, dataset, recallTerms: "term"}: each such document has exactly one key
-// with those values (the keys are unique per document and element), so counting the keys
-// counts the documents, from the index alone.
+// index's leading equalities (all of them), one term of its terms field, and conditions on
+// the index's fields after it, e.g. {workspaceId, dataset, recallTerms: "term",
+// recordedAt: {$lte: K}}: each such document has exactly one key with those values (one
+// per document and distinct element, every column but the element holding the document's
+// own value), so counting the keys counts the documents, from the index alone.
 func (scope *exactScope) keysCount(filter *types.Document) (string, []any, bool) {
 	for _, t := range scope.terms {
 		field := t.Index.Key[t.Field].Field
-		if filter.Len() != t.Field+1 {
+		if filter.Len() < t.Field+1 {
 			continue
 		}
 
@@ -491,6 +501,33 @@ func (scope *exactScope) keysCount(filter *types.Document) (string, []any, bool)
 
 		conditions = append(conditions, metadata.TermsColumn(t.Field)+" = ?")
 		args = append(args, term)
+
+		// Every other field of the filter: a condition on a key column after the term.
+		for _, key := range filter.Keys() {
+			at := slices.IndexFunc(t.Index.Key, func(k metadata.IndexKeyPair) bool { return k.Field == key })
+			if at >= 0 && at <= t.Field {
+				continue
+			}
+
+			kind, declared := scope.declared[key]
+			if at < 0 || !declared || kind == metadata.ScalarTerms {
+				covered = false
+				break
+			}
+
+			c, a, ok := exactCondition(metadata.TermsColumn(at), kind, must.NotFail(filter.Get(key)))
+			if !ok {
+				covered = false
+				break
+			}
+
+			conditions = append(conditions, c)
+			args = append(args, a...)
+		}
+
+		if !covered {
+			continue
+		}
 
 		return fmt.Sprintf("SELECT COUNT(*) FROM %q WHERE %s", t.Table, strings.Join(conditions, " AND ")), args, true
 	}

@@ -1,0 +1,147 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { exitOnHelp } from '../src/cli/help.js';
+import { startFerretDb } from '../src/embedded/ferretdb.js';
+import { createGateway } from '../src/http/app.js';
+import { openDatabase } from '../src/store/database.js';
+import { createApiKey } from '../src/store/workspaces.js';
+import { type Probes, seedDataset } from './generate.js';
+import { procCpuSeconds, round1 } from './measure.js';
+
+/**
+ * Recall's speed on the embedded store (`npm run bench:recall`): for each
+ * size, a fresh embedded database holding a dataset from bench/generate.ts of that many
+ * facts; `POST /v1/memory/recall` asked ten questions `rounds` times, one at a time, now and
+ * as a replay at a past `asOf`, and the lists' `q` beside the plain list. Per question kind:
+ * p50 and p95 latency, and the database's CPU per request.
+ *
+ *   npm run bench:recall [-- --sizes 1000,10000,100000] [--rounds 4] [--out report.json]
+ *
+ * docs/PERFORMANCE.md ("Recall on the embedded store") records a run and what it means.
+ */
+
+exitOnHelp(import.meta.url);
+
+const WORKSPACE = 'recall-bench';
+
+interface SpeedRow {
+  facts: number;
+  /** Per kind: latency p50 / p95 (ms) and the database's CPU per request (ms). */
+  kinds: Record<string, { p50: number; p95: number; dbCpuMs: number | null; n: number }>;
+}
+
+/** Ten questions on the generated vocabulary (bench/generate.ts): names, predicates, words. */
+function questions(p: Probes): string[] {
+  return [
+    `where does ${p.hubEntity} work`,
+    `what does ${p.mediumEntity} like`,
+    `who knows ${p.smallEntity}`,
+    'who likes ramen',
+    'which places did the user visit',
+    'what is anyone allergic to',
+    'who lives in lisbon',
+    'what did they buy last year',
+    'black coffee in the morning',
+    'plans to visit osaka',
+  ];
+}
+
+const percentile = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;
+};
+
+async function recallSpeed(sizes: number[], rounds: number): Promise<SpeedRow[]> {
+  const rows: SpeedRow[] = [];
+  for (const size of sizes) {
+    const dir = mkdtempSync(join(tmpdir(), 'recall-bench-'));
+    const ferret = await startFerretDb(join(dir, 'db'));
+    const database = await openDatabase(ferret.uri, 'recall_bench');
+    try {
+      const started = performance.now();
+      const { generated } = await seedDataset(database.collections, WORKSPACE, {
+        dataset: 'bench_user',
+        facts: size,
+        entities: Math.max(60, Math.round(size * 0.05)),
+        episodes: Math.max(30, Math.round(size * 0.02)),
+        memories: Math.max(100, Math.round(size * 0.01)),
+      });
+      console.error(
+        `bench:recall ${size} facts stored in ${round1((performance.now() - started) / 1000)} s`,
+      );
+      const key = (await createApiKey(database.collections, WORKSPACE, ['read'])).key;
+      const gateway = createGateway({ database });
+      const p = generated.probes;
+      const send = async (path: string, body?: unknown) => {
+        const response = await gateway.fetch(
+          new Request(`http://127.0.0.1${path}`, {
+            method: body ? 'POST' : 'GET',
+            headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+            body: body ? JSON.stringify(body) : undefined,
+          }),
+        );
+        const text = await response.text();
+        if (response.status !== 200) throw new Error(`${path}: ${response.status} ${text}`);
+      };
+      const list = `/v1/memory/semantic/datasets/${p.dataset}/facts?limit=20`;
+      const kinds: Record<string, (i: number) => Promise<void>> = {
+        recall: (i) =>
+          send('/v1/memory/recall', { query: questions(p)[i % 10], dataset: p.dataset }),
+        'recall replay': (i) =>
+          send('/v1/memory/recall', {
+            query: questions(p)[i % 10],
+            dataset: p.dataset,
+            asOf: p.asOf,
+          }),
+        'list q': (i) =>
+          send(`${list}&q=${encodeURIComponent(['works at', 'ramen', 'lisbon'][i % 3]!)}`),
+        list: () => send(list),
+      };
+      const out: SpeedRow['kinds'] = {};
+      for (const [kind, ask] of Object.entries(kinds)) {
+        await ask(0); // warm
+        const ms: number[] = [];
+        const cpu = procCpuSeconds(ferret.pid);
+        const n = kind.startsWith('recall') ? 10 * rounds : 3 * rounds;
+        for (let i = 0; i < n; i++) {
+          const t = performance.now();
+          await ask(i);
+          ms.push(performance.now() - t);
+        }
+        const after = procCpuSeconds(ferret.pid);
+        out[kind] = {
+          p50: round1(percentile(ms, 50)),
+          p95: round1(percentile(ms, 95)),
+          dbCpuMs: cpu === null || after === null ? null : round1(((after - cpu) * 1000) / n),
+          n,
+        };
+      }
+      rows.push({ facts: size, kinds: out });
+      console.error(`bench:recall ${size}: ${JSON.stringify(out)}`);
+    } finally {
+      await database.close();
+      await ferret.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  return rows;
+}
+
+const { values } = parseArgs({
+  options: {
+    sizes: { type: 'string', default: '1000,10000,100000' },
+    rounds: { type: 'string', default: '4' },
+    out: { type: 'string' },
+  },
+});
+const sizes = values.sizes.split(',').map(Number);
+const rounds = Number(values.rounds);
+if (sizes.some((s) => !Number.isInteger(s) || s < 100) || !(rounds >= 1)) {
+  throw new Error('--sizes takes whole numbers of at least 100; --rounds at least 1');
+}
+const report = { at: new Date().toISOString(), rounds, rows: await recallSpeed(sizes, rounds) };
+const text = `${JSON.stringify(report, null, 2)}\n`;
+if (values.out) writeFileSync(values.out, text);
+else process.stdout.write(text);
