@@ -33,6 +33,7 @@ export type DocumentKind =
   | 'episode'
   | 'fact'
   | 'memory'
+  | 'term'
   | 'workspace';
 
 /** The `_id` of a stored document from its natural key. */

@@ -1,5 +1,6 @@
 import { analyze } from './recallTerms.js';
 import { words } from './searchTerms.js';
+import { TYPO_DISCOUNT } from './typos.js';
 
 /**
  * Ranked recall, as pure functions: BM25F over the analyzed words of each candidate's
@@ -118,6 +119,18 @@ export interface TermWeight {
   idf: number;
   /** Held by more than COMMON_TERM_SHARE of the view: it cannot recall an item alone. */
   common: boolean;
+  /**
+   * The question's word this term was matched as, a typo within its edit distance
+   * (domain/typos.ts): the term weighs TYPO_DISCOUNT of what it would; null when asked as
+   * written.
+   */
+  correctedFrom: string | null;
+}
+
+/** A term read for a question's word no fact holds: the word as asked, and how far. */
+export interface Correction {
+  asked: string;
+  distance: number;
 }
 
 /**
@@ -175,11 +188,18 @@ export function scoreCandidates<T>(
   query: string,
   candidates: readonly Candidate<T>[],
   counted: number | TermStatistics,
+  corrections: ReadonlyMap<string, Correction> = new Map(),
 ): Scored<T>[] {
-  // With the index's counts, the terms they were counted for (questionTerms).
-  const terms = [...new Set(analyze(query))].filter(
-    (t) => typeof counted === 'number' || counted.documentFrequency.has(t),
-  );
+  // With the index's counts, the terms they were counted for (questionTerms); and the
+  // terms the question's typos were read as.
+  const terms = [
+    ...new Set([
+      ...analyze(query).filter(
+        (t) => typeof counted === 'number' || counted.documentFrequency.has(t),
+      ),
+      ...corrections.keys(),
+    ]),
+  ];
   if (terms.length === 0 || candidates.length === 0) return [];
   const analyzed = candidates.map((c) => c.fields.map((f) => ({ ...f, words: analyze(f.text) })));
   // The index's counts when given; else the view's size, and df among the candidates.
@@ -224,7 +244,9 @@ export function scoreCandidates<T>(
       if (tfTilde === 0) continue;
       const d = df.get(t)!;
       const idf = Math.log(1 + (n - d + 0.5) / (d + 0.5));
-      const weight = (idf * tfTilde * (BM25_K1 + 1)) / (tfTilde + BM25_K1);
+      const correction = corrections.get(t) ?? null;
+      const weight =
+        ((idf * tfTilde * (BM25_K1 + 1)) / (tfTilde + BM25_K1)) * (correction ? TYPO_DISCOUNT : 1);
       bm25 += weight;
       found.push({
         term: t,
@@ -234,6 +256,7 @@ export function scoreCandidates<T>(
         documentFrequency: d,
         idf,
         common: isCommon(d),
+        correctedFrom: correction?.asked ?? null,
       });
     }
     if (bm25 <= 0 || found.every((f) => f.common)) return [];

@@ -164,6 +164,7 @@ const explanationOutput = z
         term: z.string(),
         weight: z.number(),
         common: z.boolean(),
+        correctedFrom: z.string().nullable(),
         fields: z.array(z.object({ field: z.string(), termFrequency: z.number() })),
       }),
     ),

@@ -237,6 +237,10 @@ const RecallExplanationSchema = z
         term: z.string(),
         weight: z.number(),
         common: z.boolean(),
+        correctedFrom: z.string().nullable().openapi({
+          description:
+            "The question's word this term was matched as (a typo no fact holds as written); null when asked as written.",
+        }),
         fields: z.array(z.object({ field: z.string(), termFrequency: z.number() })).openapi({
           description: 'Each field that holds the term: the statement, the source quote (quote).',
         }),

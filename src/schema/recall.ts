@@ -4,6 +4,7 @@ import { type TimeInQuestion, timeInQuestion } from '../domain/questionTime.js';
 import {
   type Candidate,
   COMMON_TERM_SHARE,
+  type Correction,
   candidateTerms,
   factFactors,
   HOP_DISCOUNT,
@@ -21,16 +22,19 @@ import {
   rank,
   recallContext,
   scoreCandidates,
+  type TermStatistics,
   type TermWeight,
   topicsAmong,
 } from '../domain/recall.js';
 import { factText } from '../domain/recallTerms.js';
+import { nearestTerms, TYPO_DISCOUNT, typoDistanceFor } from '../domain/typos.js';
 import type { FactView, MemoryDoc } from '../store/documents.js';
 import {
   entitiesNamed,
   factCandidates,
   factsInView,
   factsMentioning,
+  factTermFrequencies,
   factTermStatistics,
   markMemoriesUsed,
   memoryCandidates,
@@ -39,6 +43,7 @@ import {
 } from '../store/recall.js';
 import type { Tenant } from '../store/tenant.js';
 import { tenantOfDataset } from '../store/tenant.js';
+import { termsNear } from '../store/vocabulary.js';
 import {
   asOfArg,
   DEFAULT_EXPLAINED_TERMS,
@@ -132,6 +137,7 @@ function recallOf(
         factsInView(ctx.store, tenant, at),
         entitiesNamed(ctx.store, tenant, namesIn(words)),
       ]);
+      const corrections = await typosRead(ctx, tenant, terms, statistics, at.knownAt);
       // The candidates, by the question's rarer terms; the entities the question names:
       // their facts rank up, and lead one hop further.
       const [candidates, mentioning] = await Promise.all([
@@ -160,6 +166,7 @@ function recallOf(
           }),
         ),
         statistics,
+        corrections,
       );
       const others = new Set(
         linked.flatMap((f) => [f.subjectKey, f.objectKey]).filter((k) => !topics.has(k)),
@@ -250,6 +257,10 @@ const RecallTermWeightRef = builder.objectRef<TermWeight>('RecallTermWeight').im
     }),
     idf: t.exposeFloat('idf', {
       description: 'ln(1 + (N − documentFrequency + 0.5) / (documentFrequency + 0.5)).',
+    }),
+    correctedFrom: t.exposeString('correctedFrom', {
+      nullable: true,
+      description: `The question's word this term was matched as: a typo (no fact holds the word as written) within 1 edit of a term for a word of 4 to 7 characters, 2 for longer; never for a shorter word or one with a digit. The term then weighs ${TYPO_DISCOUNT} of what it would. Null when asked as written.`,
     }),
     common: t.exposeBoolean('common', {
       description: `Held by more than ${COMMON_TERM_SHARE * 100} % of the N documents counted (at least ${MIN_VIEW_FOR_COMMON}): it adds its weight, but an item whose only matching terms are common is not recalled.`,
@@ -418,3 +429,45 @@ builder.objectFields(DatasetRef, (t) => ({
       }),
   }),
 }));
+
+/** How many terms near a typo are counted before one is taken (the nearest first). */
+const TYPO_CHOICES = 3;
+
+/**
+ * The question's typos: each of its terms that no fact recorded by K holds (and that may be
+ * corrected: domain/typos.ts) is read as the nearest term of the dataset's vocabulary that
+ * one does, among the TYPO_CHOICES nearest; their counts join `statistics`. One lookup when
+ * a term is missing, two counts per term considered.
+ */
+async function typosRead(
+  ctx: Pick<RequestContext, 'store'>,
+  tenant: Tenant,
+  terms: readonly string[],
+  statistics: TermStatistics,
+  knownAt: Date,
+): Promise<Map<string, Correction>> {
+  const corrections = new Map<string, Correction>();
+  const absent = terms.filter(
+    (t) => statistics.documentFrequency.get(t) === 0 && typoDistanceFor(t) > 0,
+  );
+  if (absent.length === 0) return corrections;
+  const near = await termsNear(ctx.store, tenant, absent);
+  const choices = new Map(
+    absent.map((asked) => [asked, nearestTerms(asked, near).slice(0, TYPO_CHOICES)] as const),
+  );
+  const considered = [...new Set([...choices.values()].flat().map((c) => c.term))].filter(
+    (t) => !statistics.documentFrequency.has(t),
+  );
+  const counted = await factTermFrequencies(ctx.store, tenant, considered, knownAt);
+  for (const [asked, nearest] of choices) {
+    const chosen = nearest.find(
+      (c) => (counted.get(c.term) ?? statistics.documentFrequency.get(c.term) ?? 0) > 0,
+    );
+    if (!chosen || statistics.documentFrequency.has(chosen.term) || corrections.has(chosen.term)) {
+      continue;
+    }
+    corrections.set(chosen.term, { asked, distance: chosen.distance });
+    statistics.documentFrequency.set(chosen.term, counted.get(chosen.term)!);
+  }
+  return corrections;
+}

@@ -10,6 +10,7 @@ import {
   invalidationClaim,
   type MemoryDoc,
 } from './documents.js';
+import { addToVocabulary } from './vocabulary.js';
 
 export const BATCH_SIZE = 1000;
 
@@ -145,6 +146,8 @@ async function writeBulkBatches(
     written.facts += input.facts.slice(start, start + size).filter((f) => !hasClaim(f)).length;
     progress(size);
   });
+  // Their terms, for a question's typos (after the facts: store/vocabulary.ts).
+  await addToVocabulary(db, input.facts);
   // A fact document carries its tenant's fields, so it serves as the claim's tenant.
   const claims: InvalidationClaimDoc[] = input.facts
     .filter(hasClaim)

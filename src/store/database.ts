@@ -17,6 +17,7 @@ import type {
   MigrationDoc,
   RateLimitDoc,
   RestorationDoc,
+  VocabularyDoc,
   WorkspaceDoc,
 } from './documents.js';
 import { ENTITY_ORDER, EPISODE_ORDER, FACT_ORDER, MEMORY_ORDER } from './orders.js';
@@ -37,6 +38,7 @@ export interface Collections {
   memoryVersions: Collection<MemoryVersionDoc>;
   memoryCreations: Collection<MemoryCreationDoc>;
   restorations: Collection<RestorationDoc>;
+  vocabulary: Collection<VocabularyDoc>;
   audit: Collection<AuditDoc>;
   migrations: Collection<MigrationDoc>;
   changes: Collection<ChangeDoc>;
@@ -59,6 +61,7 @@ export function collections(db: Db): Collections {
     memoryVersions: db.collection('memoryVersions'),
     memoryCreations: db.collection('memoryCreations'),
     restorations: db.collection('restorations'),
+    vocabulary: db.collection('vocabulary'),
     audit: db.collection('audit'),
     migrations: db.collection('migrations'),
     changes: db.collection('changes'),
@@ -100,6 +103,7 @@ export const SHARDED_COLLECTIONS: readonly (keyof Collections)[] = [
   'memoryVersions',
   'memoryCreations',
   'restorations',
+  'vocabulary',
   'changes',
 ];
 
@@ -247,6 +251,8 @@ export const INDEXES: { [K in keyof Collections]: IndexSpec[] } = {
     },
     { key: { workspaceId: 1, dataset: 1, factId: 1 }, name: 'tenant_fact' },
   ],
+  // The terms a typo may mean: found by the deletions they share with it (domain/typos.ts).
+  vocabulary: [{ key: { workspaceId: 1, dataset: 1, typoKeys: 1 }, name: 'tenant_typo_keys' }],
   audit: [
     { key: { workspaceId: 1, at: -1 }, name: 'workspace_at' },
     { key: { workspaceId: 1, dataset: 1, action: 1, at: -1 }, name: 'workspace_dataset_action_at' },
@@ -427,6 +433,7 @@ export const SCALAR_FIELDS: {
     generation: 'number',
     applied: 'bool',
   },
+  vocabulary: { workspaceId: 'string', dataset: 'string', term: 'string', typoKeys: 'terms' },
   audit: { workspaceId: 'string', dataset: 'string', action: 'string', at: 'date' },
   migrations: {},
   changes: {

@@ -297,6 +297,19 @@ export interface MemoryCreationDoc {
   at: Date;
 }
 
+/**
+ * A term of a dataset's facts (statement or source quote), kept so a question's typo can
+ * be matched to it (domain/typos.ts): `_id` from the tenant and the term.
+ */
+export interface VocabularyDoc {
+  _id: string;
+  workspaceId: string;
+  dataset: string;
+  term: string;
+  /** Derived: the term's deletions up to MAX_TYPO_DISTANCE (empty when never corrected to). */
+  typoKeys: string[];
+}
+
 /** The claim `restore:<fact _id>:<generation>` (store/facts.ts restoreFact). */
 export interface RestorationDoc {
   _id: string;

@@ -8,6 +8,7 @@ import { FactNotFoundError, restoreFact } from './facts.js';
 import { episodeRecordInput } from './recordEpisode.js';
 import { settlePairs } from './supersession.js';
 import type { Tenant } from './tenant.js';
+import { forgetTerms } from './vocabulary.js';
 
 /**
  * Erasure for privacy requests: the one place documents are physically removed. Both
@@ -87,6 +88,7 @@ export async function eraseDataset(
     db.memoryVersions.deleteMany(filter, tag),
     db.memoryCreations.deleteMany(filter, tag),
     db.restorations.deleteMany(filter, tag),
+    db.vocabulary.deleteMany(filter, tag),
   ]);
   const counts: ErasureCounts = {
     facts: facts.deletedCount,
@@ -175,6 +177,12 @@ export async function eraseEpisode(
     tag,
   );
   const facts = await db.facts.deleteMany({ ...scope, episodeId: id }, tag);
+  // The terms only its facts held (their corrected versions hold the same).
+  await forgetTerms(
+    db,
+    tenant,
+    produced.flatMap((f) => [...f.recallTerms, ...(f.quoteTerms ?? [])]),
+  );
   if (producedIds.length > 0) {
     await db.claims.deleteMany({ ...scope, factId: { $in: producedIds } }, tag);
     await db.restorations.deleteMany({ ...scope, factId: { $in: producedIds } }, tag);

@@ -20,6 +20,7 @@ import { correctionChange } from './invalidations.js';
 import { episodeFactId, episodeRecordInput } from './recordEpisode.js';
 import { settlePairs } from './supersession.js';
 import type { Tenant } from './tenant.js';
+import { addToVocabulary } from './vocabulary.js';
 
 /**
  * Versioned migrations of stored documents, run when the store is opened (the server's
@@ -50,6 +51,11 @@ const MIGRATIONS: { id: string; describe: string; run: (db: Collections) => Prom
     id: '2026-12-06-quote-terms',
     describe: "recall terms of facts' source quotes",
     run: addQuoteTerms,
+  },
+  {
+    id: '2026-12-07-vocabulary',
+    describe: "the datasets' vocabularies, for the typos of a question",
+    run: fillVocabulary,
   },
 ];
 
@@ -121,6 +127,20 @@ async function addQuoteTerms(db: Collections): Promise<number> {
     quoteRecallTerms,
     tag,
   );
+}
+
+/** Every dataset's vocabulary, from its facts' terms (store/vocabulary.ts); terms added. */
+async function fillVocabulary(db: Collections): Promise<number> {
+  const tag = { comment: 'store:fillVocabulary' };
+  let added = 0;
+  for await (const { workspaceId, dataset } of tenantsOf(db, 'facts', tag)) {
+    const facts = db.facts.find(
+      { workspaceId, dataset },
+      { projection: { _id: 0, workspaceId: 1, dataset: 1, recallTerms: 1, quoteTerms: 1 }, ...tag },
+    );
+    for await (const batch of batches(facts)) added += await addToVocabulary(db, batch);
+  }
+  return added;
 }
 
 /**

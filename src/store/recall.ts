@@ -58,20 +58,33 @@ export async function factTermStatistics(
     dataset: tenant.dataset,
     recordedAt: { $lte: knownAt },
   };
+  const [documents, documentFrequency] = await Promise.all([
+    db.facts.countDocuments(mine, { comment: 'store:factTermStatistics' }),
+    factTermFrequencies(db, tenant, terms, knownAt),
+  ]);
+  return { documents, documentFrequency };
+}
+
+/** Per term, how many facts recorded by `knownAt` hold it (as factTermStatistics counts). */
+export async function factTermFrequencies(
+  db: Collections,
+  tenant: Tenant,
+  terms: readonly string[],
+  knownAt: Date,
+): Promise<Map<string, number>> {
+  const mine = {
+    workspaceId: tenant.workspaceId,
+    dataset: tenant.dataset,
+    recordedAt: { $lte: knownAt },
+  };
   const tag = { comment: 'store:factTermStatistics' };
-  const [documents, ...counts] = await Promise.all([
-    db.facts.countDocuments(mine, tag),
-    ...terms.flatMap((term) => [
+  const counts = await Promise.all(
+    terms.flatMap((term) => [
       db.facts.countDocuments({ ...mine, recallTerms: term }, tag),
       db.facts.countDocuments({ ...mine, quoteTerms: term }, tag),
     ]),
-  ]);
-  return {
-    documents: documents!,
-    documentFrequency: new Map(
-      terms.map((term, i) => [term, Math.max(counts[2 * i]!, counts[2 * i + 1]!)]),
-    ),
-  };
+  );
+  return new Map(terms.map((term, i) => [term, Math.max(counts[2 * i]!, counts[2 * i + 1]!)]));
 }
 
 /**

@@ -23,6 +23,7 @@ import { FACT_ORDER } from './orders.js';
 import { StoreRefusal } from './refusals.js';
 import { replacementBounds, type SupersedingFact, supersedeFacts } from './supersession.js';
 import type { Tenant } from './tenant.js';
+import { addToVocabulary } from './vocabulary.js';
 
 /**
  * Recording an episode: the write path of the extraction pipeline.
@@ -392,6 +393,8 @@ async function completeEpisodeSteps(
       const stored = await factsByIds(db, tenant, already);
       for (const f of superseding) f.recordedAt = stored.get(f.factId)?.recordedAt ?? f.recordedAt;
     }
+    // Their terms, for a question's typos (after the facts: store/vocabulary.ts).
+    await addToVocabulary(db, facts);
   }
 
   // 4b. The feed: the episode and its facts, each fact at the instant it was stored;

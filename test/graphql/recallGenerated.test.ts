@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { recallTerms } from '../../src/domain/recallTerms.js';
+import { nearestTerms } from '../../src/domain/typos.js';
 import { RECALL_CANDIDATE_CAP } from '../../src/store/recall.js';
 import { importJsonl } from '../../src/transfer/importJsonl.js';
 import { openTestGateway, type TestGateway } from '../helpers/gateway.js';
@@ -127,6 +128,18 @@ describe('recall on generated histories', () => {
     for (const at of instants) {
       for (const query of queries) {
         const terms = new Set(recallTerms(query));
+        // A term no fact recorded by then holds is read as the nearest that one holds
+        // (README, "Typos"): "allergies" as "allerg".
+        const textOf = (f: GeneratedFact) => recallTerms(`${f.subject} ${f.predicate} ${f.object}`);
+        const recorded = facts.filter((f) => f.recordedAt <= at).flatMap(textOf);
+        const vocabulary = facts.flatMap(textOf);
+        for (const term of [...terms]) {
+          if (recorded.includes(term)) continue;
+          const read = nearestTerms(term, vocabulary)
+            .slice(0, 3)
+            .find((c) => recorded.includes(c.term));
+          if (read) terms.add(read.term);
+        }
         const matching = facts.filter(
           (f) =>
             liveAt(f, at) &&

@@ -522,6 +522,7 @@ describe('recordEpisode when the database dies in the middle', () => {
     'insert episodes',
     'update entities',
     'insert facts',
+    'insert vocabulary',
     'insert changes',
     'insert claims',
     'update facts',

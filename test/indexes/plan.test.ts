@@ -301,7 +301,7 @@ describe('INDEXES and the scalar declarations', () => {
       }
     }
     expect(checked).toBeGreaterThan(50);
-    expect(terms).toBe(5);
+    expect(terms).toBe(6);
   });
 });
 

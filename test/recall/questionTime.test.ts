@@ -106,9 +106,19 @@ describe('GraphQL: knowing when nothing is relevant', () => {
     expect(await ask('what does the user want?')).toEqual([]);
     const car = await ask('What vehicle does the user want, a car?');
     expect(car).toHaveLength(1);
-    expect(car[0]!.explanation.terms).toEqual([
-      { term: 'car', common: false, fields: [{ field: 'statement', termFrequency: 1 }] },
-      { term: 'user', common: true, fields: [{ field: 'statement', termFrequency: 1 }] },
+    expect(car[0]!.explanation.terms.map(({ weight: _, ...rest }) => rest)).toEqual([
+      {
+        term: 'car',
+        common: false,
+        correctedFrom: null,
+        fields: [{ field: 'statement', termFrequency: 1 }],
+      },
+      {
+        term: 'user',
+        common: true,
+        correctedFrom: null,
+        fields: [{ field: 'statement', termFrequency: 1 }],
+      },
     ]);
   });
 });

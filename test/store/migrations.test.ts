@@ -29,6 +29,7 @@ async function everything(db: Collections) {
   return {
     facts: await db.facts.find({}).sort({ _id: 1 }).toArray(),
     memories: await db.memories.find({}).sort({ _id: 1 }).toArray(),
+    vocabulary: await db.vocabulary.find({}).sort({ _id: 1 }).toArray(),
   };
 }
 
@@ -40,6 +41,7 @@ async function previousVersionStore() {
   const current = await everything(db);
   await db.facts.updateMany({}, { $unset: { recallTerms: '', quoteTerms: '' } });
   await db.memories.updateMany({}, { $unset: { recallTerms: '' } });
+  await db.vocabulary.deleteMany({});
   return { c: db, current };
 }
 
@@ -85,13 +87,20 @@ describe('migrating a store written by the previous version', () => {
         describe: "recall terms of facts' source quotes",
         changed: current.facts.length,
       },
+      {
+        id: '2026-12-07-vocabulary',
+        describe: "the datasets' vocabularies, for the typos of a question",
+        changed: current.vocabulary.length,
+      },
     ]);
+    expect(current.vocabulary.length).toBeGreaterThan(10);
     expect(await everything(db)).toEqual(current);
     expect(await db.migrations.find({}).sort({ _id: 1 }).toArray()).toEqual([
       { _id: '2026-12-01-recall-terms', appliedAt: AT },
       { _id: '2026-12-04-changes-once', appliedAt: AT },
       { _id: '2026-12-05-corrected-versions', appliedAt: AT },
       { _id: '2026-12-06-quote-terms', appliedAt: AT },
+      { _id: '2026-12-07-vocabulary', appliedAt: AT },
     ]);
 
     // Recorded: not run again, and nothing changes.
@@ -125,6 +134,7 @@ describe('migrating a store written by the previous version', () => {
         `Store: MongoDB (MONGODB_URI), database "${db.facts.dbName}".`,
         `Migrated the store: recall terms on facts and memories (${current.facts.length + current.memories.length} documents).`,
         `Migrated the store: recall terms of facts' source quotes (${current.facts.length} documents).`,
+        `Migrated the store: the datasets' vocabularies, for the typos of a question (${current.vocabulary.length} documents).`,
       ]);
     } finally {
       await store.close();
@@ -135,7 +145,7 @@ describe('migrating a store written by the previous version', () => {
     const { c: db, current } = await previousVersionStore();
     await sixReplicasOpen(db);
     expect(await everything(db)).toEqual(current);
-    expect(await db.migrations.countDocuments({})).toBe(4);
+    expect(await db.migrations.countDocuments({})).toBe(5);
   });
 
   it('a fresh store records the migrations with nothing to change', async () => {
@@ -145,6 +155,7 @@ describe('migrating a store written by the previous version', () => {
       expect.objectContaining({ id: '2026-12-04-changes-once', changed: 0 }),
       expect.objectContaining({ id: '2026-12-05-corrected-versions', changed: 0 }),
       expect.objectContaining({ id: '2026-12-06-quote-terms', changed: 0 }),
+      expect.objectContaining({ id: '2026-12-07-vocabulary', changed: 0 }),
     ]);
     expect(await migrateStore(db, AT)).toEqual([]);
   });
@@ -159,7 +170,7 @@ describe('migrating a store written by the previous version', () => {
         Array.from({ length: 6 }, (_, i) => migrateStore(db, new Date(AT.getTime() + i))),
       );
       expect(runs.map((r) => r.status)).toEqual(runs.map(() => 'fulfilled'));
-      expect(await db.migrations.countDocuments({})).toBe(4);
+      expect(await db.migrations.countDocuments({})).toBe(5);
     }
   });
 });
@@ -200,6 +211,7 @@ describe('a change feed an earlier version wrote with repeats', () => {
       },
       expect.objectContaining({ id: '2026-12-05-corrected-versions', changed: 0 }),
       expect.objectContaining({ id: '2026-12-06-quote-terms', changed: 0 }),
+      expect.objectContaining({ id: '2026-12-07-vocabulary', changed: 0 }),
     ]);
     const served = await changesAfter(db, tenant, 0, 100);
     expect(served.map((c) => c.changeId)).toEqual(first.map((c) => c.changeId));
@@ -219,7 +231,7 @@ describe('a change feed an earlier version wrote with repeats', () => {
     expect((await changesAfter(db, tenant, 0, 100)).map((c) => c.changeId)).toEqual(
       first.map((c) => c.changeId),
     );
-    expect(await db.migrations.countDocuments({})).toBe(4);
+    expect(await db.migrations.countDocuments({})).toBe(5);
   });
 });
 
@@ -328,6 +340,7 @@ describe('facts an earlier version superseded by a replacement, without their co
       { _id: '2026-12-01-recall-terms', appliedAt: AT },
       { _id: '2026-12-04-changes-once', appliedAt: AT },
       { _id: '2026-12-06-quote-terms', appliedAt: AT },
+      { _id: '2026-12-07-vocabulary', appliedAt: AT },
     ]);
     const today = await scenario(db, 'today', false);
     return { db, tenant, expected: await factsOf(db, today) };
