@@ -9,17 +9,21 @@ import { openDatabase } from '../src/store/database.js';
 import { createApiKey } from '../src/store/workspaces.js';
 import { type Probes, seedDataset } from './generate.js';
 import { procCpuSeconds, round1 } from './measure.js';
+import { recallQuality } from './recallQuality.js';
 
 /**
- * Recall's speed on the embedded store (`npm run bench:recall`): for each
+ * `npm run bench:recall`: recall's quality on a labelled question set (bench/recallQuality.ts,
+ * today's recall against the one before its second round, in the same run), then its speed
+ * on the embedded store: for each
  * size, a fresh embedded database holding a dataset from bench/generate.ts of that many
  * facts; `POST /v1/memory/recall` asked ten questions `rounds` times, one at a time, now and
  * as a replay at a past `asOf`, and the lists' `q` beside the plain list. Per question kind:
  * p50 and p95 latency, and the database's CPU per request.
  *
- *   npm run bench:recall [-- --sizes 1000,10000,100000] [--rounds 4] [--out report.json]
+ *   npm run bench:recall [-- --parts quality,speed] [--sizes 1000,10000,100000] [--rounds 4]
+ *     [--out report.json]
  *
- * docs/PERFORMANCE.md ("Recall on the embedded store") records a run and what it means.
+ * docs/PERFORMANCE.md ("Recall: quality and speed") records a run and what it means.
  */
 
 exitOnHelp(import.meta.url);
@@ -131,6 +135,7 @@ async function recallSpeed(sizes: number[], rounds: number): Promise<SpeedRow[]>
 
 const { values } = parseArgs({
   options: {
+    parts: { type: 'string', default: 'quality,speed' },
     sizes: { type: 'string', default: '1000,10000,100000' },
     rounds: { type: 'string', default: '4' },
     out: { type: 'string' },
@@ -141,7 +146,18 @@ const rounds = Number(values.rounds);
 if (sizes.some((s) => !Number.isInteger(s) || s < 100) || !(rounds >= 1)) {
   throw new Error('--sizes takes whole numbers of at least 100; --rounds at least 1');
 }
-const report = { at: new Date().toISOString(), rounds, rows: await recallSpeed(sizes, rounds) };
+const parts = values.parts.split(',');
+const quality = parts.includes('quality') ? await recallQuality() : null;
+if (quality) {
+  console.error('bench:recall quality (before -> now: Recall@1, Recall@5, MRR)');
+  for (const r of quality.rows) {
+    console.error(
+      `  ${r.category.padEnd(17)} ${String(r.questions).padStart(2)}  ${r.before.recallAt1} -> ${r.now.recallAt1}  ${r.before.recallAt5} -> ${r.now.recallAt5}  ${r.before.mrr} -> ${r.now.mrr}`,
+    );
+  }
+}
+const speed = parts.includes('speed') ? await recallSpeed(sizes, rounds) : null;
+const report = { at: new Date().toISOString(), quality, rounds, speed };
 const text = `${JSON.stringify(report, null, 2)}\n`;
 if (values.out) writeFileSync(values.out, text);
 else process.stdout.write(text);

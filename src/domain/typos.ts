@@ -11,14 +11,17 @@
 /** The largest edit distance a typo is corrected across (words of 8 or more characters). */
 const MAX_TYPO_DISTANCE = 2;
 
-/** Words shorter than this are never corrected, nor corrected to. */
-const MIN_TYPO_LENGTH = 4;
+/**
+ * Words shorter than this are never corrected, nor corrected to: a stem of four letters
+ * ("play" is `plai`) too often sits one edit from another word (`plan`).
+ */
+const MIN_TYPO_LENGTH = 5;
 
 /** A term found through a typo weighs this share of what it would weigh asked as written. */
 export const TYPO_DISCOUNT = 0.5;
 
 /**
- * How far a question's word may be from a term to be read as it: 1 for 4 to 7 characters,
+ * How far a question's word may be from a term to be read as it: 1 for 5 to 7 characters,
  * 2 for longer; 0 (never) for a shorter word or one with a digit (a number, a code).
  */
 export function typoDistanceFor(word: string): number {

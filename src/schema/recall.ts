@@ -260,7 +260,7 @@ const RecallTermWeightRef = builder.objectRef<TermWeight>('RecallTermWeight').im
     }),
     correctedFrom: t.exposeString('correctedFrom', {
       nullable: true,
-      description: `The question's word this term was matched as: a typo (no fact holds the word as written) within 1 edit of a term for a word of 4 to 7 characters, 2 for longer; never for a shorter word or one with a digit. The term then weighs ${TYPO_DISCOUNT} of what it would. Null when asked as written.`,
+      description: `The question's word this term was matched as: a typo (no fact holds the word as written) within 1 edit of a term for a word of 5 to 7 characters, 2 for longer; never for a shorter word or one with a digit. The term then weighs ${TYPO_DISCOUNT} of what it would. Null when asked as written.`,
     }),
     common: t.exposeBoolean('common', {
       description: `Held by more than ${COMMON_TERM_SHARE * 100} % of the N documents counted (at least ${MIN_VIEW_FOR_COMMON}): it adds its weight, but an item whose only matching terms are common is not recalled.`,

@@ -9,9 +9,10 @@ import {
 } from '../../src/domain/typos.js';
 
 describe('typos', () => {
-  it('distance allowed: 1 for 4 to 7 characters, 2 for longer, never for short words or digits', () => {
+  it('distance allowed: 1 for 5 to 7 characters, 2 for longer, never for short words or digits', () => {
     expect(typoDistanceFor('car')).toBe(0);
-    expect(typoDistanceFor('cars')).toBe(1);
+    expect(typoDistanceFor('plai')).toBe(0);
+    expect(typoDistanceFor('toyta')).toBe(1);
     expect(typoDistanceFor('corolla')).toBe(1);
     expect(typoDistanceFor('saxophon')).toBe(2);
     expect(typoDistanceFor('20000')).toBe(0);
@@ -29,16 +30,22 @@ describe('typos', () => {
   });
 
   it('nearest first, then in code-point order; never the word itself or a short term', () => {
-    expect(nearestTerms('toyta', ['toyt', 'toyota', 'toy', 'toyta', 'tokyo'])).toEqual([
+    expect(nearestTerms('toyta', ['toyotb', 'toyota', 'toyt', 'toyta', 'tokyo'])).toEqual([
       { term: 'toyota', distance: 1 },
-      { term: 'toyt', distance: 1 },
+    ]);
+    expect(nearestTerms('toyotta', ['toyotb', 'toyota', 'tokyo'])).toEqual([
+      { term: 'toyota', distance: 1 },
+    ]);
+    expect(nearestTerms('hybird', ['hybrid', 'hybris', 'hybirds'])).toEqual([
+      { term: 'hybirds', distance: 1 },
+      { term: 'hybrid', distance: 1 },
     ]);
     expect(nearestTerms('cat', ['cats'])).toEqual([]);
   });
 
   it('a term within the distance always shares a deletion key with the word (symmetric deletion)', () => {
     const letters = fc.constantFrom(...'abcdeé');
-    const word = fc.array(letters, { minLength: 4, maxLength: 10 }).map((cs) => cs.join(''));
+    const word = fc.array(letters, { minLength: 5, maxLength: 10 }).map((cs) => cs.join(''));
     const edit = fc.tuple(
       fc.constantFrom('insert', 'delete', 'substitute', 'swap'),
       fc.nat(),

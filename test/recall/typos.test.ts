@@ -11,7 +11,7 @@ import { callTool, mcpClient } from '../helpers/mcp.js';
 
 /**
  * A question's word no fact holds is read as the dataset's term within a small edit
- * distance (1 for 4 to 7 characters, 2 for longer; never for shorter words or numbers), at
+ * distance (1 for 5 to 7 characters, 2 for longer; never for shorter words or numbers), at
  * TYPO_DISCOUNT, shown as `correctedFrom`: on GraphQL, Memory Soda's recall route and the
  * MCP tool. The vocabulary it is found in follows the facts: written with them (and by a
  * migration for older stores), and an erased fact's words leave it.
@@ -38,7 +38,7 @@ const termOf = (r: Recalled, term: string) =>
   r.facts[0]!.explanation.terms.find((w) => w.term === term);
 
 describe('GraphQL: a typo is read as the term it is near', () => {
-  it('one edit in a word of 4 to 7 characters, at a discount, shown as correctedFrom', async () => {
+  it('one edit in a word of 5 to 7 characters, at a discount, shown as correctedFrom', async () => {
     const typo = await recall('is the user interested in a toyta');
     const right = await recall('is the user interested in a toyota');
     expect(factIds(typo)).toEqual(factIds(right));
@@ -69,9 +69,11 @@ describe('GraphQL: a typo is read as the term it is near', () => {
       correctedFrom: 'saxaphonn',
     });
     expect((await recall('saxxaphonnee', 'typos')).facts).toEqual([]);
-    // Three characters, or a number: never corrected.
+    // Four characters or fewer, or a number: never corrected.
     expect((await recall('cat', 'typos')).facts).toEqual([]);
     expect((await recall('20001', 'typos')).facts).toEqual([]);
+    // Four letters: "plan" is one edit from `plai` ("plays"), and still not read as it.
+    expect((await recall('plan', 'typos')).facts).toEqual([]);
     // A word some fact holds is never read as another.
     const exact = await recall('car', 'typos');
     expect(exact.facts[0]!.explanation.terms.every((w) => w.correctedFrom === null)).toBe(true);
