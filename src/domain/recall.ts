@@ -1,4 +1,4 @@
-import { analyze } from './recallTerms.js';
+import { analyze, recallTerms } from './recallTerms.js';
 import { words } from './searchTerms.js';
 import { TYPO_DISCOUNT } from './typos.js';
 
@@ -57,6 +57,22 @@ export function questionTerms(question: string): string[] {
 /** Held by more than COMMON_TERM_SHARE of `documents`, of at least MIN_VIEW_FOR_COMMON. */
 const isCommonIn = (documents: number, held: number) =>
   documents >= MIN_VIEW_FOR_COMMON && held > COMMON_TERM_SHARE * documents;
+
+/**
+ * Whether an entity's name is what the dataset is about rather than a topic: every term of
+ * it counted, and common ("user" in a user's memory). Such a name's facts are not read as a
+ * named entity's.
+ */
+export function nameIsCommon(statistics: TermStatistics, name: string): boolean {
+  const terms = recallTerms(name);
+  return (
+    terms.length > 0 &&
+    terms.every((t) => {
+      const held = statistics.documentFrequency.get(t);
+      return held !== undefined && isCommonIn(statistics.documents, held);
+    })
+  );
+}
 
 /**
  * The terms a question's candidates are read by: those some document holds and that are
@@ -293,6 +309,12 @@ export function ordered<T>(scored: readonly Scored<T>[], first: number): Ranked<
     explanation,
   }));
 }
+
+/**
+ * The facts linking a named entity to others that lead one hop further: the best-scored
+ * few, so the hop's read stays small whatever the entity's size.
+ */
+export const HOP_SOURCES = 5;
 
 /** A fact whose subject or object is an entity the question names ranks this much higher. */
 export const NAMED_ENTITY: RecallFactor = { name: 'entity', value: 1.25 };

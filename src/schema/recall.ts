@@ -8,10 +8,12 @@ import {
   candidateTerms,
   factFactors,
   HOP_DISCOUNT,
+  HOP_SOURCES,
   hopsScored,
   MIN_VIEW_FOR_COMMON,
   memoryFactors,
   NAMED_ENTITY,
+  nameIsCommon,
   namesIn,
   ordered,
   QUOTE_WEIGHT,
@@ -138,13 +140,15 @@ function recallOf(
         entitiesNamed(ctx.store, tenant, namesIn(words)),
       ]);
       const corrections = await typosRead(ctx, tenant, terms, statistics, at.knownAt);
+      // A name whose terms are all common is what the dataset is about: not read as a topic.
+      const aboutNames = named.filter((name) => !nameIsCommon(statistics, name));
       // The candidates, by the question's rarer terms; the entities the question names:
       // their facts rank up, and lead one hop further.
       const [candidates, mentioning] = await Promise.all([
         factCandidates(ctx.store, tenant, candidateTerms(statistics, RECALL_POSTINGS_BUDGET), at),
-        factsMentioning(ctx.store, tenant, named, at),
+        factsMentioning(ctx.store, tenant, aboutNames, at),
       ]);
-      const topics = topicsAmong(named, mentioning, inView);
+      const topics = topicsAmong(aboutNames, mentioning, inView);
       const about = (f: FactView, names: Set<string>) =>
         names.has(f.subjectKey) || names.has(f.objectKey);
       const linked = mentioning.filter((f) => about(f, topics));
@@ -168,8 +172,13 @@ function recallOf(
         statistics,
         corrections,
       );
+      // One hop further from the best-scored facts that link a topic (HOP_SOURCES of them).
+      const scoreOf = new Map(scored.map((s) => [s.id, s.score]));
+      const leading = [...linked]
+        .sort((a, b) => (scoreOf.get(b.factId) ?? 0) - (scoreOf.get(a.factId) ?? 0))
+        .slice(0, HOP_SOURCES);
       const others = new Set(
-        linked.flatMap((f) => [f.subjectKey, f.objectKey]).filter((k) => !topics.has(k)),
+        leading.flatMap((f) => [f.subjectKey, f.objectKey]).filter((k) => !topics.has(k)),
       );
       const hopNames = await entitiesNamed(ctx.store, tenant, [...others]);
       const hopFacts = await factsMentioning(ctx.store, tenant, hopNames, at);

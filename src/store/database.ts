@@ -168,23 +168,33 @@ export const INDEXES: { [K in keyof Collections]: IndexSpec[] } = {
       key: { workspaceId: 1, dataset: 1, subjectKey: 1, predicateKey: 1, ...FACT_ORDER },
       name: 'tenant_subject_predicate_valid',
     },
+    // A fact's terms, then the view's fields: recall's candidates, `q` and recall's counts
+    // (facts recorded by K holding a term) are read from the index alone on the embedded
+    // store, and a view's bounds are checked on index entries on MongoDB.
     {
-      key: { workspaceId: 1, dataset: 1, recallTerms: 1, ...FACT_ORDER },
-      name: 'tenant_recall_terms_valid',
+      key: {
+        workspaceId: 1,
+        dataset: 1,
+        recallTerms: 1,
+        ...FACT_ORDER,
+        recordedAt: 1,
+        invalidAt: 1,
+        validUntil: 1,
+      },
+      name: 'tenant_recall_terms_times',
     },
     // Recall's second field: the source quote's terms.
     {
-      key: { workspaceId: 1, dataset: 1, quoteTerms: 1, ...FACT_ORDER },
-      name: 'tenant_quote_terms_valid',
-    },
-    // Recall's statistics: how many facts recorded by K hold a term, read from the index.
-    {
-      key: { workspaceId: 1, dataset: 1, recallTerms: 1, recordedAt: 1 },
-      name: 'tenant_recall_terms_recorded',
-    },
-    {
-      key: { workspaceId: 1, dataset: 1, quoteTerms: 1, recordedAt: 1 },
-      name: 'tenant_quote_terms_recorded',
+      key: {
+        workspaceId: 1,
+        dataset: 1,
+        quoteTerms: 1,
+        ...FACT_ORDER,
+        recordedAt: 1,
+        invalidAt: 1,
+        validUntil: 1,
+      },
+      name: 'tenant_quote_terms_times',
     },
     {
       key: { workspaceId: 1, dataset: 1, supersededBy: 1, ...FACT_ORDER },
@@ -456,7 +466,11 @@ export const SCALAR_FIELDS: {
 export const RETIRED_INDEXES: {
   [K in keyof Collections]?: { name: string; replacedBy: string }[];
 } = {
-  facts: [{ name: 'tenant_valid', replacedBy: 'tenant_valid_times' }],
+  facts: [
+    { name: 'tenant_valid', replacedBy: 'tenant_valid_times' },
+    { name: 'tenant_recall_terms_valid', replacedBy: 'tenant_recall_terms_times' },
+    { name: 'tenant_quote_terms_valid', replacedBy: 'tenant_quote_terms_times' },
+  ],
   changes: [{ name: 'tenant_change', replacedBy: 'tenant_change_once' }],
 };
 

@@ -31,6 +31,12 @@ export const RECALL_CANDIDATE_CAP = 200;
 export const RECALL_POSTINGS_BUDGET = 2000;
 
 /**
+ * The most facts read per entity step (a named entity's facts; those one hop away), the
+ * most recent first: each costs the embedded database its decoding.
+ */
+const RECALL_ENTITY_CAP = 50;
+
+/**
  * The instants a recall reads at: T on valid time, K on transaction time (the store's);
  * with `window` (the time a question names: domain/questionTime.ts), what was true at any
  * point of it instead of at T.
@@ -155,7 +161,7 @@ export async function entitiesNamed(
 
 /**
  * Facts of the recall's view whose subject or object is one of the entities `names`, the
- * most recent first, at most RECALL_CANDIDATE_CAP.
+ * most recent first, at most RECALL_ENTITY_CAP.
  */
 export async function factsMentioning(
   db: Collections,
@@ -173,8 +179,8 @@ export async function factsMentioning(
       { projection: FACT_VIEW, comment: 'store:factsMentioning' },
     )
     .sort(FACT_ORDER)
-    .limit(RECALL_CANDIDATE_CAP)
-    .batchSize(RECALL_CANDIDATE_CAP)
+    .limit(RECALL_ENTITY_CAP)
+    .batchSize(RECALL_ENTITY_CAP)
     .toArray();
 }
 

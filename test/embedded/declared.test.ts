@@ -33,8 +33,9 @@ const INDEXES = [
   { workspaceId: 1, at: -1, _id: -1 },
   { workspaceId: 1, key: 1, at: -1, _id: -1 },
   { workspaceId: 1, n: 1, _id: 1 },
-  // On a terms field: a table of its keys, one row per element, kept by triggers.
-  { workspaceId: 1, words: 1, at: -1, _id: -1 },
+  // On a terms field: a table of its keys, one row per element, kept by triggers; a query
+  // on the fields it holds (and a sort on them) is answered from the keys alone.
+  { workspaceId: 1, words: 1, at: -1, _id: -1, n: 1, key: 1 },
 ] as const;
 
 let dir: string;
@@ -365,6 +366,16 @@ describe('the declared collection is index-served', () => {
       expect(a, JSON.stringify(filter)).toBe(b);
       expect(JSON.parse(a!).length, JSON.stringify(filter)).toBeGreaterThan(0);
     }
+    // With every condition and the sort on the index's fields, the keys also give the first
+    // `limit` documents (a second search of them, limited), so only those are read; a
+    // condition on another field (`flag`) leaves the limit to the collection's rows.
+    const searches = async (filter: Document) =>
+      (
+        (await explain(pushed, { filter, sort: { at: -1, _id: -1 }, limit: 3 })).queryPlanner
+          .Plan as string[]
+      ).filter((line) => /SEARCH .*_keys USING/.test(line)).length;
+    expect(await searches({ workspaceId: 't1', words: 'a', n: { $gte: 0 } })).toBe(2);
+    expect(await searches({ workspaceId: 't1', words: 'a', flag: true })).toBe(1);
     // A term's count in a tenant is the keys' count: the collection's rows are not read.
     const count = await explain(pushed, { filter: { workspaceId: 't1', words: 'a' } });
     expect(count.queryPlanner.CountPlan.join('\n')).toMatch(

@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { HOP_SOURCES } from '../../src/domain/recall.js';
 import { recordEpisode } from '../../src/store/recordEpisode.js';
 import { RecallWithTimeDocument, type RecallWithTimeQuery } from '../generated/operations.js';
 import { DEMO } from '../helpers/demo.js';
@@ -275,6 +276,56 @@ describe('entities the question names', () => {
     const linking = facts.find((f) => f.fact.factId === id('lisbon', 'portugal'))!;
     expect(hop.explanation.score).toBeCloseTo(linking.explanation.score * 0.5, 10);
     expect(facts).toHaveLength(3);
+  });
+
+  it('lead one hop further from the best few linking facts only, and a name most facts hold is no topic', async () => {
+    // Porto's twelve neighbours, each with a fact of its own; "porto" is the question's
+    // only term in the facts naming the first three, twice in their statements.
+    await recordEpisode(
+      t.database.collections,
+      testTenant('acme', 'hops'),
+      {
+        ...episodeInput([
+          ...Array.from({ length: 12 }, (_, i) =>
+            factInput('porto', i < 3 ? `porto borders` : 'borders', `town ${i}`, {
+              objectIsEntity: true,
+              validAt: new Date(Date.UTC(2026, 9, 1 + i)),
+            }),
+          ),
+          ...Array.from({ length: 12 }, (_, i) => factInput(`town ${i}`, 'has', `a market ${i}`)),
+          // "user": in more than half of the facts recorded, so what the dataset is about
+          // (more than the entity facts a recall reads, RECALL_ENTITY_CAP, could show).
+          ...Array.from({ length: 80 }, (_, i) => factInput('user', 'noted', `note ${i}`)),
+        ]),
+        entities: [
+          { name: 'porto', type: 'PLACE' },
+          { name: 'user', type: 'PERSON' },
+          ...Array.from({ length: 12 }, (_, i) => ({ name: `town ${i}`, type: 'PLACE' as const })),
+        ],
+      },
+      new Date('2026-11-20T00:00:00Z'),
+    );
+    const ask = async (query: string) => {
+      const { body } = await t.graphql(
+        RecallWithTimeDocument,
+        { dataset: 'hops', query, first: 50 },
+        key,
+      );
+      return body.data!.dataset!.recall.facts;
+    };
+    const facts = await ask('tell me about porto');
+    const hops = facts.filter((f) => f.explanation.via !== null);
+    // Five linking facts lead further (the three best, then the most recent), not twelve.
+    expect(hops).toHaveLength(HOP_SOURCES);
+    const linking = new Set(hops.map((h) => h.explanation.via));
+    expect(linking.size).toBe(HOP_SOURCES);
+    // "user" names an entity, but every term of it is common: no factor entity, no hop.
+    const user = await ask('what did the user note about note 3');
+    expect(user.length).toBeGreaterThan(0);
+    for (const f of user) {
+      expect(f.explanation.factors.map((x) => x.name)).not.toContain('entity');
+      expect(f.explanation.via).toBeNull();
+    }
   });
 
   it('REST: the same, via in the explanation', async () => {

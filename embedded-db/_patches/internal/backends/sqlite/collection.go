@@ -76,9 +76,9 @@ func (c *collection) Query(ctx context.Context, params *backends.QueryParams) (*
 			q := fmt.Sprintf(`SELECT COUNT(*) FROM %q`, meta.TableName) + exact.where
 			args := exact.args
 
-			// Patched: a term's count in a tenant is read from the terms index's keys alone.
-			if exact.keysCount != "" {
-				q, args = exact.keysCount, exact.keysCountArgs
+			// Patched: a count a terms index's keys answer whole is read from them alone.
+			if exact.keys != nil {
+				q, args = exact.keys.countSQL(), exact.keys.countArgs
 			}
 
 			if err := db.QueryRowContext(ctx, q, args...).Scan(&count); err != nil {
@@ -92,13 +92,13 @@ func (c *collection) Query(ctx context.Context, params *backends.QueryParams) (*
 			}, nil
 		}
 
-		q := prepareSelectClause(meta.TableName, params.Comment, false, false) + exact.where + exact.orderBy
-		args := exact.args
-
 		limit := params.Limit
 		if exact.sorted && params.ExactLimit != 0 {
 			limit = params.ExactLimit
 		}
+
+		where, args := exact.limitedWhere(limit)
+		q := prepareSelectClause(meta.TableName, params.Comment, false, false) + where + exact.orderBy
 
 		if limit != 0 {
 			q += ` LIMIT ?`
@@ -338,13 +338,14 @@ func (c *collection) Explain(ctx context.Context, params *backends.ExplainParams
 
 	// The same SQL as Query (patched), so `explain` shows what a query runs.
 	if exact, ok := exactQuery(c.name, meta, params.Filter, params.Sort, params.ExactSort); ok {
-		q := `EXPLAIN QUERY PLAN ` + selectClause + exact.where + exact.orderBy
-		args = exact.args
-
 		limit := params.Limit
 		if exact.sorted && params.ExactLimit != 0 {
 			limit = params.ExactLimit
 		}
+
+		where, whereArgs := exact.limitedWhere(limit)
+		q := `EXPLAIN QUERY PLAN ` + selectClause + where + exact.orderBy
+		args = whereArgs
 
 		if limit != 0 {
 			q += ` LIMIT ?`
@@ -359,8 +360,8 @@ func (c *collection) Explain(ctx context.Context, params *backends.ExplainParams
 		planner := must.NotFail(types.NewDocument("Plan", queryPlan))
 
 		// A count of this filter would read the terms index's keys alone: its plan too.
-		if exact.keysCount != "" {
-			countPlan, err := explainPlan(ctx, db, `EXPLAIN QUERY PLAN `+exact.keysCount, exact.keysCountArgs)
+		if exact.keys != nil {
+			countPlan, err := explainPlan(ctx, db, `EXPLAIN QUERY PLAN `+exact.keys.countSQL(), exact.keys.countArgs)
 			if err != nil {
 				return nil, err
 			}

@@ -5,7 +5,6 @@ package sqlite
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 	"time"
 
@@ -24,10 +23,9 @@ type exact struct {
 	orderBy string // the asked sort when sorted, else table order (the order Go would see)
 	sorted  bool   // orderBy is the asked sort (or none was asked), so a limit may follow
 
-	// keysCount, when set, counts the same documents from a terms index's keys alone (with
-	// keysCountArgs): the filter is that index's leading equalities and one term.
-	keysCount     string
-	keysCountArgs []any
+	// keys, when set, selects the same documents from terms indexes' keys alone: every
+	// condition of the filter and every sort field is a column of those keys (keys.go).
+	keys *keysQuery
 }
 
 // exactScope is what translating a filter of one collection needs: its declaration, its
@@ -38,6 +36,10 @@ type exactScope struct {
 	declared map[string]metadata.ScalarType
 	terms    []*metadata.TermsIndex
 	equal    map[string]string
+
+	// columns, when set, are the only fields a condition may name, each by its column of a
+	// terms index's keys (keys.go): the filter is translated onto that table.
+	columns map[string]string
 }
 
 // newExactScope reads the collection's terms indexes and the filter's top-level equalities.
@@ -117,8 +119,8 @@ func exactQuery(collection string, meta *metadata.Collection, filter, naturalSor
 		res.where = " WHERE " + condition
 	}
 
-	if q, a, ok := scope.keysCount(filter); ok {
-		res.keysCount, res.keysCountArgs = q, a
+	if k, ok := scope.coveredKeys(filter, sort); ok {
+		res.keys = k
 	}
 
 	if sort.Len() == 0 {
@@ -154,6 +156,11 @@ func exactQuery(collection string, meta *metadata.Collection, filter, naturalSor
 // exactColumn is the SQL value of a declared scalar field (an `_id` of a declared
 // collection is a string: checkDeclared). A terms field has none (an array).
 func exactColumn(key string, scope *exactScope) (string, bool) {
+	if scope.columns != nil {
+		column, ok := scope.columns[key]
+		return column, ok
+	}
+
 	if key == "_id" {
 		return metadata.ScalarColumn("_id"), true
 	}
@@ -305,6 +312,10 @@ func exactField(key string, value any, scope *exactScope) (string, []any, bool) 
 	}
 
 	if scope.declared[key] == metadata.ScalarTerms {
+		if scope.columns != nil {
+			return "", nil, false // on a keys table, the term is the table's own condition
+		}
+
 		return scope.termsField(key, value)
 	}
 
@@ -314,7 +325,9 @@ func exactField(key string, value any, scope *exactScope) (string, []any, bool) 
 	}
 
 	t := scope.declared[key]
-	if key == "_id" {
+	if key == "_id" && scope.columns != nil {
+		t = metadata.ScalarString // a key column holds the `_id` string's SQL value
+	} else if key == "_id" {
 		if c, a, ok := exactID(value); ok {
 			return c, a, true
 		}
@@ -449,90 +462,6 @@ func (scope *exactScope) termsField(key string, value any) (string, []any, bool)
 	}
 
 	return strings.Join(conditions, " AND "), args, true
-}
-
-// keysCount is the count of the documents filter matches when filter is exactly a terms
-// index's leading equalities (all of them), one term of its terms field, and conditions on
-// the index's fields after it, e.g. {workspaceId, dataset, recallTerms: "term",
-// recordedAt: {$lte: K}}: each such document has exactly one key with those values (one
-// per document and distinct element, every column but the element holding the document's
-// own value), so counting the keys counts the documents, from the index alone.
-func (scope *exactScope) keysCount(filter *types.Document) (string, []any, bool) {
-	for _, t := range scope.terms {
-		field := t.Index.Key[t.Field].Field
-		if filter.Len() < t.Field+1 {
-			continue
-		}
-
-		value, err := filter.Get(field)
-		if err != nil {
-			continue
-		}
-
-		if d, ok := value.(*types.Document); ok && d.Len() == 1 {
-			value, _ = d.Get("$eq")
-		}
-
-		term, ok := value.(string)
-		if !ok {
-			continue
-		}
-
-		conditions := make([]string, 0, t.Field+1)
-		args := make([]any, 0, t.Field+1)
-		covered := true
-
-		for i := 0; i < t.Field; i++ {
-			prefix := t.Index.Key[i].Field
-
-			v, err := filter.Get(prefix)
-			if s, isString := v.(string); err != nil || !isString || scope.declared[prefix] != metadata.ScalarString {
-				covered = false
-				break
-			} else {
-				conditions = append(conditions, metadata.TermsColumn(i)+" = ?")
-				args = append(args, s)
-			}
-		}
-
-		if !covered {
-			continue
-		}
-
-		conditions = append(conditions, metadata.TermsColumn(t.Field)+" = ?")
-		args = append(args, term)
-
-		// Every other field of the filter: a condition on a key column after the term.
-		for _, key := range filter.Keys() {
-			at := slices.IndexFunc(t.Index.Key, func(k metadata.IndexKeyPair) bool { return k.Field == key })
-			if at >= 0 && at <= t.Field {
-				continue
-			}
-
-			kind, declared := scope.declared[key]
-			if at < 0 || !declared || kind == metadata.ScalarTerms {
-				covered = false
-				break
-			}
-
-			c, a, ok := exactCondition(metadata.TermsColumn(at), kind, must.NotFail(filter.Get(key)))
-			if !ok {
-				covered = false
-				break
-			}
-
-			conditions = append(conditions, c)
-			args = append(args, a...)
-		}
-
-		if !covered {
-			continue
-		}
-
-		return fmt.Sprintf("SELECT COUNT(*) FROM %q WHERE %s", t.Table, strings.Join(conditions, " AND ")), args, true
-	}
-
-	return "", nil, false
 }
 
 // termsSearch is "the array holds one of terms" (strings only: an array holds no other

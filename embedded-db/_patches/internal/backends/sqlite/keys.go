@@ -1,0 +1,368 @@
+// Added for the embedded gateway (see embedded-db/README.md): queries a terms index's keys
+// answer whole.
+
+package sqlite
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/FerretDB/FerretDB/internal/backends/sqlite/metadata"
+	"github.com/FerretDB/FerretDB/internal/types"
+	"github.com/FerretDB/FerretDB/internal/util/iterator"
+	"github.com/FerretDB/FerretDB/internal/util/must"
+)
+
+// keysQuery selects, from terms indexes' keys alone, the `_id`s of the documents a filter
+// matches, with the sort's values: every condition of the filter and every sort field is a
+// column of those keys (metadata/terms.go). Each document has one key per distinct term,
+// and every column but the term holds the document's own value, so the rows of one
+// document that match are equal once the term is left out, and UNION (or INTERSECT, for
+// all of several terms) leaves one row per document.
+type keysQuery struct {
+	// selects is the compound SELECT of `doc` and the sort's columns (s0, s1, ...).
+	selects string
+	args    []any
+	orderBy string // " ORDER BY s0 DESC, ..." or ""
+
+	// counts is the compound SELECT of `doc` alone, for a count.
+	counts    string
+	countArgs []any
+}
+
+// countSQL counts the documents.
+func (k *keysQuery) countSQL() string {
+	return "SELECT COUNT(*) FROM (" + k.counts + ")"
+}
+
+// limitedWhere is the query's WHERE, narrowed first to the `limit` first documents its terms
+// indexes' keys select in the sort's order, when they answer it whole: the documents read
+// are then those returned, not every one holding the terms. The full condition still
+// applies (it selects the same documents).
+func (e *exact) limitedWhere(limit int64) (string, []any) {
+	if e.keys == nil || !e.sorted || limit == 0 || e.keys.orderBy == "" {
+		return e.where, e.args
+	}
+
+	first := fmt.Sprintf("%s IN (SELECT doc FROM (%s)%s LIMIT ?)", metadata.IDColumn, e.keys.selects, e.keys.orderBy)
+	args := append(append(append([]any{}, e.keys.args...), limit), e.args...)
+
+	if e.where == "" {
+		return " WHERE " + first, args
+	}
+
+	return " WHERE " + first + " AND " + strings.TrimPrefix(e.where, " WHERE "), args
+}
+
+// filterClause is one condition of a filter's top level (or of a top-level `$and`).
+type filterClause struct {
+	key   string
+	value any
+}
+
+// topLevelClauses flattens filter's top level and top-level `$and`s.
+func topLevelClauses(filter *types.Document) ([]filterClause, bool) {
+	var res []filterClause
+
+	for _, key := range filter.Keys() {
+		value := must.NotFail(filter.Get(key))
+
+		if key != "$and" {
+			res = append(res, filterClause{key, value})
+			continue
+		}
+
+		clauses, ok := value.(*types.Array)
+		if !ok || clauses.Len() == 0 {
+			return nil, false
+		}
+
+		for i := 0; i < clauses.Len(); i++ {
+			clause, ok := must.NotFail(clauses.Get(i)).(*types.Document)
+			if !ok {
+				return nil, false
+			}
+
+			nested, ok := topLevelClauses(clause)
+			if !ok {
+				return nil, false
+			}
+
+			res = append(res, nested...)
+		}
+	}
+
+	return res, true
+}
+
+// termsBranch is one terms condition: the field, its terms, and whether it needs all.
+type termsBranch struct {
+	field string
+	terms []string
+	all   bool
+}
+
+// termsBranchOf reads `"t"`, `{$eq: "t"}`, `{$in: [t...]}` or `{$all: [t...]}` (non-empty).
+func termsBranchOf(field string, value any) (termsBranch, bool) {
+	b := termsBranch{field: field}
+
+	var list []any
+
+	switch v := value.(type) {
+	case string:
+		list = []any{v}
+	case *types.Document:
+		if v.Len() != 1 {
+			return b, false
+		}
+
+		op := v.Keys()[0]
+		operand := must.NotFail(v.Get(op))
+
+		switch op {
+		case "$eq":
+			list = []any{operand}
+		case "$in", "$all":
+			arr, ok := operand.(*types.Array)
+			if !ok || arr.Len() == 0 {
+				return b, false
+			}
+
+			list = must.NotFail(iterator.ConsumeValues(arr.Iterator()))
+			b.all = op == "$all"
+		default:
+			return b, false
+		}
+	default:
+		return b, false
+	}
+
+	for _, term := range list {
+		s, ok := term.(string)
+		if !ok {
+			return b, false
+		}
+
+		b.terms = append(b.terms, s)
+	}
+
+	return b, true
+}
+
+// coveredKeys returns the keys query of a filter that is one terms condition (on one terms
+// field, or an `$or` of terms conditions on several) and conditions on fields that, with the
+// sort's, are all columns of a terms index of each field: recall's candidates and the
+// lists' `q`, with their views, cursors and sorts.
+func (scope *exactScope) coveredKeys(filter, sort *types.Document) (*keysQuery, bool) {
+	clauses, ok := topLevelClauses(filter)
+	if !ok {
+		return nil, false
+	}
+
+	var branches []termsBranch
+
+	var rest []filterClause
+
+	for _, c := range clauses {
+		if scope.declared[c.key] == metadata.ScalarTerms {
+			b, ok := termsBranchOf(c.key, c.value)
+			if !ok || branches != nil {
+				return nil, false
+			}
+
+			branches = []termsBranch{b}
+
+			continue
+		}
+
+		if c.key == "$or" && branches == nil {
+			if or, ok := scope.termsOr(c.value); ok {
+				branches = or
+				continue
+			}
+		}
+
+		rest = append(rest, c)
+	}
+
+	if branches == nil {
+		return nil, false
+	}
+
+	var sortKeys []string
+	if sort != nil {
+		sortKeys = sort.Keys()
+	}
+
+	var selects, counts []string
+	var args, countArgs []any
+
+	for _, b := range branches {
+		t, columns, ok := scope.keysIndexFor(b.field, rest, sortKeys)
+		if !ok {
+			return nil, false
+		}
+
+		sub := &exactScope{declared: scope.declared, columns: columns}
+
+		var conditions []string
+		var conditionArgs []any
+
+		for _, c := range rest {
+			part, a, ok := exactFilter(must.NotFail(types.NewDocument(c.key, c.value)), sub)
+			if !ok {
+				return nil, false
+			}
+
+			if part != "" {
+				conditions, conditionArgs = append(conditions, part), append(conditionArgs, a...)
+			}
+		}
+
+		condition := strings.Join(conditions, " AND ")
+
+		selected := []string{metadata.TermsDocColumn}
+		for i, key := range sortKeys {
+			selected = append(selected, fmt.Sprintf("%s AS s%d", columns[key], i))
+		}
+
+		one := func(columnsList string, terms []string) (string, []any) {
+			placeholders := make([]string, len(terms))
+			a := append([]any{}, conditionArgs...)
+
+			for i, term := range terms {
+				placeholders[i] = "?"
+				a = append(a, term)
+			}
+
+			where := metadata.TermsColumn(t.Field) + " IN (" + strings.Join(placeholders, ", ") + ")"
+			if condition != "" {
+				where = condition + " AND " + where
+			}
+
+			return fmt.Sprintf("SELECT %s FROM %q WHERE %s", columnsList, t.Table, where), a
+		}
+
+		groups := [][]string{b.terms}
+		if b.all {
+			groups = nil
+			for _, term := range b.terms {
+				groups = append(groups, []string{term})
+			}
+		}
+
+		var parts, countParts []string
+
+		for _, g := range groups {
+			q, a := one(strings.Join(selected, ", "), g)
+			parts, args = append(parts, q), append(args, a...)
+
+			q, a = one(metadata.TermsDocColumn, g)
+			countParts, countArgs = append(countParts, q), append(countArgs, a...)
+		}
+
+		selects = append(selects, strings.Join(parts, " INTERSECT "))
+		counts = append(counts, strings.Join(countParts, " INTERSECT "))
+	}
+
+	if len(branches) > 1 {
+		for i := range selects {
+			selects[i] = "SELECT * FROM (" + selects[i] + ")"
+			counts[i] = "SELECT * FROM (" + counts[i] + ")"
+		}
+	}
+
+	res := &keysQuery{
+		selects:   strings.Join(selects, " UNION "),
+		args:      args,
+		counts:    strings.Join(counts, " UNION "),
+		countArgs: countArgs,
+	}
+
+	if len(sortKeys) > 0 {
+		order := make([]string, len(sortKeys))
+
+		for i, key := range sortKeys {
+			order[i] = fmt.Sprintf("s%d", i)
+			if must.NotFail(sort.Get(key)) == int64(-1) {
+				order[i] += " DESC"
+			}
+		}
+
+		res.orderBy = " ORDER BY " + strings.Join(order, ", ")
+	}
+
+	return res, true
+}
+
+// termsOr reads an `$or` whose every branch is one terms condition.
+func (scope *exactScope) termsOr(value any) ([]termsBranch, bool) {
+	arr, ok := value.(*types.Array)
+	if !ok || arr.Len() == 0 {
+		return nil, false
+	}
+
+	var res []termsBranch
+
+	for i := 0; i < arr.Len(); i++ {
+		d, ok := must.NotFail(arr.Get(i)).(*types.Document)
+		if !ok || d.Len() != 1 {
+			return nil, false
+		}
+
+		key := d.Keys()[0]
+		if scope.declared[key] != metadata.ScalarTerms {
+			return nil, false
+		}
+
+		b, ok := termsBranchOf(key, must.NotFail(d.Get(key)))
+		if !ok || b.all {
+			return nil, false
+		}
+
+		res = append(res, b)
+	}
+
+	return res, true
+}
+
+// keysIndexFor is a terms index on field whose key holds every field `rest` and the sort
+// name, and the key column of each.
+func (scope *exactScope) keysIndexFor(field string, rest []filterClause, sortKeys []string) (*metadata.TermsIndex, map[string]string, bool) {
+	for _, t := range scope.terms {
+		if t.Index.Key[t.Field].Field != field {
+			continue
+		}
+
+		columns := map[string]string{}
+		for i, k := range t.Index.Key {
+			if i != t.Field {
+				columns[k.Field] = metadata.TermsColumn(i)
+			}
+		}
+
+		covered := true
+
+		keys := append([]string{}, sortKeys...)
+		for _, c := range rest {
+			keys = append(keys, c.key)
+		}
+
+		for _, key := range keys {
+			if strings.HasPrefix(key, "$") {
+				continue // `$or` of conditions: checked when translated
+			}
+
+			if _, ok := columns[key]; !ok {
+				covered = false
+				break
+			}
+		}
+
+		if covered {
+			return t, columns, true
+		}
+	}
+
+	return nil, nil, false
+}
