@@ -213,7 +213,7 @@ const recall = tool({
   name: 'recall',
   title: 'Recall what the memory holds about a question',
   description:
-    'Ranked recall: the facts and memories of a dataset that best match a free-text query, best first, and a prompt-ready context (one line per fact: what holds, since when, until when). Use it before answering a question about the user or the past. Without a time argument it answers from what is true and believed now; a time the question names ("in June 2026", "last week", "since March") narrows it to what was true then; validAt asks what was true at another instant, knownAt replays what recall would have answered when only what was known then was known. Words held by most of the dataset ("user") cannot recall anything alone.',
+    'Ranked recall: the facts and memories of a dataset that best match a free-text query, best first, and a prompt-ready context (one line per fact: what holds, since when, until when). Use it before answering a question about the user or the past. Without a time argument it answers from what is true and believed now; a time the question names ("in June 2026", "last week", "since March") narrows it to what was true then; validAt asks what was true at another instant, knownAt replays what recall would have answered when only what was known then was known. Words held by most of the dataset ("user") cannot recall anything alone. A misspelt word of five letters or more is read as the nearest word the facts hold (explain shows it as correctedFrom); matching is on words, not meaning: ask with the words the user would have used.',
   input: z.object({
     dataset,
     query: recallQuerySchema.describe(

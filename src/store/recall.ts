@@ -16,9 +16,9 @@ import type { Tenant } from './tenant.js';
  * facts of the view holding one of the question's rarer terms (`factCandidates`), read
  * through the same indexes, at most RECALL_CANDIDATE_CAP, the most recent first. Memories:
  * the documents of the view holding a term, at most RECALL_CANDIDATE_CAP, two commands
- * (README, "Ranked recall"). One command for the entities the question may name, and three
- * more when it names one (`entitiesNamed`, `factsMentioning`: its facts, the entities one
- * hop away, theirs).
+ * (README, "Ranked recall"). One command for the entities the question may name, and five
+ * more when it names one (`entitiesNamed`, `factsMentioning`: its facts as subject and as
+ * object, the entities one hop away, theirs as subject and as object).
  */
 export const RECALL_CANDIDATE_CAP = 200;
 
@@ -170,19 +170,29 @@ export async function factsMentioning(
   at: RecallInstants,
 ): Promise<FactView[]> {
   if (names.length === 0) return [];
-  return db.facts
-    .find<FactView>(
-      allOf([
-        ...factView(tenant, at),
-        { $or: [{ subjectKey: { $in: [...names] } }, { objectKey: { $in: [...names] } }] },
-      ]),
-      { projection: FACT_VIEW, comment: 'store:factsMentioning' },
-    )
-    .sort(FACT_ORDER)
-    .limit(RECALL_ENTITY_CAP)
-    .batchSize(RECALL_ENTITY_CAP)
-    .toArray();
+  // As subject, and as object, apart: each walks its key's index in the sort's order and
+  // stops at the cap, where one `$or` would sort every fact of a hub entity ("user").
+  const [asSubject, asObject] = await Promise.all(
+    (['subjectKey', 'objectKey'] as const).map((key) =>
+      db.facts
+        .find<FactView>(allOf([...factView(tenant, at), { [key]: { $in: [...names] } }]), {
+          projection: FACT_VIEW,
+          comment: 'store:factsMentioning',
+        })
+        .sort(FACT_ORDER)
+        .limit(RECALL_ENTITY_CAP)
+        .batchSize(RECALL_ENTITY_CAP)
+        .toArray(),
+    ),
+  );
+  const both = new Map([...asSubject!, ...asObject!].map((f) => [f.factId, f]));
+  return [...both.values()].sort(newestFactFirst).slice(0, RECALL_ENTITY_CAP);
 }
+
+/** FACT_ORDER in code: the later `validAt` first, then the greater `factId`. */
+const newestFactFirst = (a: FactView, b: FactView) =>
+  b.validAt.getTime() - a.validAt.getTime() ||
+  (a.factId < b.factId ? 1 : a.factId > b.factId ? -1 : 0);
 
 /**
  * The memories a recall reads: `live`, SupaCloud's live view now (no instant asked); or a

@@ -236,9 +236,10 @@ describe('DataLoader batching', () => {
     expect(small.filter((c) => c.startsWith('find:entities'))).toHaveLength(1);
     expect(small.filter((c) => c.startsWith('find:memories'))).toHaveLength(1);
     expect(small.filter((c) => c.startsWith('find:memoryVersions'))).toHaveLength(1);
-    // Naming an entity reads its facts, and those of the entities one hop away: three more.
+    // Naming an entity reads its facts (as subject, as object), the entities one hop away,
+    // and their facts (as subject, as object): five more.
     const named = await commandsFor(run('entity 7', 1));
-    expect(named.length - small.length).toBe(3);
+    expect(named.length - small.length).toBe(5);
   });
 
   it('a page of 1 and a page of 100 facts cost the same commands (no cursor left to kill)', async () => {
