@@ -181,17 +181,18 @@ export interface Ranked<T> {
 }
 
 /**
- * The candidates that share a term with the query, best first, at most `first`. The query
- * is analyzed like the stored text; a query of stop words only has no terms and ranks
- * nothing.
+ * The candidates that share a term with the query (or a term its typos were read as),
+ * best first, at most `first`. The query is analyzed like the stored text; a query of stop
+ * words only has no terms and ranks nothing.
  */
 export function rank<T>(
   query: string,
   candidates: readonly Candidate<T>[],
   documentsInView: number,
   first: number,
+  corrections: ReadonlyMap<string, Correction> = new Map(),
 ): Ranked<T>[] {
-  return ordered(scoreCandidates(query, candidates, documentsInView), first);
+  return ordered(scoreCandidates(query, candidates, documentsInView, corrections), first);
 }
 
 /**

@@ -28,7 +28,7 @@ import {
   type TermWeight,
   topicsAmong,
 } from '../domain/recall.js';
-import { factText } from '../domain/recallTerms.js';
+import { factText, recallTerms } from '../domain/recallTerms.js';
 import { nearestTerms, TYPO_DISCOUNT, typoDistanceFor } from '../domain/typos.js';
 import type { FactView, MemoryDoc } from '../store/documents.js';
 import {
@@ -38,6 +38,7 @@ import {
   factsMentioning,
   factTermFrequencies,
   factTermStatistics,
+  type MemoryRecallView,
   markMemoriesUsed,
   memoryCandidates,
   RECALL_POSTINGS_BUDGET,
@@ -198,11 +199,14 @@ function recallOf(
       return explained(ordered([...scored, ...hopsScored(hops, scored)], args.first));
     }),
     memories: once(async () => {
-      const { candidates, inView } = await memoryCandidates(
-        ctx.store,
+      const view: MemoryRecallView = replay
+        ? { kind: 'replay', ...at }
+        : { kind: 'live', now: ctx.now };
+      const { candidates, inView, corrections } = await memoriesWithTypos(
+        ctx,
         tenant,
-        words,
-        replay ? { kind: 'replay', ...at } : { kind: 'live', now: ctx.now },
+        recallTerms(words),
+        view,
       );
       const scored: Candidate<MemoryDoc>[] = candidates.map((m) => ({
         item: m,
@@ -211,7 +215,7 @@ function recallOf(
         time: m.createdAt,
         id: m.memoryId,
       }));
-      const ranked = explained(rank(words, scored, inView, args.first));
+      const ranked = explained(rank(words, scored, inView, args.first, corrections));
       if (!replay) {
         const used = ranked.map((r) => r.item);
         // Metadata of the read: a failed stamp must not fail the answer it belongs to; the
@@ -479,4 +483,44 @@ async function typosRead(
     statistics.documentFrequency.set(chosen.term, counted.get(chosen.term)!);
   }
   return corrections;
+}
+
+/**
+ * A memory recall's candidates, and its typos: a term no candidate holds (and that may be
+ * corrected) is read as the nearest term of the dataset's vocabulary that memories of the
+ * view hold, among the TYPO_CHOICES nearest; their memories join the candidates. One lookup
+ * and one more read when a term is missing.
+ */
+async function memoriesWithTypos(
+  ctx: Pick<RequestContext, 'store'>,
+  tenant: Tenant,
+  terms: readonly string[],
+  view: MemoryRecallView,
+): Promise<{ candidates: MemoryDoc[]; inView: number; corrections: Map<string, Correction> }> {
+  const first = await memoryCandidates(ctx.store, tenant, terms, view);
+  const corrections = new Map<string, Correction>();
+  const held = new Set(first.candidates.flatMap((m) => m.recallTerms));
+  const absent = terms.filter((t) => !held.has(t) && typoDistanceFor(t) > 0);
+  if (absent.length === 0) return { ...first, corrections };
+  const near = await termsNear(ctx.store, tenant, absent);
+  const choices = absent.map(
+    (asked) => [asked, nearestTerms(asked, near).slice(0, TYPO_CHOICES)] as const,
+  );
+  const considered = [...new Set(choices.flatMap(([, n]) => n.map((c) => c.term)))].filter(
+    (t) => !terms.includes(t),
+  );
+  if (considered.length === 0) return { ...first, corrections };
+  const more = await memoryCandidates(ctx.store, tenant, considered, view);
+  const moreHeld = new Set(more.candidates.flatMap((m) => m.recallTerms));
+  for (const [asked, nearest] of choices) {
+    const chosen = nearest.find((c) => moreHeld.has(c.term) && !terms.includes(c.term));
+    if (chosen && !corrections.has(chosen.term)) {
+      corrections.set(chosen.term, { asked, distance: chosen.distance });
+    }
+  }
+  const byId = new Map(first.candidates.map((m) => [m.memoryId, m]));
+  for (const m of more.candidates) {
+    if (m.recallTerms.some((t) => corrections.has(t))) byId.set(m.memoryId, m);
+  }
+  return { candidates: [...byId.values()], inView: first.inView, corrections };
 }

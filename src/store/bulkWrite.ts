@@ -166,6 +166,7 @@ async function writeBulkBatches(
     written.memories += size;
     progress(size);
   });
+  await addToVocabulary(db, input.memories);
   return { entities, episodes, facts, memories };
 }
 

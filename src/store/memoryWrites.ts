@@ -14,6 +14,7 @@ import {
 import { findMemory } from './memories.js';
 import { StoreRefusal } from './refusals.js';
 import type { Tenant } from './tenant.js';
+import { addToVocabulary } from './vocabulary.js';
 
 /**
  * Curating memories on SupaCloud's model, with optimistic concurrency and no
@@ -140,6 +141,8 @@ export async function createMemory(
     if (sameContent(existing, doc)) return { memory: existing, created: false };
     throw new MemoryConflictError(`Memory ${memoryId} already exists with other content`);
   }
+  // Its terms, for a question's typos (after the memory: store/vocabulary.ts).
+  await addToVocabulary(db, [doc]);
   await announceCreation(db, tenant, doc);
   return { memory: doc, created: true };
 }
@@ -333,6 +336,7 @@ async function applyMemoryVersion(db: Collections, claim: MemoryVersionDoc): Pro
     } catch (error) {
       if (!isDuplicateKey(error)) throw error;
     }
+    await addToVocabulary(db, [claim.create]);
   }
   await db.memories.updateOne(
     {
@@ -344,6 +348,16 @@ async function applyMemoryVersion(db: Collections, claim: MemoryVersionDoc): Pro
     { $set: claim.set },
     { comment: 'store:applyMemoryVersion' },
   );
+  // A new text's terms, for a question's typos (store/vocabulary.ts).
+  if (claim.set.recallTerms) {
+    await addToVocabulary(db, [
+      {
+        workspaceId: claim.workspaceId,
+        dataset: claim.dataset,
+        recallTerms: claim.set.recallTerms,
+      },
+    ]);
+  }
   await appendChanges(db, { workspaceId: claim.workspaceId, dataset: claim.dataset }, [
     {
       changeId: `${claim._id}@${claim.at.toISOString()}`,

@@ -129,7 +129,7 @@ async function addQuoteTerms(db: Collections): Promise<number> {
   );
 }
 
-/** Every dataset's vocabulary, from its facts' terms (store/vocabulary.ts); terms added. */
+/** Every dataset's vocabulary, from its facts' and memories' terms (store/vocabulary.ts). */
 async function fillVocabulary(db: Collections): Promise<number> {
   const tag = { comment: 'store:fillVocabulary' };
   let added = 0;
@@ -139,6 +139,13 @@ async function fillVocabulary(db: Collections): Promise<number> {
       { projection: { _id: 0, workspaceId: 1, dataset: 1, recallTerms: 1, quoteTerms: 1 }, ...tag },
     );
     for await (const batch of batches(facts)) added += await addToVocabulary(db, batch);
+  }
+  for await (const { workspaceId, dataset } of tenantsOf(db, 'memories', tag)) {
+    const memories = db.memories.find(
+      { workspaceId, dataset },
+      { projection: { _id: 0, workspaceId: 1, dataset: 1, recallTerms: 1 }, ...tag },
+    );
+    for await (const batch of batches(memories)) added += await addToVocabulary(db, batch);
   }
   return added;
 }

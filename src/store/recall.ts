@@ -1,6 +1,5 @@
 import type { AnyBulkWriteOperation, Filter } from 'mongodb';
 import type { TermStatistics } from '../domain/recall.js';
-import { recallTerms } from '../domain/recallTerms.js';
 import { type Collections, UNPAGED_BATCH_SIZE } from './database.js';
 import type { FactDoc, FactView, MemoryDoc, MemoryVersionDoc } from './documents.js';
 import { allOf, bitemporalFilter, validWindowFilter } from './factFilters.js';
@@ -271,10 +270,9 @@ const MEMORY_NEWEST_FIRST = (a: MemoryDoc, b: MemoryDoc) =>
 export async function memoryCandidates(
   db: Collections,
   tenant: Tenant,
-  query: string,
+  terms: readonly string[],
   view: MemoryRecallView,
 ): Promise<{ candidates: MemoryDoc[]; inView: number }> {
-  const terms = recallTerms(query);
   if (terms.length === 0) return { candidates: [], inView: 0 };
   const tag = { comment: 'store:memoryCandidates' };
   const viewFilter =
@@ -283,7 +281,7 @@ export async function memoryCandidates(
       : replayFilter(tenant, view);
   const [candidates, inView, later] = await Promise.all([
     db.memories
-      .find({ $and: [viewFilter, { recallTerms: { $in: terms } }] }, tag)
+      .find({ $and: [viewFilter, { recallTerms: { $in: [...terms] } }] }, tag)
       .sort(MEMORY_ORDER)
       .limit(RECALL_CANDIDATE_CAP)
       .batchSize(RECALL_CANDIDATE_CAP)

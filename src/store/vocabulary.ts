@@ -2,15 +2,24 @@ import { documentId } from '../domain/ids.js';
 import { deletions, typoDistanceFor, typoKeys } from '../domain/typos.js';
 import { isOnlyDuplicateKeys } from './bulkErrors.js';
 import { type Collections, UNPAGED_BATCH_SIZE } from './database.js';
-import type { FactDoc, VocabularyDoc } from './documents.js';
+import type { VocabularyDoc } from './documents.js';
 import { type Tenant, tenantOfDocument } from './tenant.js';
 
 /**
- * The dataset's vocabulary: one document per term its facts hold (statement or source
- * quote), for the typos of a question (domain/typos.ts). Written after the facts that bring
- * a term (a crash in between leaves a term a typo cannot reach, never a term no fact
- * held); an erasure removes the terms no remaining fact holds (`forgetTerms`).
+ * The dataset's vocabulary: one document per term its facts (statement or source quote)
+ * or memories hold, for the typos of a question (domain/typos.ts). Written after the
+ * documents that bring a term (a crash in between leaves a term a typo cannot reach, never
+ * a term nothing held); an erasure removes the terms nothing remaining holds
+ * (`forgetTerms`).
  */
+
+/** What brings terms to the vocabulary: a fact (statement, quote) or a memory (text). */
+type Worded = {
+  workspaceId: string;
+  dataset: string;
+  recallTerms: string[];
+  quoteTerms?: string[];
+};
 
 /** The most terms a question's typos are looked up among, per question. */
 const TYPO_LOOKUP_CAP = 200;
@@ -22,7 +31,7 @@ function vocabularyDocumentId(tenant: Tenant, term: string): string {
 
 /** The terms of these facts, per tenant (an import writes several datasets at once). */
 function termsByTenant(
-  facts: readonly Pick<FactDoc, 'workspaceId' | 'dataset' | 'recallTerms' | 'quoteTerms'>[],
+  facts: readonly Worded[],
 ): Map<string, { tenant: Tenant; terms: Set<string> }> {
   const found = new Map<string, { tenant: Tenant; terms: Set<string> }>();
   for (const f of facts) {
@@ -41,10 +50,7 @@ function termsByTenant(
  * Adds the terms of `facts` their dataset's vocabulary lacks (the facts are stored); how
  * many it added.
  */
-export async function addToVocabulary(
-  db: Collections,
-  facts: readonly Pick<FactDoc, 'workspaceId' | 'dataset' | 'recallTerms' | 'quoteTerms'>[],
-): Promise<number> {
+export async function addToVocabulary(db: Collections, facts: readonly Worded[]): Promise<number> {
   const tag = { comment: 'store:addToVocabulary' };
   let added = 0;
   for (const { tenant, terms } of termsByTenant(facts).values()) {
@@ -87,19 +93,20 @@ export async function addToVocabulary(
   return added;
 }
 
-/** Whether a fact of the dataset holds `term`, in its statement or its source quote. */
+/** Whether a fact (statement or source quote) or a memory of the dataset holds `term`. */
 async function termHeld(db: Collections, tenant: Tenant, term: string): Promise<boolean> {
   const mine = { workspaceId: tenant.workspaceId, dataset: tenant.dataset };
   const tag = { comment: 'store:forgetTerms' };
-  const [statement, quote] = await Promise.all([
+  const [statement, quote, memory] = await Promise.all([
     db.facts.countDocuments({ ...mine, recallTerms: term }, tag),
     db.facts.countDocuments({ ...mine, quoteTerms: term }, tag),
+    db.memories.countDocuments({ ...mine, recallTerms: term }, tag),
   ]);
-  return statement + quote > 0;
+  return statement + quote + memory > 0;
 }
 
 /**
- * After an erasure: removes the terms of `terms` no remaining fact of the dataset holds.
+ * After an erasure: removes the terms of `terms` no remaining fact or memory holds.
  * Each removed term is checked once more afterwards and put back if a fact written
  * meanwhile holds it (its writer may have found it still there before the removal).
  */

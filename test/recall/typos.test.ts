@@ -1,6 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { recallTerms } from '../../src/domain/recallTerms.js';
 import { TYPO_DISCOUNT } from '../../src/domain/typos.js';
 import { eraseEpisode } from '../../src/store/erasure.js';
+import { createMemory } from '../../src/store/memoryWrites.js';
 import { migrateStore } from '../../src/store/migrations.js';
 import { recordEpisode } from '../../src/store/recordEpisode.js';
 import { RecallWithTimeDocument, type RecallWithTimeQuery } from '../generated/operations.js';
@@ -8,6 +10,7 @@ import { DEMO } from '../helpers/demo.js';
 import { episodeInput, factInput, testTenant } from '../helpers/episodeInput.js';
 import { clockFrom, openTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { callTool, mcpClient } from '../helpers/mcp.js';
+import { memoryInput } from '../helpers/memoryInput.js';
 
 /**
  * A question's word no fact holds is read as the dataset's term within a small edit
@@ -77,6 +80,27 @@ describe('GraphQL: a typo is read as the term it is near', () => {
     // A word some fact holds is never read as another.
     const exact = await recall('car', 'typos');
     expect(exact.facts[0]!.explanation.terms.every((w) => w.correctedFrom === null)).toBe(true);
+  });
+});
+
+describe('memories: a typo of a word only memories hold', () => {
+  it('is read as that word: the memory is recalled, its explanation says so', async () => {
+    const tenant = testTenant('acme', 'typos');
+    const { memory } = await createMemory(
+      t.database.collections,
+      tenant,
+      memoryInput('The user practises the ukulele on Sundays'),
+      new Date('2026-11-21T00:00:00Z'),
+    );
+    const r = await recall('ukelele lessons', 'typos');
+    expect(r.facts).toEqual([]);
+    expect(r.memories.map((m) => m.memory.memoryId)).toEqual([memory.memoryId]);
+    expect(r.memories[0]!.explanation.terms).toEqual([
+      { term: recallTerms('ukulele')[0], correctedFrom: recallTerms('ukelele')[0] },
+    ]);
+    // As written, no correction.
+    const right = await recall('ukulele', 'typos');
+    expect(right.memories[0]!.explanation.terms[0]!.correctedFrom).toBeNull();
   });
 });
 
