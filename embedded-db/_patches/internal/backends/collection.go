@@ -85,9 +85,11 @@ type QueryParams struct {
 	// Patched for the embedded gateway (see embedded-db/README.md): the query's own sort and
 	// skip+limit, and whether it only counts. A backend applies them only when it applies the
 	// whole filter exactly; the handler sorts, skips, limits and filters again anyway.
+	// CountLimit, with CountOnly: count at most that many (countDocuments' `limit`; 0: all).
 	ExactSort  *types.Document
 	ExactLimit int64
 	CountOnly  bool
+	CountLimit int64
 }
 
 // QueryResult represents the results of Collection.Query method.

@@ -356,7 +356,7 @@ func (h *Handler) MsgAggregate(connCtx context.Context, msg *wire.OpMsg) (*wire.
 		// pipeline asks the backend to count, which it does when it applies the whole filter
 		// exactly (else it returns the documents, and the stages count them as before).
 		if !h.DisablePushdown && qp.Sort.Len() == 0 {
-			params.countID, params.countField, qp.CountOnly = countPipeline(aggregationStages)
+			params.countID, params.countField, qp.CountLimit, qp.CountOnly = countPipeline(aggregationStages)
 		}
 
 		iter, err = processStagesDocuments(ctx, closer, params)
@@ -435,53 +435,78 @@ type stagesDocumentsParams struct {
 }
 
 // countPipeline recognizes `[{$match: filter}, {$group: {_id: <number>, <field>: {$sum: 1}}}]`
-// (what countDocuments sends) and returns the group's _id and field.
-func countPipeline(stagesDocs []any) (any, string, bool) {
+// (what countDocuments sends), or with `{$limit: n}` between them (countDocuments' `limit`),
+// and returns the group's _id and field, and the limit (0 for none).
+func countPipeline(stagesDocs []any) (any, string, int64, bool) {
+	var limit int64
+
+	if len(stagesDocs) == 3 {
+		stage, ok := stagesDocs[1].(*types.Document)
+		if !ok || stage.Len() != 1 || !stage.Has("$limit") {
+			return nil, "", 0, false
+		}
+
+		switch n := must.NotFail(stage.Get("$limit")).(type) {
+		case int32:
+			limit = int64(n)
+		case int64:
+			limit = n
+		default:
+			return nil, "", 0, false
+		}
+
+		if limit <= 0 {
+			return nil, "", 0, false
+		}
+
+		stagesDocs = []any{stagesDocs[0], stagesDocs[2]}
+	}
+
 	if len(stagesDocs) != 2 {
-		return nil, "", false
+		return nil, "", 0, false
 	}
 
 	match, ok := stagesDocs[0].(*types.Document)
 	if !ok || match.Len() != 1 || !match.Has("$match") {
-		return nil, "", false
+		return nil, "", 0, false
 	}
 
 	if _, ok = must.NotFail(match.Get("$match")).(*types.Document); !ok {
-		return nil, "", false
+		return nil, "", 0, false
 	}
 
 	stage, ok := stagesDocs[1].(*types.Document)
 	if !ok || stage.Len() != 1 || !stage.Has("$group") {
-		return nil, "", false
+		return nil, "", 0, false
 	}
 
 	group, ok := must.NotFail(stage.Get("$group")).(*types.Document)
 	if !ok || group.Len() != 2 || group.Keys()[0] != "_id" {
-		return nil, "", false
+		return nil, "", 0, false
 	}
 
 	id := must.NotFail(group.Get("_id"))
 	switch id.(type) {
 	case int32, int64, float64:
 	default:
-		return nil, "", false
+		return nil, "", 0, false
 	}
 
 	field := group.Keys()[1]
 	if strings.HasPrefix(field, "$") || strings.ContainsRune(field, '.') {
-		return nil, "", false
+		return nil, "", 0, false
 	}
 
 	sum, ok := must.NotFail(group.Get(field)).(*types.Document)
 	if !ok || sum.Len() != 1 || !sum.Has("$sum") {
-		return nil, "", false
+		return nil, "", 0, false
 	}
 
 	if one, ok := must.NotFail(sum.Get("$sum")).(int32); !ok || one != 1 {
-		return nil, "", false
+		return nil, "", 0, false
 	}
 
-	return id, field, true
+	return id, field, limit, true
 }
 
 // processStagesDocuments retrieves the documents from the database and then processes them through the stages.

@@ -81,6 +81,11 @@ func (c *collection) Query(ctx context.Context, params *backends.QueryParams) (*
 				q, args = exact.keys.countSQL(), exact.keys.countArgs
 			}
 
+			// Patched: a limited count stops at the limit.
+			if params.CountLimit > 0 {
+				q, args = limitedCount(q, args, params.CountLimit)
+			}
+
 			if err := db.QueryRowContext(ctx, q, args...).Scan(&count); err != nil {
 				return nil, lazyerrors.Error(err)
 			}
@@ -358,6 +363,11 @@ func (c *collection) Explain(ctx context.Context, params *backends.ExplainParams
 		}
 
 		planner := must.NotFail(types.NewDocument("Plan", queryPlan))
+
+		// Patched: whether the keys alone chose the documents read (limitedWhere).
+		if exact.keysLimit(limit) {
+			planner.Set("KeysLimit", true)
+		}
 
 		// A count of this filter would read the terms index's keys alone: its plan too.
 		if exact.keys != nil {
