@@ -342,7 +342,8 @@ export function namesIn(question: string): string[] {
 /**
  * The entities among `names` a question can be about: those at most half of the view's
  * facts mention. One that more mention ("user" in a user's memory) is what the dataset is
- * about, not a topic: it neither ranks its facts up nor leads anywhere.
+ * about, not a topic: it neither ranks its facts up nor leads anywhere. `factsInView` may
+ * be counted only up to twice the facts read per entity: past that, none can be more.
  */
 export function topicsAmong(
   names: readonly string[],

@@ -201,6 +201,8 @@ export const INDEXES: { [K in keyof Collections]: IndexSpec[] } = {
       name: 'tenant_superseded_by_valid',
     },
     { key: { workspaceId: 1, dataset: 1, factId: 1 }, name: 'tenant_fact' },
+    // Recall's N, the dataset's facts recorded by K: one range of the index, counted.
+    { key: { workspaceId: 1, dataset: 1, recordedAt: 1 }, name: 'tenant_recorded' },
     // A fact's corrected versions (a listed fact's, to supersede them too), and those an
     // erased episode's facts ended.
     { key: { workspaceId: 1, dataset: 1, correctionOf: 1 }, name: 'tenant_correction_of' },

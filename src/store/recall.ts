@@ -120,13 +120,21 @@ export async function factCandidates(
     .toArray();
 }
 
-/** How many facts the recall's view holds (a count the index answers alone). */
+/**
+ * How many facts the recall's view holds, counted up to 2 × RECALL_ENTITY_CAP: what
+ * `topicsAmong` needs (an entity is what the dataset is about when more than half the
+ * view's facts mention it, and no more than RECALL_ENTITY_CAP of them are read), so the
+ * count stops there instead of walking a large view.
+ */
 export async function factsInView(
   db: Collections,
   tenant: Tenant,
   at: RecallInstants,
 ): Promise<number> {
-  return db.facts.countDocuments(allOf(factView(tenant, at)), { comment: 'store:factsInView' });
+  return db.facts.countDocuments(allOf(factView(tenant, at)), {
+    limit: 2 * RECALL_ENTITY_CAP,
+    comment: 'store:factsInView',
+  });
 }
 
 /** The facts a recall reads at (T, K), or over its window. */

@@ -225,9 +225,9 @@ describe('DataLoader batching', () => {
     const long = `relates to ${Array.from({ length: 40 }, (_, i) => i + 1).join(' ')}`;
     const large = await commandsFor(run(long, 50));
     // The dataset, the entities the question might name, the facts recorded by K and two
-    // counts per term (statement, quote), the view's size, the candidates; each kind's
-    // candidates and the size of its view; replayed at an instant, the memory versions
-    // made since (none here, so no memory is read again).
+    // counts per term (statement, quote), the view's size (up to 100), the candidates;
+    // each kind's candidates and the size of its view; replayed at an instant, the memory
+    // versions made since (none here, so no memory is read again).
     const counts = (commands: string[]) =>
       commands.filter((c) => c.startsWith('aggregate:facts')).length;
     expect(counts(small)).toBe(1 + 2 * 2 + 1);
