@@ -16,7 +16,7 @@ import { SIZES, seedDataset } from './generate.js';
  * front-end corpus (test/graphql/frontEndCorpus.graphql) and a few accepted operations
  * near the limit, it runs each through the gateway and reports, next to the computed cost:
  * the objects in the answer, the database commands the request ran and the answer's size,
- * each also per unit of cost. The promise (README, "Query limits"): a read answers at most
+ * each also per unit of cost. The promise (docs/GRAPHQL.md, "Query limits"): a read answers at most
  * `cost` objects and runs at most `cost` database commands. Refused operations run none.
  */
 exitOnHelp(import.meta.url);

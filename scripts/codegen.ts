@@ -41,7 +41,7 @@ async function evaluate(content: string): Promise<Record<string, unknown>> {
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 /**
- * The trusted documents (README, "Trusted documents"): every operation the explorer and the
+ * The trusted documents (docs/OPERATIONS.md, "Trusted documents"): every operation the explorer and the
  * REST adapters send, exactly as sent (the explorer's typed strings; the adapters' printed
  * documents), by the SHA-256 of that text; and, for the explorer, each operation's hash by
  * its name, so the page can send the hash instead of the text.

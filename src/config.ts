@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { LOOPBACK_HOSTS, normalizeHostName } from './http/hosts.js';
 
-/** Which GraphQL operations run (README, "Trusted documents"; src/http/trustedDocuments.ts). */
+/** Which GraphQL operations run (docs/OPERATIONS.md, "Trusted documents"; src/http/trustedDocuments.ts). */
 const TRUSTED_DOCUMENT_MODES = ['off', 'also', 'only'] as const;
 export type TrustedDocumentMode = (typeof TRUSTED_DOCUMENT_MODES)[number];
 

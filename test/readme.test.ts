@@ -1,16 +1,23 @@
-import { readFileSync } from 'node:fs';
 import { parse } from 'graphql';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_QUERY } from '../src/http/yoga.js';
+import { docSection, readDoc } from './helpers/docs.js';
 import { openTestGateway, type TestGateway } from './helpers/gateway.js';
 
-/** The README's GraphQL examples must return data exactly as written against the demo. */
-const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
-// The reading examples (the write example has its own test in test/writes, the key
-// management ones theirs in test/graphql/readmeKeys.test.ts).
-const examples = [...readme.matchAll(/```graphql\n([\s\S]*?)```/g)]
-  .map((m) => m[1]!)
-  .filter((query) => !query.trimStart().startsWith('mutation') && !query.includes('apiKeys'));
+/**
+ * The GraphQL examples of docs/GRAPHQL.md must return data exactly as written against the
+ * demo, and so must the README tour's query and REST call. (The write examples have their
+ * tests in test/writes, the key management ones in test/graphql/readmeKeys.test.ts, the live
+ * ones in test/live/readmeLive.test.ts, the agent call in test/mcp/docs.test.ts.)
+ */
+const graphqlPage = readDoc('GRAPHQL.md');
+const readme = readDoc('README.md');
+const graphqlBlocks = (text: string) =>
+  [...text.matchAll(/```graphql\n([\s\S]*?)```/g)]
+    .map((m) => m[1]!)
+    .filter((query) => !query.trimStart().startsWith('mutation') && !query.includes('apiKeys'));
+const examples = graphqlBlocks(graphqlPage);
+const tour = graphqlBlocks(readme);
 
 let t: TestGateway;
 let key: string;
@@ -30,12 +37,14 @@ const answer = async (query: string, at: string) => {
   return body.data;
 };
 
-describe('README GraphQL examples', () => {
-  it('has the three documented examples', () => {
+describe('docs/GRAPHQL.md examples and the README tour', () => {
+  it('has the three documented examples, and the tour reads with one of them', () => {
     expect(examples).toHaveLength(3);
+    expect(tour).toHaveLength(1);
+    expect(examples).toContain(tour[0]);
   });
 
-  it.each(examples.map((e, i) => [i + 1, e] as const))(
+  it.each([...examples, ...tour].map((e, i) => [i + 1, e] as const))(
     'example %i returns data',
     async (_n, query) => {
       const { status, body } = await t.graphql(parse(query), {}, key);
@@ -46,11 +55,11 @@ describe('README GraphQL examples', () => {
     },
   );
 
-  it('the first answers what the README says, before and after 15 January 2035', async () => {
+  it('the first answers what the page says, before and after 15 January 2035', async () => {
     const count = async (at: string) =>
       ((await answer(examples[0]!, at)) as { dataset: { facts: { totalCount: number } } }).dataset
         .facts.totalCount;
-    expect(readme).toContain('it answers 3 facts until 15 January 2035');
+    expect(graphqlPage).toContain('it answers 3 facts until 15 January 2035');
     expect(await count('2026-12-01T00:00:00Z')).toBe(3);
     expect(await count('2035-01-15T09:59:59Z')).toBe(3);
     expect(await count('2035-01-15T10:00:00Z')).toBe(4);
@@ -73,4 +82,29 @@ describe('README GraphQL examples', () => {
       expect(await answer(query, at), at).toEqual(first);
     }
   });
+});
+
+describe('REST calls as the docs show them', () => {
+  // Every curl of the README and of docs/REST.md that reads a REST route, sent as written
+  // (its URL, with the key the text puts in $KEY).
+  const curls = [readme, docSection('REST.md', '# REST compatibility routes')].flatMap((text) =>
+    [...text.matchAll(/^curl "(http:\/\/[^"]+)" -H "Authorization: Bearer \$KEY"$/gm)].map(
+      (m) => new URL(m[1]!),
+    ),
+  );
+
+  it("finds the README tour call and the page's three", () => {
+    expect(curls).toHaveLength(4);
+  });
+
+  it.each(curls.map((url) => [url.pathname + url.search] as const))(
+    '%s answers 200 with data',
+    async (path) => {
+      now = new Date('2026-12-01T00:00:00Z');
+      const response = await t.request(path, { key });
+      expect(response.status).toBe(200);
+      const body = await response.text();
+      expect(body).toMatch(/honda civic|toyota corolla hybrid/i);
+    },
+  );
 });

@@ -50,4 +50,13 @@ describe('the repository', () => {
     expect(tracked.trim().split('\n')).toEqual(['schemathesis.toml']);
     expect(readFileSync(join(root, '.gitignore'), 'utf8')).toMatch(/^\.schemathesis\/$/m);
   });
+
+  it('keeps the README short: reference lives in docs/', () => {
+    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+    expect(readme.split('\n').length).toBeLessThanOrEqual(250);
+    // Every page it links to exists.
+    const links = [...readme.matchAll(/\]\((docs\/[^)#]+)\)/g)].map((m) => m[1]!);
+    expect(links.length).toBeGreaterThan(10);
+    for (const link of links) expect(existsSync(join(root, link)), link).toBe(true);
+  });
 });

@@ -28,7 +28,7 @@ interface GraphqlAnswer<T> {
 }
 
 /**
- * Whether to send registered operations by hash (README, "Trusted documents"): until the
+ * Whether to send registered operations by hash (docs/OPERATIONS.md, "Trusted documents"): until the
  * gateway says it does not know one (TRUSTED_DOCUMENTS=off, or a gateway built from other
  * operations), then the text for the rest of the page's life.
  */

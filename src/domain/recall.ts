@@ -5,7 +5,7 @@ import { TYPO_DISCOUNT } from './typos.js';
 /**
  * Ranked recall, as pure functions: BM25F over the analyzed words of each candidate's
  * fields (domain/recallTerms.ts), then small documented factors, then a score relative to
- * the best candidate. README ("Ranked recall") states the formula with a worked example.
+ * the best candidate. docs/RECALL.md ("Ranked recall") states the formula with a worked example.
  *
  *   bm25(d) = Σ over the query's distinct terms t found in d of
  *             idf(t) × tf~(t, d) × (k1 + 1) / (tf~(t, d) + k1)
@@ -94,7 +94,7 @@ export function candidateTerms(statistics: TermStatistics, budget: number): stri
   return chosen;
 }
 
-/** A factor the score is multiplied by, and its name (README, "Ranked recall"). */
+/** A factor the score is multiplied by, and its name (docs/RECALL.md, "Ranked recall"). */
 export interface RecallFactor {
   name: string;
   value: number;

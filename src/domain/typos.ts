@@ -1,5 +1,5 @@
 /**
- * Typos in a question (README, "Ranked recall"): a question's term that no fact holds is
+ * Typos in a question (docs/RECALL.md, "Ranked recall"): a question's term that no fact holds is
  * matched to the dataset's terms within a small edit distance. Found without reading the
  * vocabulary whole (symmetric deletion, as SymSpell does): each stored term keeps every
  * string made by deleting up to MAX_TYPO_DISTANCE of its characters (`typoKeys`); a term

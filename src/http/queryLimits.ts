@@ -12,8 +12,8 @@ import type { Metrics } from './observability.js';
  *
  * - `maxCost`: the cost model declared on the schema (src/schema/cost.ts), computed with
  *   the request's variables and the arguments' defaults. 20,000 lets through what front
- *   ends ask for every day and refuses lists nested in lists of lists: the README's
- *   "Query limits" gives the figures, which test/graphql/queryCost.test.ts measures on
+ *   ends ask for every day and refuses lists nested in lists of lists: docs/GRAPHQL.md,
+ *   "Query limits", gives the figures, which test/graphql/queryCost.test.ts measures on
  *   the front-end corpus (test/graphql/frontEndCorpus.graphql).
  * - `maxDepth`: nesting, fragments included.
  * - `maxAliases`, `maxDirectives`, `maxTokens` (graphql-armor): cheap checks on the
@@ -92,7 +92,7 @@ function queryTooComplex(measure: QueryMeasure, limit: number, value?: number) {
   const found = value === undefined ? '' : ` (${value})`;
   return new GatewayError(
     'QUERY_TOO_COMPLEX',
-    `The operation's ${measure}${found} is over the limit of ${limit}; ask for fewer or smaller lists (see the README's "Query limits")`,
+    `The operation's ${measure}${found} is over the limit of ${limit}; ask for fewer or smaller lists (see docs/GRAPHQL.md, "Query limits")`,
     { measure, ...(value === undefined ? {} : { [measure]: value }), limit },
     'spec',
   );

@@ -13,7 +13,7 @@ import type { RequestContext } from '../context.js';
 import { inSpan } from '../spans.js';
 
 /**
- * OpenTelemetry traces (README, "Tracing"): with OTEL_EXPORTER_OTLP_ENDPOINT set, each
+ * OpenTelemetry traces (docs/OPERATIONS.md, "Tracing"): with OTEL_EXPORTER_OTLP_ENDPOINT set, each
  * request is a trace: its HTTP span (method, route, status, request id, GraphQL operation
  * name), GraphQL's parse, validate and execute (a REST route's operation included), each
  * DataLoader batch (the resolvers' reads, summed up per batch), and each MongoDB command

@@ -6,7 +6,7 @@ import { GatewayError } from '../errors.js';
 import { TRUSTED_DOCUMENTS } from '../generated/trustedDocuments.js';
 
 /**
- * Trusted documents (README, "Trusted documents"): the operations the explorer and the REST
+ * Trusted documents (docs/OPERATIONS.md, "Trusted documents"): the operations the explorer and the REST
  * adapters send are registered at build time (`npm run codegen` writes
  * src/generated/trustedDocuments.ts: the SHA-256 of each text → the text), and a request
  * may send that hash instead of the text: Apollo's `extensions.persistedQuery`

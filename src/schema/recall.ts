@@ -306,7 +306,7 @@ const RecallTimeRef = builder.objectRef<RecallTime>('RecallTime').implement({
 
 const RecallFactorRef = builder.objectRef<RecallFactor>('RecallFactor').implement({
   description:
-    'A factor the BM25 score is multiplied by: a fact\'s `confidence` and `recency` (and `entity` when its subject or object is an entity the question names), a memory\'s `importance`, `salience` and `pinned`; a fact one hop away has `hop` alone (README, "Ranked recall").',
+    'A factor the BM25 score is multiplied by: a fact\'s `confidence` and `recency` (and `entity` when its subject or object is an entity the question names), a memory\'s `importance`, `salience` and `pinned`; a fact one hop away has `hop` alone (docs/RECALL.md, "Ranked recall").',
   authScopes: { read: true },
   fields: (t) => ({
     name: t.exposeString('name'),
@@ -357,8 +357,7 @@ const RecalledFactRef = builder.objectRef<Explained<FactView>>('RecalledFact').i
   authScopes: { read: true },
   fields: (t) => ({
     relevanceScore: t.float({
-      description:
-        "In (0, 1]: this fact's score over the best candidate's (README, Ranked recall).",
+      description: "In (0, 1]: this fact's score over the best candidate's (docs/RECALL.md).",
       resolve: (r) => r.relevanceScore,
     }),
     fact: t.field({ type: FactRef, resolve: (r) => r.item }),
@@ -372,7 +371,7 @@ const RecalledMemoryRef = builder.objectRef<Explained<MemoryDoc>>('RecalledMemor
   fields: (t) => ({
     relevanceScore: t.float({
       description:
-        "In (0, 1]: this memory's score over the best candidate's, importance, salience and pinned included (README, Ranked recall).",
+        "In (0, 1]: this memory's score over the best candidate's, importance, salience and pinned included (docs/RECALL.md).",
       resolve: (r) => r.relevanceScore,
     }),
     memory: t.field({ type: MemoryRef, resolve: (r) => r.item }),
@@ -420,7 +419,7 @@ builder.objectFields(DatasetRef, (t) => ({
   recall: t.field({
     type: RecallRef,
     description: [
-      'Ranked recall: the facts and memories that best match a free-text query (BM25 over stemmed words, English stop words dropped; README, "Ranked recall"). A query of stop words only recalls nothing.',
+      'Ranked recall: the facts and memories that best match a free-text query (BM25 over stemmed words, English stop words dropped; docs/RECALL.md, "Ranked recall"). A query of stop words only recalls nothing.',
       'The instants mean what they mean on `facts`: facts recorded by `knownAt` (K), not invalidated by then, and valid at `validAt` (T), each defaulting to now; `asOf` sets both. With any of them, recall is replayed: "what would recall have answered when only what was known at K was known?": the BM25 statistics count that view, memories are taken as they were at K (their later versions undone), created by K, valid at T and not archived by K, and nothing is stamped. Without them, memories come from the live view now and get `lastUsedAt`.',
       'A time the question names ("in 2025", "last week", "since March"; `time` says how it was read) is a window on valid time: what was true at any point of it, as known at K, replayed as above; `validAt` or `asOf` win over it. A term held by most of the view (`common`) cannot recall an item alone: a question that shares nothing else with the dataset recalls nothing.',
     ].join('\n'),

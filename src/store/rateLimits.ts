@@ -7,7 +7,7 @@ import {
 import type { Database } from './database.js';
 
 /**
- * Rate limits shared by every gateway process of one database (README, "Limits"): each
+ * Rate limits shared by every gateway process of one database (docs/OPERATIONS.md, "Limits"): each
  * limit counts in the `rateLimits` collection (rate-limiter-flexible's MongoDB store: one
  * document per limited key and window, its points incremented by an upsert), so N
  * replicas allow the configured rate together, not N times it.

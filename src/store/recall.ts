@@ -15,7 +15,7 @@ import type { Tenant } from './tenant.js';
  * facts of the view holding one of the question's rarer terms (`factCandidates`), read
  * through the same indexes, at most RECALL_CANDIDATE_CAP, the most recent first. Memories:
  * the documents of the view holding a term, at most RECALL_CANDIDATE_CAP, two commands
- * (README, "Ranked recall"). One command for the entities the question may name, and five
+ * (docs/RECALL.md, "Ranked recall"). One command for the entities the question may name, and five
  * more when it names one (`entitiesNamed`, `factsMentioning`: its facts as subject and as
  * object, the entities one hop away, theirs as subject and as object).
  */

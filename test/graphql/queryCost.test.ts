@@ -27,6 +27,7 @@ import { MCP_TOOLS } from '../../src/mcp/tools.js';
 import { defaultFieldCost, QUERY_COST, WHOLE_LIST_CAP } from '../../src/schema/cost.js';
 import { schema } from '../../src/schema/index.js';
 import { DEMO } from '../helpers/demo.js';
+import { everyDoc } from '../helpers/docs.js';
 import { openTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 // ---------------------------------------------------------------------------------------
@@ -340,11 +341,16 @@ function operationsIn(source: string): { name: string; document: DocumentNode }[
     });
 }
 
-const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
 const corpus = [
   ...operationsIn(readFileSync(new URL('./frontEndCorpus.graphql', import.meta.url), 'utf8')),
   ...operationsIn(DEFAULT_QUERY),
-  ...[...readme.matchAll(/```graphql\n([\s\S]*?)```/g)].flatMap((m) => operationsIn(m[1]!)),
+  // Every GraphQL example of the README and docs/ that runs as written (not one with a
+  // "<placeholder>" for the reader to fill in).
+  ...everyDoc().flatMap(({ text }) =>
+    [...text.matchAll(/```graphql\n([\s\S]*?)```/g)]
+      .filter((m) => !m[1]!.includes('"<'))
+      .flatMap((m) => operationsIn(m[1]!)),
+  ),
   ...operationsIn(
     readFileSync(new URL('../../src/rest/memorySoda.graphql', import.meta.url), 'utf8'),
   ),

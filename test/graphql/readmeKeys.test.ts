@@ -1,19 +1,18 @@
-import { readFileSync } from 'node:fs';
 import { parse } from 'graphql';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { docSection } from '../helpers/docs.js';
 import { openTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 /**
- * The README's key management examples (section "API keys"), run as written: the
+ * The key management examples (docs/OPERATIONS.md, "API keys"), run as written: the
  * createApiKey mutation with the variables the text gives, the key it answers used on a
  * REST route, the listing, then the revocation, after which the key is refused.
  */
-const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-const section = README.slice(README.indexOf('## API keys'), README.indexOf('## GraphQL'));
+const section = docSection('OPERATIONS.md', '## API keys');
 const blocks = [...section.matchAll(/```graphql\n([\s\S]*?)```/g)].map((m) => m[1]!);
 const block = (field: string) => {
   const found = blocks.find((b) => b.includes(`${field}(`) || b.includes(`${field} {`));
-  if (!found) throw new Error(`README's "API keys" section has no example of ${field}`);
+  if (!found) throw new Error(`docs/OPERATIONS.md's "API keys" section has no example of ${field}`);
   return parse(found);
 };
 const variables = JSON.parse(/Variables\s+`(\{[^`]*\})`/.exec(section)?.[1] ?? 'null');
@@ -29,7 +28,7 @@ beforeAll(async () => {
   admin = await t.key('development', ['read', 'write', 'admin']);
 });
 
-describe('README: managing keys through GraphQL', () => {
+describe('docs/OPERATIONS.md: managing keys through GraphQL', () => {
   it('creates a key that works, lists it, revokes it, and the key is then refused', async () => {
     expect(variables).toEqual({
       name: 'ingest pipeline',

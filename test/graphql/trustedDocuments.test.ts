@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { parse, validate } from 'graphql';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DOCUMENT_HASHES } from '../../explorer/src/generated/documentHashes.js';
@@ -8,6 +7,7 @@ import type { TrustedDocumentMode } from '../../src/config.js';
 import { TRUSTED_DOCUMENTS } from '../../src/generated/trustedDocuments.js';
 import { createGateway } from '../../src/http/app.js';
 import { schema } from '../../src/schema/index.js';
+import { readDoc } from '../helpers/docs.js';
 import { openTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 /**
@@ -165,9 +165,9 @@ describe('TRUSTED_DOCUMENTS=only', () => {
   });
 });
 
-describe("README's trusted documents example", () => {
+describe("docs/OPERATIONS.md's trusted documents example", () => {
   it('runs as written: the viewer question by its hash', async () => {
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const readme = readDoc('OPERATIONS.md');
     const at = readme.indexOf('**Trusted documents**');
     const body = JSON.parse(/```json\n([\s\S]*?)```/.exec(readme.slice(at))![1]!);
     for (const mode of ['also', 'only'] as const) {

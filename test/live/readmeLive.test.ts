@@ -1,27 +1,24 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listen } from '../../src/http/server.js';
 import { serveGraphqlWebSocket } from '../../src/http/webSocket.js';
 import { recordEpisode } from '../../src/store/recordEpisode.js';
+import { docSection, readDoc } from '../helpers/docs.js';
 import { episodeInput, factInput, testTenant } from '../helpers/episodeInput.js';
 import { openTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 /**
- * The README's "Live updates" examples, run as written against a real listener: the curl
+ * The live examples (docs/LIVE_UPDATES.md, "Subscriptions"; the README's tour shows the same
+ * curl), run as written against a real listener: the curl
  * command (its URL, headers and body, sent with fetch) and the graphql-ws program (run by
  * Node from the project, so it imports what a user installs), each receiving a change
  * recorded while it listens.
  */
 
 const ROOT = new URL('../..', import.meta.url).pathname;
-const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-const section = readme.slice(
-  readme.indexOf('### Live updates'),
-  readme.indexOf('### Query limits'),
-);
+const section = docSection('LIVE_UPDATES.md', '## Subscriptions');
 const curl = /```sh\n(curl -N[\s\S]*?)```/.exec(section)?.[1];
 const program = /```js\n([\s\S]*?)```/.exec(section)?.[1];
 
@@ -61,7 +58,13 @@ async function recordWhenStreaming(object: string): Promise<void> {
   );
 }
 
-describe('README: Live updates', () => {
+describe('docs/LIVE_UPDATES.md: subscriptions', () => {
+  it("the README's tour streams with the same curl", () => {
+    const tour = /```sh\n(curl -N[\s\S]*?)```/.exec(readDoc('README.md'))?.[1];
+    expect(curl).toBeDefined();
+    expect(tour).toBe(curl);
+  });
+
   it('the curl example streams a change as an SSE event', async () => {
     expect(curl).toBeDefined();
     const command = curl!.replaceAll('\\\n', ' ');

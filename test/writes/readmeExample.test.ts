@@ -1,28 +1,39 @@
-import { readFileSync } from 'node:fs';
 import { parse } from 'graphql';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { docSection, readDoc } from '../helpers/docs.js';
 import { openTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 /**
- * The README's recordEpisode example (section "How an extraction pipeline writes") must run
- * as written against the demo dataset: the first ```graphql block there that calls
- * recordEpisode, with the ```json block after it as its variables.
+ * The recordEpisode example of docs/WRITES.md must run as written against the demo
+ * dataset: the first ```graphql block there that calls recordEpisode, with the ```json
+ * block after it as its variables. The README's tour writes with curl: its body, sent as
+ * written, records the fact it names.
  */
-const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-const HEADING = /^#{1,6} .*How an extraction pipeline writes.*$/m;
+const WRITES = readDoc('WRITES.md');
 
 function writeExample(): { query: string; variables: Record<string, unknown> } {
-  const heading = HEADING.exec(README);
-  if (!heading) throw new Error('README.md has no "How an extraction pipeline writes" section');
-  const section = README.slice(heading.index);
-  const graphql = [...section.matchAll(/```graphql\n([\s\S]*?)```/g)].find((m) =>
+  const graphql = [...WRITES.matchAll(/```graphql\n([\s\S]*?)```/g)].find((m) =>
     m[1]!.includes('recordEpisode'),
   );
-  if (!graphql) throw new Error('that section has no ```graphql block calling recordEpisode');
-  const after = section.slice(graphql.index! + graphql[0].length);
+  if (!graphql) throw new Error('docs/WRITES.md has no ```graphql block calling recordEpisode');
+  const after = WRITES.slice(graphql.index! + graphql[0].length);
   const json = /```json\n([\s\S]*?)```/.exec(after);
   if (!json) throw new Error('the recordEpisode example is not followed by a ```json block');
   return { query: graphql[1]!, variables: JSON.parse(json[1]!) };
+}
+
+/** The README tour's write: the `-d` body of its curl to /graphql that calls recordEpisode. */
+function tourWrite(): { query: string; variables: Record<string, unknown> } {
+  const readme = readDoc('README.md');
+  const curl = [
+    ...readme.matchAll(/```sh\n(curl -s http:\/\/127\.0\.0\.1:3004\/graphql[\s\S]*?)```/g),
+  ]
+    .map((m) => m[1]!)
+    .find((c) => c.includes('recordEpisode'));
+  if (!curl) throw new Error("the README's tour has no curl calling recordEpisode");
+  const body = /-d '([\s\S]*?)'\s*$/.exec(curl.trim());
+  if (!body) throw new Error("the README's write curl has no -d '...' body");
+  return JSON.parse(body[1]!);
 }
 
 let t: TestGateway;
@@ -33,7 +44,7 @@ beforeAll(async () => {
   key = await t.key('development', ['read', 'write']);
 });
 
-describe('README: how an extraction pipeline writes', () => {
+describe('docs/WRITES.md: how an extraction pipeline writes', () => {
   it('the recordEpisode example runs as written and records facts', async () => {
     const { query, variables } = writeExample();
     const { status, body } = await t.graphql(parse(query), variables, key);
@@ -44,7 +55,21 @@ describe('README: how an extraction pipeline writes', () => {
   });
 });
 
-describe('README: what a write-only pipeline key sees', () => {
+describe("README's tour: a write", () => {
+  it('the curl body runs as written and records the fact it names', async () => {
+    const { query, variables } = tourWrite();
+    const { status, body } = await t.graphql(parse(query), variables, key);
+    expect(body.errors).toBeUndefined();
+    expect(status).toBe(200);
+    const payload = (
+      body.data as { recordEpisode: { outcome: string; facts: { object: string }[] } }
+    ).recordEpisode;
+    expect(payload.outcome).toBe('RECORDED');
+    expect(payload.facts.map((f) => f.object)).toEqual(['toyota corolla hybrid']);
+  });
+});
+
+describe('docs/OPERATIONS.md: what a write-only pipeline key sees', () => {
   /** The pipeline example's variables as a new episode (an id of its own, new content). */
   const freshEpisode = (n: number) => {
     const { variables } = writeExample();
@@ -62,9 +87,7 @@ describe('README: what a write-only pipeline key sees', () => {
     };
   };
   const idsOnly = () => {
-    const heading = /^#{1,6} API keys$/m.exec(README);
-    expect(heading).not.toBeNull();
-    const section = README.slice(heading!.index, HEADING.exec(README)!.index);
+    const section = docSection('OPERATIONS.md', '## API keys');
     // The section's example of what a write-only key reads back (its others manage keys).
     const example = [...section.matchAll(/```graphql\n([\s\S]*?)```/g)].find((m) =>
       m[1]!.includes('recordEpisode'),

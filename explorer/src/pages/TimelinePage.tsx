@@ -11,7 +11,7 @@ import { type LiveState, useLiveChanges } from '../live.ts';
 import { connectionPaging } from '../paging.ts';
 import { groupStatements, LOOK_LABEL, lookOf } from '../statements.ts';
 
-/** The gateway's largest page (README, "Query limits"). */
+/** The gateway's largest page (docs/GRAPHQL.md, "Query limits"). */
 export const PAGE_SIZE = 100;
 
 /**
