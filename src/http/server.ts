@@ -5,6 +5,7 @@ import { serve } from '@hono/node-server';
 import { ERROR_STATUS, type ErrorCode } from '../errors.js';
 import { errorBody } from '../rest/errorBodies.js';
 import { errorShapeOf } from '../rest/surfaces.js';
+import { describeMalformedRequest } from './malformedRequest.js';
 
 /**
  * How long a client may take, enforced by Node's HTTP server before and around the
@@ -62,7 +63,7 @@ function answerClientError(error: Error & { code?: string; rawPacket?: unknown }
   }
   const refused = REFUSED_BY_NODE[error.code ?? ''] ?? {
     code: 'BAD_USER_INPUT' as const,
-    message: 'Malformed HTTP request',
+    message: describeMalformedRequest(error.rawPacket) ?? 'Malformed HTTP request',
   };
   const status = ERROR_STATUS[refused.code];
   const body = JSON.stringify(

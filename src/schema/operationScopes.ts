@@ -147,14 +147,14 @@ function passes(map: ScopeMap, granted: GrantedScopes, all = false): boolean {
   return all ? checks.every(Boolean) : checks.some(Boolean);
 }
 
-/** What a rule asks for, in words: `"read"`, `"read" or "write"`, `all of ("read", "admin")`. */
+/** What a rule asks for, in words: `read`, `read or write`, `all of (read, admin)`. */
 function describeRule(map: ScopeMap, all = false): string {
   const parts = Object.entries(map).map(([name, value]) =>
     name === '$all'
       ? describeRule(value as ScopeMap, true)
       : name === '$any'
         ? describeRule(value as ScopeMap, false)
-        : `"${name}"`,
+        : name,
   );
   if (parts.length === 1) return parts[0]!;
   return all ? `all of (${parts.join(', ')})` : parts.join(' or ');

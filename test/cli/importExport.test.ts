@@ -381,8 +381,8 @@ describe('npm run import: validation', () => {
     const expected: [number, RegExp][] = [
       [2, /^line 2: not valid JSON/],
       [3, /^line 3: type: .*'entity' \| 'episode' \| 'fact' \| 'memory'/],
-      [4, /^line 4: subject: .*expected string, received undefined/],
-      [5, /^line 5: confidence: .*<=1/],
+      [4, /^line 4: subject: is required \(a string\)/],
+      [5, /^line 5: confidence: must be at most 1$/],
       [6, /^line 6: validUntil: must be after validAt$/],
       [7, /^line 7: factId: expected a UUID$/],
       [8, /^line 8: no dataset: add "dataset" to the line or pass --dataset$/],

@@ -113,7 +113,7 @@ describe('deleteFact', () => {
       reader,
     );
     expect(body.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
-    expect(body.errors?.[0]?.message).toMatch(/"write" scope/);
+    expect(body.errors?.[0]?.message).toMatch(/the write scope/);
   });
 
   it('soft-deletes once; the second time is NOT_FOUND; the fact stays in the history', async () => {

@@ -57,8 +57,8 @@ describe('what an operation needs, decided from the document', () => {
       ADMIN_ONLY,
     );
     expect(missing).toEqual([
-      { field: 'Mutation.recordEpisode', needs: '"write"' },
-      { field: 'Fact.subject', needs: '"read"' },
+      { field: 'Mutation.recordEpisode', needs: 'write' },
+      { field: 'Fact.subject', needs: 'read' },
     ]);
   });
 
@@ -211,11 +211,11 @@ describe('subscriptions and rules the check cannot decide', () => {
     const missing = (granted: Record<string, boolean>) =>
       missingScopes(s, parse('{ either both }'), {}, granted);
     expect(missing({ write: true, admin: true })).toEqual([
-      { field: 'Query.both', needs: 'all of ("read", "admin")' },
+      { field: 'Query.both', needs: 'all of (read, admin)' },
     ]);
     expect(missing({ admin: true })).toEqual([
-      { field: 'Query.either', needs: '"read" or "write"' },
-      { field: 'Query.both', needs: 'all of ("read", "admin")' },
+      { field: 'Query.either', needs: 'read or write' },
+      { field: 'Query.both', needs: 'all of (read, admin)' },
     ]);
     expect(missing({ read: true, admin: true })).toEqual([]);
   });

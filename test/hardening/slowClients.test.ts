@@ -168,3 +168,47 @@ describe('headers too large: 431 in each surface shape, not an empty body', () =
     expect(JSON.parse(answer.body)).toEqual(expected);
   });
 });
+
+/** A raw request line sent as typed, answered by the listener: status line and body. */
+function rawRequestLine(target: string) {
+  return new Promise<{ status: string; body: string }>((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () =>
+      socket.write(`GET ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`),
+    );
+    let answer = '';
+    socket.on('data', (chunk) => {
+      answer += chunk;
+    });
+    socket.on('end', () => {
+      const [head, body] = answer.split('\r\n\r\n');
+      resolve({ status: head!.split('\r\n')[0]!, body: body ?? '' });
+    });
+    socket.on('error', reject);
+  });
+}
+
+describe('a URL Node cannot parse says which parameter holds what, in the surface shape', () => {
+  it('a placeholder with a space in a query parameter names the parameter', async () => {
+    const { status, body } = await rawRequestLine(
+      '/v1/memory/semantic/datasets/user_42/facts?limit=5&episodeId=<episode id>',
+    );
+    expect(status).toBe('HTTP/1.1 400 Bad Request');
+    expect(JSON.parse(body)).toEqual({
+      error:
+        'episodeId: holds a space, which a URL must carry percent-encoded (%20); replace a placeholder such as <id> with a value',
+    });
+  });
+
+  it('a space in the path says so; a tab is a control character', async () => {
+    const path = await rawRequestLine('/api/memories extra');
+    expect(JSON.parse(path.body)).toMatchObject({
+      code: 'bad_request',
+      error: "The URL's path holds a space, which must be percent-encoded (%20)",
+    });
+    const tab = await rawRequestLine('/graphql?query=a\tb');
+    expect(JSON.parse(tab.body).errors[0]).toMatchObject({
+      message: expect.stringMatching(/^query: holds a control character, .*\(%09\)/),
+      extensions: { code: 'BAD_USER_INPUT' },
+    });
+  });
+});

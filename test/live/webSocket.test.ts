@@ -98,14 +98,20 @@ describe('Subscription.datasetChanges over graphql-ws', () => {
 
   it('a connection without a valid key is closed (4403) before it can subscribe', async () => {
     const sub = subscribeWs(url, LiveDatasetChangesDocument, { dataset: 'x', after: null }, null);
-    expect((await sub.closed).code).toBe(4403);
+    // The close says why, in the gateway's words (graphql-ws's own would be "Forbidden").
+    const missing = await sub.closed;
+    expect(missing.code).toBe(4403);
+    expect(missing.reason).toMatch(/^UNAUTHENTICATED: .*key/);
     const bad = subscribeWs(
       url,
       LiveDatasetChangesDocument,
       { dataset: 'x', after: null },
       'mk_nope',
     );
-    expect((await bad.closed).code).toBe(4403);
+    const invalid = await bad.closed;
+    expect(invalid.code).toBe(4403);
+    expect(invalid.reason).toMatch(/^UNAUTHENTICATED: .*key/);
+    expect(invalid.reason).not.toBe(missing.reason);
   });
 
   it('scopes and limits apply per subscription, in the protocol’s error message', async () => {

@@ -312,7 +312,7 @@ describe('DELETE errors', () => {
       },
     );
     expect(response.status).toBe(403);
-    expect(await response.json()).toEqual({ error: 'This operation needs the "write" scope' });
+    expect(await response.json()).toEqual({ error: 'This operation needs the write scope' });
   });
 
   it("another workspace's key cannot delete this workspace's fact", async () => {

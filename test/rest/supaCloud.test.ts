@@ -132,7 +132,7 @@ describe('GET /api/memories', () => {
     const writer = await t.key('development', ['write']);
     expect(await get('/api/memories', writer)).toEqual({
       status: 403,
-      body: { code: 'forbidden', error: 'This operation needs the "read" scope', details: null },
+      body: { code: 'forbidden', error: 'This operation needs the read scope', details: null },
     });
   });
 

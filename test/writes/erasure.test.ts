@@ -344,7 +344,7 @@ describe('eraseDataset', () => {
     for (const key of [writer, reader, writeOnly]) {
       const result = await t.graphql(ErasureEraseDatasetDocument, { name: DATASET }, key);
       expect(codeOf(result)).toBe('FORBIDDEN');
-      expect(result.body.errors![0]!.message).toMatch(/"admin" scope/);
+      expect(result.body.errors![0]!.message).toMatch(/the admin scope/);
     }
     const anonymous = await t.graphql(ErasureEraseDatasetDocument, { name: DATASET }, null);
     expect(anonymous.status).toBe(401);

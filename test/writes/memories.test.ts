@@ -889,7 +889,7 @@ describe('scopes and input', () => {
         const result = await t.graphql(doc as any, variables, key);
         const error = errorOf(result);
         expect(error.extensions?.code).toBe('FORBIDDEN');
-        expect(error.message).toMatch(/"write" scope/);
+        expect(error.message).toMatch(/the write scope/);
       }
       // biome-ignore lint/suspicious/noExplicitAny: as above
       const anonymous = await t.graphql(doc as any, variables, null);

@@ -114,7 +114,7 @@ describe('docs/OPERATIONS.md: what a write-only pipeline key sees', () => {
     expect(full.body.data).toBeUndefined();
     expect(full.body.errors?.map((e) => e.extensions?.code)).toEqual(['FORBIDDEN']);
     expect(full.body.errors?.[0]?.message).toBe(
-      'This operation needs the "read" scope (for Episode.recordedAt, Fact.subject, Fact.predicate, Fact.object, Fact.state); nothing was run',
+      'This operation needs the read scope (for Episode.recordedAt, Fact.subject, Fact.predicate, Fact.object, Fact.state); nothing was run',
     );
     expect(JSON.stringify(full.body)).not.toMatch(/Corolla|toyota/i);
     // Nothing was written: the same episode sent with the id-only selection is new.

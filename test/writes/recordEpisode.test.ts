@@ -773,7 +773,7 @@ describe('scopes and tenancy', () => {
     expect(body.data).toBeUndefined();
     expect(body.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
     expect(body.errors?.[0]?.message).toMatch(
-      /^This operation needs the "write" scope \(for Mutation\.recordEpisode\)/,
+      /^This operation needs the write scope \(for Mutation\.recordEpisode\)/,
     );
     expect(await snapshot()).toEqual(before);
   });
@@ -795,7 +795,7 @@ describe('scopes and tenancy', () => {
     expect(full.body.data).toBeUndefined();
     expect(full.body.errors?.map((e) => e.extensions?.code)).toEqual(['FORBIDDEN']);
     expect(full.body.errors?.[0]?.message).toMatch(
-      /^This operation needs the "read" scope \(for Episode\.dataset, /,
+      /^This operation needs the read scope \(for Episode\.dataset, /,
     );
     expect(await snapshot()).toEqual(before);
     const { body } = await t.graphql(

@@ -206,7 +206,7 @@ describe('restoreFact', () => {
     for (const key of [writer, writeOnly, reader]) {
       const result = await restore(DEMO.facts.toyotaInterest, key);
       expect(codeOf(result)).toBe('FORBIDDEN');
-      expect(result.body.errors![0]!.message).toMatch(/"admin" scope/);
+      expect(result.body.errors![0]!.message).toMatch(/the admin scope/);
     }
     const anonymous = await restore(DEMO.facts.toyotaInterest, null);
     expect(anonymous.status).toBe(401);
