@@ -782,9 +782,7 @@ describe('matrix: every Mutation, its ids and its payload objects × every key',
           expectForbidden(a, `Mutation.${name}`);
           expect(a.body.errors?.[0]?.message).toMatch(
             // The payload's fields that need the same scope (a key's) are named after it.
-            new RegExp(
-              `^This operation needs the ${c.scope} scope \\(for Mutation\\.${name}[,)]`,
-            ),
+            new RegExp(`^This operation needs the ${c.scope} scope \\(for Mutation\\.${name}[,)]`),
           );
           // Nothing was written: the same mutation with acme's admin still finds its target.
           const after = await run(c.ids, vars, 'all');
