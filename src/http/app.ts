@@ -25,9 +25,11 @@ import { type CorsOrigins, corsPolicy, originMayCall } from './cors.js';
 import { mountExplorer } from './explorer.js';
 import { graphiqlPage, mountGraphiql } from './graphiql.js';
 import { peerAddress, requestHostName } from './hosts.js';
+import { mountLanding } from './landing.js';
 import { type LiveStreamOptions, LiveStreams } from './liveStreams.js';
 import type { Metrics } from './observability.js';
 import { setResponseHeader } from './responseHeaders.js';
+import { trailingSlashRedirect } from './trailingSlash.js';
 import { transportOf } from './transports.js';
 import { workspaceLimiter } from './workspaceLimit.js';
 import { createGraphqlYoga, DEFAULT_QUERY, type YogaOptions } from './yoga.js';
@@ -100,7 +102,7 @@ const RATE_LIMIT_SWEEP_MS = 10 * 60_000;
 const LIVE_DEFAULTS = { pollMs: 1000, maxStreams: 1000, maxStreamsPerKey: 20, bufferLimit: 1000 };
 
 /** The pages the gateway serves, with their assets (`/docs/*` also matches `/docs`). */
-const PAGE_PATHS = ['/graphiql/*', '/docs/*', '/explorer/*'];
+const PAGE_PATHS = ['/', '/graphiql/*', '/docs/*', '/explorer/*'];
 
 /** Longest path and query accepted (414 past it); Node refuses more than 16 KiB of headers itself (431). */
 export const MAX_URL_LENGTH = 8192;
@@ -180,6 +182,7 @@ export function createGateway(options: GatewayOptions) {
   serveProbes(app, options, lifecycle);
   const edge = guardApiRoutes(app, options, live, keyUse);
   const restNotFound = mountRestRoutes(app);
+  mountLanding(app, options);
   mountApiDocs(app);
   mountExplorer(app, options);
   mountGraphiql(app, options);
@@ -582,9 +585,11 @@ function serveGraphql(app: EdgeApp, options: GatewayOptions): void {
  */
 function answerErrors(
   app: EdgeApp,
-  { metrics }: GatewayOptions,
+  { metrics, corsOrigins }: GatewayOptions,
   restNotFound: ReturnType<typeof mountRestRoutes>,
 ) {
+  // A route's path with a trailing slash: 308 to the path without it (src/http/trailingSlash.ts).
+  const trailingSlash = trailingSlashRedirect(app, corsOrigins ?? []);
   app.onError((error, c) => {
     const surface = surfaceOf(c.req.path);
     const masked = maskError(error);
@@ -596,7 +601,9 @@ function answerErrors(
     const status = code in ERROR_STATUS ? ERROR_STATUS[code as ErrorCode] : 500;
     return c.json(graphqlErrorBody(code, masked.message), status as ContentfulStatusCode);
   });
-  app.notFound((c) => {
+  app.notFound(async (c) => {
+    const redirect = await trailingSlash(c);
+    if (redirect) return redirect;
     const surface = surfaceOf(c.req.path);
     if (surface) return restNotFound(c, surface);
     return errorResponse(c, 'plain', 'NOT_FOUND', 'Not found');

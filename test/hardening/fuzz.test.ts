@@ -713,6 +713,16 @@ describe('fuzz', () => {
         }
         if (validKey) check(response.status !== 401, 'a valid key answered 401', full);
         check(!tooLong || response.status === 414, 'a URL past the limit must be a 414', full);
+        // A route's path with a trailing slash: 308 to it without (src/http/trailingSlash.ts).
+        if (response.status === 308) {
+          const location = `${pathname.replace(/\/+$/, '')}${url.search}`;
+          check(
+            pathname.endsWith('/') && response.headers.get('location') === location,
+            'a 308 must lead to the same path without its trailing slash',
+            full,
+          );
+          return;
+        }
         check(
           [200, 400, 401, 403, 404, 405, ...(tooLong ? [414] : [])].includes(response.status),
           'unexpected status',
