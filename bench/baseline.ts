@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { type Document, type Filter, MongoClient } from 'mongodb';
 import { stemmer } from 'stemmer';
 import { eng } from 'stopword';
-import { exitOnHelp } from '../src/cli/help.js';
+import { parseCommandLine } from '../src/cli/help.js';
 
 /**
  * The benchmark's baseline: the least a server can do to answer the gateway's REST
@@ -25,7 +25,7 @@ import { exitOnHelp } from '../src/cli/help.js';
  * HOST (127.0.0.1). Prints `Baseline listening on http://...` once ready.
  */
 
-exitOnHelp(import.meta.url);
+parseCommandLine(import.meta.url, { options: {} });
 
 const stats = { requests: 0, commands: 0 };
 

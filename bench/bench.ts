@@ -3,10 +3,9 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { MongoClient } from 'mongodb';
-import { exitOnHelp } from '../src/cli/help.js';
+import { parseCommandLine } from '../src/cli/help.js';
 import { type RunningFerretDb, startFerretDb } from '../src/embedded/ferretdb.js';
 import { openDatabase } from '../src/store/database.js';
 import { createApiKey } from '../src/store/workspaces.js';
@@ -55,9 +54,7 @@ import {
  * they go with the run's temporary folder.
  */
 
-exitOnHelp(import.meta.url);
-
-const { values } = parseArgs({
+const { values } = parseCommandLine(import.meta.url, {
   options: {
     quick: { type: 'boolean', default: false },
     out: { type: 'string' },

@@ -2,8 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
-import { exitOnHelp } from '../src/cli/help.js';
+import { parseCommandLine } from '../src/cli/help.js';
 import { DEMO_DATASET, loadDemoDataset } from '../src/demo/seed.js';
 import { startFerretDb } from '../src/embedded/ferretdb.js';
 import { createGateway } from '../src/http/app.js';
@@ -30,9 +29,7 @@ import { median, procCpuSeconds, round1 } from './measure.js';
  * docs/PERFORMANCE.md ("The embedded store's curve") records a run and what it means.
  */
 
-exitOnHelp(import.meta.url);
-
-const { values } = parseArgs({
+const { values } = parseCommandLine(import.meta.url, {
   options: {
     sizes: { type: 'string', default: '1000,5000,10000,20000' },
     layouts: { type: 'string', default: 'one,spread' },

@@ -1,10 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { type DocumentNode, execute } from 'graphql';
 import { type CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit';
-import { exitOnHelp } from '../src/cli/help.js';
+import { parseCommandLine } from '../src/cli/help.js';
 import { createRequestContext } from '../src/context.js';
 import { type RunningFerretDb, startFerretDb } from '../src/embedded/ferretdb.js';
 import {
@@ -31,9 +30,8 @@ import { SIZES, seedDataset } from './generate.js';
  * Node process's CPU per operation is compared (the database work is the same on every
  * side; FerretDB's CPU is another process's).
  */
-exitOnHelp(import.meta.url);
 
-const { values } = parseArgs({
+const { values } = parseCommandLine(import.meta.url, {
   options: {
     rounds: { type: 'string', default: '6' },
     ops: { type: 'string', default: '20' },

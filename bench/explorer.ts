@@ -1,10 +1,9 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import type { Page } from 'playwright-core';
 import { buildExplorer } from '../scripts/buildExplorer.ts';
-import { exitOnHelp } from '../src/cli/help.js';
+import { parseCommandLine } from '../src/cli/help.js';
 import { DEMO_DATASET, loadDemoDataset } from '../src/demo/seed.js';
 import { startFerretDb } from '../src/embedded/ferretdb.js';
 import { createGateway } from '../src/http/app.js';
@@ -31,9 +30,7 @@ import { median, round1 } from './measure.js';
  * docs/PERFORMANCE.md ("The memory explorer") records a run.
  */
 
-exitOnHelp(import.meta.url);
-
-const { values } = parseArgs({
+const { values } = parseCommandLine(import.meta.url, {
   options: {
     facts: { type: 'string', default: '10000' },
     pages: { type: 'string', default: '5' },

@@ -1,9 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import type { Logger } from 'pino';
-import { exitOnHelp } from '../src/cli/help.js';
+import { parseCommandLine } from '../src/cli/help.js';
 import { DEMO_DATASET, loadDemoDataset } from '../src/demo/seed.js';
 import { type RunningFerretDb, startFerretDb } from '../src/embedded/ferretdb.js';
 import { createGateway } from '../src/http/app.js';
@@ -203,15 +202,19 @@ export function runFairness(options: FairnessOptions): Promise<FairnessReport> {
 /**
  * The options both fairness benches read from their command line, with their defaults;
  * the store is index-served unless `indexServedByDefault` is false (then `--index-served`
- * turns it on) or `--not-index-served` is given.
+ * turns it on) or `--not-index-served` is given. `--help` prints the doc comment of the
+ * bench at `moduleUrl`.
  */
-export function fairnessArgs(defaults: {
-  facts: number;
-  seconds: number;
-  dbTimeoutMs: number;
-  indexServedByDefault: boolean;
-}): FairnessOptions {
-  const { values } = parseArgs({
+export function fairnessArgs(
+  moduleUrl: string,
+  defaults: {
+    facts: number;
+    seconds: number;
+    dbTimeoutMs: number;
+    indexServedByDefault: boolean;
+  },
+): FairnessOptions {
+  const { values } = parseCommandLine(moduleUrl, {
     options: {
       facts: { type: 'string', default: String(defaults.facts) },
       clients: { type: 'string', default: '10' },
@@ -236,9 +239,13 @@ export function fairnessArgs(defaults: {
 }
 
 if (process.argv[1]?.endsWith('fairness.ts')) {
-  exitOnHelp(import.meta.url);
   const report = await runFairness(
-    fairnessArgs({ facts: 8000, seconds: 10, dbTimeoutMs: 5000, indexServedByDefault: true }),
+    fairnessArgs(import.meta.url, {
+      facts: 8000,
+      seconds: 10,
+      dbTimeoutMs: 5000,
+      indexServedByDefault: true,
+    }),
   );
   process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
 }

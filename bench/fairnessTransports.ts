@@ -2,7 +2,6 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
-import { exitOnHelp } from '../src/cli/help.js';
 import { DEMO_DATASET } from '../src/demo/seed.js';
 import { listen } from '../src/http/server.js';
 import { serveGraphqlWebSocket } from '../src/http/webSocket.js';
@@ -170,11 +169,15 @@ export function runTransportFairness(options: FairnessOptions): Promise<Transpor
 }
 
 if (process.argv[1]?.endsWith('fairnessTransports.ts')) {
-  exitOnHelp(import.meta.url);
   // By default the heavy list is scanned, as a query shape no index serves is: heavy in the
   // database. --index-served: with the store's declarations, as `npm start` runs.
   const report = await runTransportFairness(
-    fairnessArgs({ facts: 5000, seconds: 6, dbTimeoutMs: 1500, indexServedByDefault: false }),
+    fairnessArgs(import.meta.url, {
+      facts: 5000,
+      seconds: 6,
+      dbTimeoutMs: 1500,
+      indexServedByDefault: false,
+    }),
   );
   process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
 }

@@ -2,8 +2,7 @@ import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
-import { exitOnHelp } from '../src/cli/help.js';
+import { parseCommandLine } from '../src/cli/help.js';
 import type { Collections } from '../src/store/database.js';
 import { type ImportOutcome, importJsonl } from '../src/transfer/importJsonl.js';
 
@@ -474,8 +473,7 @@ export async function seedDataset(
 
 const isMain = process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href;
 if (isMain) {
-  exitOnHelp(import.meta.url);
-  const { values } = parseArgs({
+  const { values } = parseCommandLine(import.meta.url, {
     options: {
       size: { type: 'string', default: 'quick' },
       facts: { type: 'string' },

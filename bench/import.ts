@@ -4,9 +4,8 @@ import { Session } from 'node:inspector/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { BSON, type Collection, type Document } from 'mongodb';
-import { exitOnHelp } from '../src/cli/help.js';
+import { parseCommandLine } from '../src/cli/help.js';
 import { type RunningFerretDb, startFerretDb } from '../src/embedded/ferretdb.js';
 import { BATCH_SIZE } from '../src/store/bulkWrite.js';
 import { type Collections, type Database, openDatabase } from '../src/store/database.js';
@@ -62,9 +61,7 @@ import {
  * adds a summary of each side's profile (the profiler slows both sides: look, don't score).
  */
 
-exitOnHelp(import.meta.url);
-
-const { values } = parseArgs({
+const { values } = parseCommandLine(import.meta.url, {
   options: {
     quick: { type: 'boolean', default: false },
     out: { type: 'string' },

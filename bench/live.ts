@@ -4,8 +4,7 @@ import { setMaxListeners } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
-import { exitOnHelp } from '../src/cli/help.js';
+import { parseCommandLine } from '../src/cli/help.js';
 import { type RunningFerretDb, startFerretDb } from '../src/embedded/ferretdb.js';
 import { openDatabase } from '../src/store/database.js';
 import { createApiKey } from '../src/store/workspaces.js';
@@ -445,8 +444,7 @@ export async function runLiveBench(options: {
 }
 
 if (process.argv[1]?.endsWith('live.ts')) {
-  exitOnHelp(import.meta.url);
-  const { values } = parseArgs({
+  const { values } = parseCommandLine(import.meta.url, {
     options: {
       seconds: { type: 'string', default: '8' },
       rate: { type: 'string', default: '5' },

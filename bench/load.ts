@@ -2,9 +2,8 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { exitOnHelp } from '../src/cli/help.js';
+import { parseCommandLine } from '../src/cli/help.js';
 import { loadDemoDataset } from '../src/demo/seed.js';
 import { type RunningFerretDb, startFerretDb } from '../src/embedded/ferretdb.js';
 import { openDatabase } from '../src/store/database.js';
@@ -20,9 +19,8 @@ import { importJsonl } from '../src/transfer/importJsonl.js';
  *
  *   npm run load -- [--duration 30] [--connections 8] [--keys 20] [--facts 500] [--rate-limit 1200]
  */
-exitOnHelp(import.meta.url);
 
-const { values } = parseArgs({
+const { values } = parseCommandLine(import.meta.url, {
   options: {
     duration: { type: 'string', default: '30' },
     connections: { type: 'string', default: '8' },

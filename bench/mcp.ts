@@ -1,8 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
-import { exitOnHelp } from '../src/cli/help.js';
+import { parseCommandLine } from '../src/cli/help.js';
 import { type RunningFerretDb, startFerretDb } from '../src/embedded/ferretdb.js';
 import { createGateway } from '../src/http/app.js';
 import { openDatabase } from '../src/store/database.js';
@@ -27,9 +26,8 @@ import { median, round2 } from './measure.js';
  *
  *   npm run bench:mcp -- [--rounds 12] [--calls 40] [--facts N]
  */
-exitOnHelp(import.meta.url);
 
-const { values } = parseArgs({
+const { values } = parseCommandLine(import.meta.url, {
   options: {
     rounds: { type: 'string', default: '12' },
     calls: { type: 'string', default: '40' },

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type DocumentNode, Kind, parse, print } from 'graphql';
-import { exitOnHelp } from '../src/cli/help.js';
+import { parseCommandLine } from '../src/cli/help.js';
 import { type RunningFerretDb, startFerretDb } from '../src/embedded/ferretdb.js';
 import { createGateway } from '../src/http/app.js';
 import { measureOperation, QUERY_LIMITS } from '../src/http/queryLimits.js';
@@ -19,7 +19,7 @@ import { SIZES, seedDataset } from './generate.js';
  * each also per unit of cost. The promise (docs/GRAPHQL.md, "Query limits"): a read answers at most
  * `cost` objects and runs at most `cost` database commands. Refused operations run none.
  */
-exitOnHelp(import.meta.url);
+parseCommandLine(import.meta.url, { options: {} });
 
 const dir = mkdtempSync(join(tmpdir(), 'memory-gateway-cost-'));
 let ferret: RunningFerretDb | null = null;

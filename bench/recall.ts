@@ -1,8 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
-import { exitOnHelp } from '../src/cli/help.js';
+import { parseCommandLine } from '../src/cli/help.js';
 import { startFerretDb } from '../src/embedded/ferretdb.js';
 import { createGateway } from '../src/http/app.js';
 import { openDatabase } from '../src/store/database.js';
@@ -25,8 +24,6 @@ import { recallQuality } from './recallQuality.js';
  *
  * docs/PERFORMANCE.md ("Recall: quality and speed") records a run and what it means.
  */
-
-exitOnHelp(import.meta.url);
 
 const WORKSPACE = 'recall-bench';
 
@@ -133,7 +130,7 @@ async function recallSpeed(sizes: number[], rounds: number): Promise<SpeedRow[]>
   return rows;
 }
 
-const { values } = parseArgs({
+const { values } = parseCommandLine(import.meta.url, {
   options: {
     parts: { type: 'string', default: 'quality,speed' },
     sizes: { type: 'string', default: '1000,10000,100000' },

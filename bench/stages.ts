@@ -1,10 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { parse } from 'graphql';
 import { compileQuery, isCompiledQuery } from 'graphql-jit';
-import { exitOnHelp } from '../src/cli/help.js';
+import { parseCommandLine } from '../src/cli/help.js';
 import { createRequestContext } from '../src/context.js';
 import { resolveTemporalSelection } from '../src/domain/factState.js';
 import { entityKey } from '../src/domain/names.js';
@@ -37,9 +36,8 @@ import { SIZES, seedDataset } from './generate.js';
  *
  *   npm run bench:stages -- [--rounds 5] [--requests 300]
  */
-exitOnHelp(import.meta.url);
 
-const { values } = parseArgs({
+const { values } = parseCommandLine(import.meta.url, {
   options: {
     rounds: { type: 'string', default: '5' },
     requests: { type: 'string', default: '300' },

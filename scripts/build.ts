@@ -1,5 +1,6 @@
 import { cpSync, rmSync } from 'node:fs';
 import { build } from 'esbuild';
+import { parseCommandLine } from '../src/cli/help.js';
 import { buildExplorer } from './buildExplorer.ts';
 
 /**
@@ -8,8 +9,9 @@ import { buildExplorer } from './buildExplorer.ts';
  * tsx's loader instead costs a loader thread and about 37 MB of resident memory. dist/
  * sits beside src/ at the same depth, so paths relative to the repository (embedded-db/)
  * stay the same; the demo data file is copied along. The memory explorer's browser bundle
- * is built beside it (scripts/buildExplorer.ts).
+ * is built beside it (scripts/buildExplorer.ts). It takes no options.
  */
+parseCommandLine(import.meta.url, { options: {} });
 const ROOT = new URL('../', import.meta.url);
 const at = (path: string) => new URL(path, ROOT).pathname;
 

@@ -1,6 +1,7 @@
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { build } from 'esbuild';
+import { parseCommandLine } from '../src/cli/help.js';
 
 /**
  * The memory explorer's browser bundle (explorer/src → explorer/build/explorer.js and
@@ -48,6 +49,11 @@ export async function buildExplorer(): Promise<ExplorerBundle> {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
+  parseCommandLine(
+    import.meta.url,
+    { options: {} },
+    "Usage: node --import tsx scripts/buildExplorer.ts\n\nBuilds the memory explorer's bundle into explorer/build/ (also part of `npm run build`). It takes no options.",
+  );
   const { sizes } = await buildExplorer();
   for (const [name, bytes] of Object.entries(sizes)) {
     process.stdout.write(`explorer/build/${name}: ${(bytes / 1024).toFixed(1)} KiB\n`);

@@ -8,6 +8,13 @@ import * as typedDocumentNode from '@graphql-codegen/typed-document-node';
 import * as typescriptOperations from '@graphql-codegen/typescript-operations';
 import { type DocumentNode, parse, print } from 'graphql';
 import config from '../codegen.ts';
+import { parseCommandLine } from '../src/cli/help.js';
+
+/**
+ * `npm run codegen`: from schema.graphql (`npm run schema`) and the operation documents,
+ * writes the typed operations of the explorer and the REST adapters and the trusted
+ * documents (codegen.ts lists the files). It takes no options.
+ */
 
 const PLUGINS = {
   'typescript-operations': typescriptOperations,
@@ -109,6 +116,7 @@ export async function generateFiles(
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
+  parseCommandLine(import.meta.url, { options: {} });
   for (const { filename, content } of await generateFiles()) {
     mkdirSync(dirname(filename), { recursive: true });
     writeFileSync(filename, content);

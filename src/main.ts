@@ -7,6 +7,7 @@
  */
 
 import { Server } from 'node:net';
+import { parseCommandLine } from './cli/help.js';
 import { systemClock } from './clock.js';
 import { ConfigError, loadConfig } from './config.js';
 import { DEMO_DATASET, ensureDevelopmentData } from './demo/seed.js';
@@ -21,6 +22,16 @@ import { openStore } from './openStore.js';
 import { databaseTimeouts } from './store/database.js';
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
+
+// Given here, not read from this file's doc comment: the build (dist/main.js) drops comments.
+const USAGE = `Usage: npm start
+
+Serves the gateway. It takes no options: it is configured by environment variables
+(MONGODB_URI and MONGODB_DB for a MongoDB; otherwise the embedded FerretDB under DATA_DIR;
+HOST, PORT, LOG_LEVEL, and the rest), every one listed in docs/CONFIGURATION.md.`;
+
+// Before the configuration is read or anything opened: --help, or an argument it takes none of.
+parseCommandLine(import.meta.url, { options: {} }, USAGE);
 
 async function main(): Promise<void> {
   const config = loadConfig();

@@ -1,16 +1,80 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { type ParseArgsConfig, parseArgs } from 'node:util';
 
 /**
  * `--help` (or `-h`) for every command and bench script: prints its usage and exits 0,
  * before it opens a store or starts anything. The usage is the one given, or the script's
  * own leading doc comment (where each bench script describes itself and its options).
  */
-export function exitOnHelp(moduleUrl: string, usage?: string): void {
+function exitOnHelp(moduleUrl: string, usage?: string): void {
   const args = process.argv.slice(2);
   if (!args.includes('--help') && !args.includes('-h')) return;
   process.stdout.write(`${usage ?? docCommentOf(moduleUrl)}\n`);
   process.exit(0);
+}
+
+/** What a command line a script cannot run with gets: exit code 2, as the CLIs' UsageError. */
+export const USAGE_EXIT_CODE = 2;
+
+/**
+ * Refuses a command line: one line naming what is wrong, then the usage, on stderr, and
+ * exit code 2. Only for before a command has opened anything.
+ */
+export function exitWithUsage(problem: string, moduleUrl: string, usage?: string): never {
+  process.stderr.write(`${problem}\n${usage ?? docCommentOf(moduleUrl)}\n`);
+  process.exit(USAGE_EXIT_CODE);
+}
+
+/**
+ * The command line every script reads: `--help` first (exitOnHelp), then node:util
+ * parseArgs, strictly. A command line it cannot read (an unknown option, an option without
+ * its value, an argument the script takes none of) exits through exitWithUsage, with the
+ * line naming it instead of parseArgs' own message.
+ */
+export function parseCommandLine<T extends ParseArgsConfig & { strict?: true }>(
+  moduleUrl: string,
+  config: T,
+  usage?: string,
+): ReturnType<typeof parseArgs<T>> {
+  exitOnHelp(moduleUrl, usage);
+  try {
+    return parseArgs(config);
+  } catch (error) {
+    const code = (error as { code?: unknown } | null)?.code;
+    if (typeof code !== 'string' || !code.startsWith('ERR_PARSE_ARGS_')) throw error;
+    exitWithUsage(commandLineProblem(config, (error as Error).message), moduleUrl, usage);
+  }
+}
+
+/**
+ * The first thing parseArgs refused, in one line. Read again from parseArgs' tokens (not
+ * its message, whose wording differs between Node versions and, for an unknown option,
+ * carries a hint about `--` with unbalanced quotes).
+ */
+function commandLineProblem(config: ParseArgsConfig, fallback: string): string {
+  const options = config.options ?? {};
+  const { tokens } = parseArgs({ ...config, strict: false, tokens: true, allowPositionals: true });
+  for (const token of tokens) {
+    if (token.kind === 'positional') {
+      if (!config.allowPositionals) return `Unexpected argument '${token.value}'.`;
+      continue;
+    }
+    if (token.kind !== 'option') continue;
+    const declared = Object.hasOwn(options, token.name) ? options[token.name] : undefined;
+    if (!declared) return `Unknown option '${token.rawName}'.`;
+    if (declared.type === 'boolean' && token.value !== undefined) {
+      return `Option '${token.rawName}' takes no value.`;
+    }
+    if (declared.type === 'string') {
+      if (token.value === undefined) return `Option '${token.rawName}' needs a value.`;
+      // parseArgs does not take `--workspace --json` as a value; `--workspace=--json` it does.
+      if (!token.inlineValue && token.value.startsWith('-')) {
+        return `Option '${token.rawName}' needs a value (one starting with '-' is written ${token.rawName}=${token.value}).`;
+      }
+    }
+  }
+  return fallback.split('\n')[0]!;
 }
 
 /** The first doc comment of a source file that names its npm command, as plain text. */

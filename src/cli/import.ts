@@ -1,10 +1,9 @@
 import { readFile } from 'node:fs/promises';
-import { parseArgs } from 'node:util';
 import { systemClock } from '../clock.js';
 import { reportEmbeddedSize } from '../embedded/sizeNotice.js';
 import type { BulkCounts } from '../store/bulkWrite.js';
 import { ImportWriteError, importJsonl } from '../transfer/importJsonl.js';
-import { exitOnHelp } from './help.js';
+import { exitWithUsage, parseCommandLine } from './help.js';
 import { CommandFailedError, runCommand, UsageError } from './run.js';
 
 const USAGE = 'Usage: npm run import -- FILE.jsonl --workspace NAME [--dataset NAME]';
@@ -26,15 +25,22 @@ function failureReport(file: string, workspace: string, error: ImportWriteError)
   ].join('\n');
 }
 
-exitOnHelp(import.meta.url, USAGE);
-
-await runCommand(async ({ database, embedded }) => {
-  const { positionals, values } = parseArgs({
+const { positionals, values } = parseCommandLine(
+  import.meta.url,
+  {
     allowPositionals: true,
     options: { workspace: { type: 'string' }, dataset: { type: 'string' } },
-  });
-  const [file] = positionals;
-  if (!file || !values.workspace) throw new UsageError(USAGE);
+  },
+  USAGE,
+);
+const [file, extra] = positionals;
+// Refused before the store is opened (an embedded one would be started for nothing).
+if (!file) exitWithUsage('Name the file to import.', import.meta.url, USAGE);
+if (extra !== undefined) exitWithUsage(`Unexpected argument '${extra}'.`, import.meta.url, USAGE);
+if (!values.workspace) exitWithUsage('--workspace is required.', import.meta.url, USAGE);
+const workspace = values.workspace;
+
+await runCommand(async ({ database, embedded }) => {
   let content: string;
   try {
     content = await readFile(file, 'utf8');
@@ -48,7 +54,7 @@ await runCommand(async ({ database, embedded }) => {
   let outcome: Awaited<ReturnType<typeof importJsonl>>;
   try {
     outcome = await importJsonl(db, {
-      workspace: values.workspace,
+      workspace,
       content,
       defaultDataset: values.dataset ?? null,
       now,
@@ -61,7 +67,7 @@ await runCommand(async ({ database, embedded }) => {
     });
   } catch (error) {
     if (error instanceof ImportWriteError) {
-      throw new CommandFailedError(failureReport(file, values.workspace, error));
+      throw new CommandFailedError(failureReport(file, workspace, error));
     }
     throw error;
   } finally {
@@ -80,7 +86,7 @@ await runCommand(async ({ database, embedded }) => {
   }
   const { counts } = outcome;
   process.stdout.write(
-    `Imported into workspace "${values.workspace}": ${counts.entities} new entities, ${counts.episodes} new episodes, ${counts.facts} new facts, ${counts.memories} new memories (${outcome.records} records read).\n`,
+    `Imported into workspace "${workspace}": ${counts.entities} new entities, ${counts.episodes} new episodes, ${counts.facts} new facts, ${counts.memories} new memories (${outcome.records} records read).\n`,
   );
   if (embedded) await reportEmbeddedSize(db, (line) => process.stdout.write(`${line}\n`));
 });

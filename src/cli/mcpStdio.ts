@@ -14,6 +14,17 @@ import {
   isJSONRPCRequest,
   type JSONRPCMessage,
 } from '@modelcontextprotocol/sdk/types.js';
+import { parseCommandLine } from './help.js';
+
+// Given here, not read from this file's doc comment: the build (dist/) drops comments.
+const USAGE = `Usage: node dist/cli/mcpStdio.js   (built by npm run build, or npm start)
+
+Relays MCP's JSON-RPC between stdin/stdout and a gateway's /mcp. It takes no options:
+MEMORY_GATEWAY_URL (default http://127.0.0.1:3004/mcp) names the gateway and
+MEMORY_GATEWAY_KEY (required) is the API key it sends (docs/MCP.md).`;
+
+// Before anything is written to stdout, which carries the protocol only.
+parseCommandLine(import.meta.url, { options: {} }, USAGE);
 
 const url = process.env.MEMORY_GATEWAY_URL ?? 'http://127.0.0.1:3004/mcp';
 const key = process.env.MEMORY_GATEWAY_KEY;

@@ -1,6 +1,7 @@
 import { ConfigError, loadConfig } from '../config.js';
 import { EmbeddedDbError } from '../embedded/ferretdb.js';
 import { type OpenedStore, openStore } from '../openStore.js';
+import { USAGE_EXIT_CODE } from './help.js';
 
 /** A CLI usage or input problem: printed as one message, exit code 2. */
 export class UsageError extends Error {
@@ -31,9 +32,7 @@ export async function runCommand(body: (store: OpenedStore) => Promise<void>): P
     const config = loadConfig();
     store = await openStore(config, 'cli', (line) => process.stderr.write(`${line}\n`));
     await body(store);
-  } catch (caught) {
-    // A bad option or a missing option value (node:util parseArgs) is a usage problem too.
-    const error = isParseArgsError(caught) ? new UsageError(caught.message) : caught;
+  } catch (error) {
     if (
       error instanceof UsageError ||
       error instanceof CommandFailedError ||
@@ -41,16 +40,11 @@ export async function runCommand(body: (store: OpenedStore) => Promise<void>): P
       error instanceof EmbeddedDbError
     ) {
       process.stderr.write(`${error.message}\n`);
-      process.exitCode = error instanceof UsageError ? 2 : 1;
+      process.exitCode = error instanceof UsageError ? USAGE_EXIT_CODE : 1;
     } else {
       throw error;
     }
   } finally {
     await store?.close();
   }
-}
-
-function isParseArgsError(error: unknown): error is Error {
-  const code = (error as { code?: unknown } | null)?.code;
-  return error instanceof Error && typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_');
 }

@@ -1,4 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { z } from 'zod';
 
 /**
  * API keys look like `mk_<keyId>_<secret>`: the key id (24 hex characters) is not secret
@@ -9,6 +10,13 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 export const SCOPES = ['read', 'write', 'admin'] as const;
 export type Scope = (typeof SCOPES)[number];
+
+/** A key's name, the same rule for GraphQL's createApiKey and `npm run keys -- create --name`. */
+export const keyNameSchema = z
+  .string()
+  .trim()
+  .min(1, 'must not be empty')
+  .max(100, 'must be at most 100 characters');
 
 const KEY_PATTERN = /^mk_([0-9a-f]{24})_([A-Za-z0-9_-]{43})$/;
 

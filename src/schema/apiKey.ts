@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseApiKey, type Scope } from '../domain/apiKey.js';
+import { keyNameSchema, parseApiKey, type Scope } from '../domain/apiKey.js';
 import { GatewayError } from '../errors.js';
 import type { KeyEventDoc } from '../store/documents.js';
 import { forgetKey } from '../store/readCache.js';
@@ -119,11 +119,6 @@ const RevokedApiKeyRef = builder
     }),
   });
 
-const keyNameSchema = z
-  .string()
-  .trim()
-  .min(1, 'must not be empty')
-  .max(100, 'must be at most 100 characters');
 const scopesSchema = z
   .array(z.enum(['read', 'write', 'admin']))
   .min(1, 'must name at least one scope')
