@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { UUID_PATTERN } from '../domain/ids.js';
 import { MAX_QUERY_LENGTH } from '../domain/searchTerms.js';
+import { badInput } from '../errors.js';
 
 /** Argument rules shared by several fields, checked by the validation plugin. */
 
@@ -112,4 +113,73 @@ export function orderedWindowsSchema(pairs: readonly (readonly [after: string, b
       }
     }
   });
+}
+
+/**
+ * An argument renamed to the name the rest of the API uses for the same thing (`factId`,
+ * `episodeId`, `memoryId`: payloads, inputs, REST), whose old name still works for one
+ * release. GraphQL deprecates only an optional argument, so both are declared optional,
+ * with the same rules (each a UUID); the field's `validate` (renamedIdSchema) requires
+ * exactly one of them, and the resolver reads it with `renamedIdValue`.
+ */
+export interface RenamedId {
+  /** The argument's name: `factId`, `episodeId` or `memoryId`. */
+  readonly name: string;
+  /** Its old name, deprecated: `id`. */
+  readonly oldName: string;
+}
+
+/** A fact's id argument (`factId`; `id` before, deprecated). */
+export const FACT_ID: RenamedId = { name: 'factId', oldName: 'id' };
+/** An episode's id argument (`episodeId`; `id` before, deprecated). */
+export const EPISODE_ID: RenamedId = { name: 'episodeId', oldName: 'id' };
+
+/** The new name's options: `t.arg.id(renamedIdArg(renamed, 'The fact to delete.'))`. */
+export function renamedIdArg({ name, oldName }: RenamedId, description: string) {
+  return {
+    validate: uuidSchema,
+    description: `${description} Required: optional in the schema only so the deprecated \`${oldName}\` can still be given instead (exactly one of ${name} and ${oldName}).`,
+  } as const;
+}
+
+/** The old name's options: the same rules, deprecated in favour of the new name. */
+export function deprecatedIdArg({ name, oldName }: RenamedId) {
+  return {
+    validate: uuidSchema,
+    description: `The ${name}, under its old name.`,
+    deprecationReason: `Use \`${name}\` (the same value): every fact, episode and memory is named factId, episodeId or memoryId throughout the API. \`${oldName}\` is accepted until the next release.`,
+  } as const;
+}
+
+/** The field's check: exactly one of the new name and the deprecated one, reported on the new name. */
+export function renamedIdSchema({ name, oldName }: RenamedId) {
+  return z.looseObject({}).superRefine((args, ctx) => {
+    const given = [args[name], args[oldName]].filter((value) => value != null).length;
+    if (given === 0) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [name],
+        message: `is required (an ID; ${oldName}, its deprecated name, is accepted instead until the next release)`,
+      });
+    } else if (given === 2) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [name],
+        message: `give ${name} or its deprecated name ${oldName}, not both`,
+      });
+    }
+  });
+}
+
+/** The value given under either name (renamedIdSchema has made sure there is exactly one). */
+export function renamedIdValue(
+  { name, oldName }: RenamedId,
+  args: Readonly<Record<string, unknown>>,
+): string {
+  const value = args[name] ?? args[oldName];
+  if (typeof value !== 'string') {
+    const issue = { path: [name], message: 'is required (an ID)' };
+    throw badInput(`${name}: ${issue.message}`, { issues: [issue] });
+  }
+  return value;
 }

@@ -4,10 +4,14 @@ import { tenantOfDataset } from '../store/tenant.js';
 import {
   afterArg,
   DEFAULT_NESTED_LIST_SIZE,
+  deprecatedIdArg,
+  EPISODE_ID,
   MAX_NESTED_LIST_SIZE,
   nestedFirstArg,
   pageFirstArg,
-  uuidArg,
+  renamedIdArg,
+  renamedIdSchema,
+  renamedIdValue,
 } from './args.js';
 import { READABLE_WITHOUT_READ } from './authScopes.js';
 import { builder } from './builder.js';
@@ -85,9 +89,16 @@ builder.objectFields(DatasetRef, (t) => ({
   episode: t.field({
     type: EpisodeRef,
     nullable: true,
-    args: { id: t.arg.id({ ...uuidArg, description: 'The episodeId.' }) },
+    args: {
+      episodeId: t.arg.id(renamedIdArg(EPISODE_ID, 'The episode.')),
+      id: t.arg.id(deprecatedIdArg(EPISODE_ID)),
+    },
+    validate: renamedIdSchema(EPISODE_ID),
     complexity: LOADED_OBJECT_COST,
     resolve: (ds, args, ctx) =>
-      ctx.loaders.episodeById.load({ dataset: ds.name, episodeId: args.id }),
+      ctx.loaders.episodeById.load({
+        dataset: ds.name,
+        episodeId: renamedIdValue(EPISODE_ID, args),
+      }),
   }),
 }));

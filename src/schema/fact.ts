@@ -9,12 +9,16 @@ import {
   asOfArg,
   DEFAULT_PAGE_SIZE,
   datasetArg,
+  deprecatedIdArg,
+  FACT_ID,
   knownAtArg,
   MAX_PAGE_SIZE,
   orderedWindowsSchema,
   pageFirstArg,
   querySchema,
-  uuidArg,
+  renamedIdArg,
+  renamedIdSchema,
+  renamedIdValue,
   uuidSchema,
   validAtArg,
 } from './args.js';
@@ -281,9 +285,14 @@ builder.objectField(DatasetRef, 'fact', (t) =>
     type: FactRef,
     nullable: true,
     description: 'One fact by its factId, whatever its state.',
-    args: { id: t.arg.id(uuidArg) },
+    args: {
+      factId: t.arg.id(renamedIdArg(FACT_ID, 'The fact.')),
+      id: t.arg.id(deprecatedIdArg(FACT_ID)),
+    },
+    validate: renamedIdSchema(FACT_ID),
     complexity: LOADED_OBJECT_COST,
-    resolve: (ds, args, ctx) => ctx.loaders.factById.load({ dataset: ds.name, factId: args.id }),
+    resolve: (ds, args, ctx) =>
+      ctx.loaders.factById.load({ dataset: ds.name, factId: renamedIdValue(FACT_ID, args) }),
   }),
 );
 
@@ -305,12 +314,15 @@ builder.mutationField('deleteFact', (t) =>
       'Soft delete: stamps invalidAt (reason DELETED). Succeeds once; an unknown id, a fact of another dataset, or one already invalidated is NOT_FOUND, except a fact superseded by a replacement whose corrected version is still believed: the version is deleted (the fact was wrong, in every version), and the answer is the fact as it is. Needs the write scope.',
     args: {
       dataset: t.arg.string(datasetArg),
-      id: t.arg.id({ ...uuidArg, description: 'The factId.' }),
+      factId: t.arg.id(renamedIdArg(FACT_ID, 'The fact to delete.')),
+      id: t.arg.id(deprecatedIdArg(FACT_ID)),
     },
+    validate: renamedIdSchema(FACT_ID),
     complexity: OWN_QUERY_OBJECT_COST,
     resolve: async (_root, args, ctx) => {
+      const factId = renamedIdValue(FACT_ID, args);
       const fact = await storeWriteMappingErrors(ctx.store, (store) =>
-        deleteFact(store, tenantOf(ctx, args.dataset), args.id, ctx.now),
+        deleteFact(store, tenantOf(ctx, args.dataset), factId, ctx.now),
       );
       return { factId: fact.factId, fact };
     },
@@ -324,12 +336,15 @@ builder.mutationField('restoreFact', (t) =>
       'Undoes a soft delete: the fact is live again (and can be deleted again). Only a deleted fact can be restored; anything else is NOT_FOUND. Needs the admin scope.',
     args: {
       dataset: t.arg.string(datasetArg),
-      id: t.arg.id({ ...uuidArg, description: 'The factId.' }),
+      factId: t.arg.id(renamedIdArg(FACT_ID, 'The deleted fact to restore.')),
+      id: t.arg.id(deprecatedIdArg(FACT_ID)),
     },
+    validate: renamedIdSchema(FACT_ID),
     complexity: OWN_QUERY_OBJECT_COST,
     resolve: (_root, args, ctx) => {
+      const factId = renamedIdValue(FACT_ID, args);
       return storeWriteMappingErrors(ctx.store, (store) =>
-        restoreFact(store, tenantOf(ctx, args.dataset), args.id, 'deleted', ctx.now),
+        restoreFact(store, tenantOf(ctx, args.dataset), factId, 'deleted', ctx.now),
       );
     },
   }),

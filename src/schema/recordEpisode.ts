@@ -10,7 +10,15 @@ import {
   recordEpisode,
   type EpisodeInput as StoreEpisodeInput,
 } from '../store/recordEpisode.js';
-import { datasetArg, uuidArg, uuidSchema } from './args.js';
+import {
+  datasetArg,
+  deprecatedIdArg,
+  EPISODE_ID,
+  renamedIdArg,
+  renamedIdSchema,
+  renamedIdValue,
+  uuidSchema,
+} from './args.js';
 import { builder } from './builder.js';
 import { listCost, OWN_QUERY_OBJECT_COST } from './cost.js';
 import { EntityTypeEnum } from './entity.js';
@@ -244,6 +252,8 @@ builder.mutationField('recordEpisode', (t) =>
   }),
 );
 
+/** eraseEpisode's episode: `episodeId`, once `id` (deprecated). */
+
 builder.mutationField('eraseEpisode', (t) =>
   t.withAuth({ admin: true }).field({
     type: ErasureCountsRef,
@@ -251,13 +261,16 @@ builder.mutationField('eraseEpisode', (t) =>
       'Physically removes an episode and what only it produced (its facts, entities nothing else mentions), restoring facts it superseded to live. Idempotent; audited. Needs the admin scope.',
     args: {
       dataset: t.arg.string(datasetArg),
-      id: t.arg.id({ ...uuidArg, description: 'The episodeId.' }),
+      episodeId: t.arg.id(renamedIdArg(EPISODE_ID, 'The episode to erase.')),
+      id: t.arg.id(deprecatedIdArg(EPISODE_ID)),
     },
+    validate: renamedIdSchema(EPISODE_ID),
     complexity: OWN_QUERY_OBJECT_COST,
     resolve: (_root, args, ctx) => {
       const { auth } = ctx;
+      const episodeId = renamedIdValue(EPISODE_ID, args);
       return storeWriteMappingErrors(ctx.store, (store) =>
-        eraseEpisode(store, tenantOf(ctx, args.dataset), args.id, auth, ctx.now),
+        eraseEpisode(store, tenantOf(ctx, args.dataset), episodeId, auth, ctx.now),
       );
     },
   }),

@@ -383,7 +383,7 @@ export const ExplorerFactByIdDocument = new TypedDocumentString(`
     query ExplorerFactById($dataset: String!, $factId: ID!, $validAt: DateTime, $knownAt: DateTime) {
   dataset(name: $dataset) {
     name
-    fact(id: $factId) {
+    fact(factId: $factId) {
       ...TimelineFact
     }
   }
@@ -543,7 +543,7 @@ export const ExplorerEpisodeDocument = new TypedDocumentString(`
     query ExplorerEpisode($dataset: String!, $episodeId: ID!, $validAt: DateTime, $knownAt: DateTime) {
   dataset(name: $dataset) {
     name
-    episode(id: $episodeId) {
+    episode(episodeId: $episodeId) {
       episodeId
       source
       content
