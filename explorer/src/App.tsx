@@ -5,6 +5,7 @@ import { InstantControls, type Instants } from './components/InstantControls.tsx
 import { KeyForm } from './components/KeyForm.tsx';
 import { Empty, ErrorNotice, Loading } from './components/Status.tsx';
 import { ExplorerViewerDocument } from './generated/operations.ts';
+import { formatInstant } from './instants.ts';
 import { ChangesPage } from './pages/ChangesPage.tsx';
 import { EntityPage } from './pages/EntityPage.tsx';
 import { EpisodePage } from './pages/EpisodePage.tsx';
@@ -68,10 +69,13 @@ export function App() {
       <ErrorNotice error={viewer.error} onWrongKey={onWrongKey} retry={() => viewer.refetch()} />
     );
   } else {
-    const datasets = viewer.data.datasets.edges.map((e) => e.node.name);
     main =
       route.page === 'home' ? (
-        <DatasetList datasets={datasets} total={viewer.data.datasets.totalCount} />
+        <DatasetList
+          workspace={viewer.data.viewer.workspace}
+          datasets={viewer.data.datasets.edges.map((e) => e.node)}
+          total={viewer.data.datasets.totalCount}
+        />
       ) : route.page === 'keys' ? (
         <KeysPage apiKey={apiKey} scopes={viewer.data.viewer.scopes} onWrongKey={onWrongKey} />
       ) : (
@@ -174,13 +178,62 @@ function titleOf(route: Route): string {
   return `${what}${PAGE_TITLES[route.page]} · ${route.dataset} · Memory explorer`;
 }
 
-function DatasetList({ datasets, total }: { datasets: string[]; total: number }) {
+/** What each of a dataset's views shows, for the page of a workspace with one dataset. */
+const VIEWS = [
+  {
+    page: 'timeline',
+    label: 'Timeline',
+    what: 'every statement over valid time, coloured by what the store believed at any instant',
+  },
+  {
+    page: 'changes',
+    label: 'What changed',
+    what: 'the facts learned and those superseded or deleted between two instants',
+  },
+  { page: 'search', label: 'Search', what: 'facts by their words, or recall as an agent gets it' },
+  { page: 'memories', label: 'Memories', what: 'the memories, live, archived or superseded' },
+] as const;
+
+/**
+ * The workspace's datasets. One alone is shown plainly, with its views, rather than as a
+ * list of one link on an empty page (the demo workspace `npm start` makes has one).
+ */
+function DatasetList({
+  workspace,
+  datasets,
+  total,
+}: {
+  workspace: string;
+  datasets: { name: string; createdAt: string }[];
+  total: number;
+}) {
   if (datasets.length === 0) {
     return (
       <Empty>
-        This workspace has no datasets yet. Record an episode (recordEpisode) or import one with
-        `npm run import`.
+        This workspace has no datasets yet. Record an episode (the <code>recordEpisode</code>{' '}
+        mutation) or import one with <code>npm run import</code>.
       </Empty>
+    );
+  }
+  const only = total === 1 ? datasets[0] : undefined;
+  if (only) {
+    return (
+      <section className="only-dataset" data-testid="only-dataset">
+        <h2>
+          Dataset <a href={href({ page: 'timeline', dataset: only.name })}>{only.name}</a>
+        </h2>
+        <p className="summary">
+          The one dataset of workspace <strong>{workspace}</strong>, made{' '}
+          {formatInstant(only.createdAt)}. Open one of its views:
+        </p>
+        <ul className="dataset-views">
+          {VIEWS.map((view) => (
+            <li key={view.page}>
+              <a href={href({ page: view.page, dataset: only.name })}>{view.label}</a>: {view.what}.
+            </li>
+          ))}
+        </ul>
+      </section>
     );
   }
   return (
@@ -193,7 +246,7 @@ function DatasetList({ datasets, total }: { datasets: string[]; total: number })
         </p>
       )}
       <ul className="dataset-list">
-        {datasets.map((name) => (
+        {datasets.map(({ name }) => (
           <li key={name}>
             <a href={href({ page: 'timeline', dataset: name })}>{name}</a>
           </li>
@@ -243,7 +296,7 @@ function Page({
       return (
         <>
           {controls}
-          <EntityPage {...common} name={route.name} instants={instants} />
+          <EntityPage {...common} name={route.name} instants={instants} onInstants={setInstants} />
         </>
       );
     case 'episode':

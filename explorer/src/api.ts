@@ -130,6 +130,14 @@ export function storeKey(key: string | null): void {
   sessionStorage.setItem(KEY_ITEM, key ?? '');
 }
 
+/**
+ * The id of the development key this page was handed (`mk_<id>_<secret>`), or null: the
+ * page then cannot tell it from other keys.
+ */
+export function developmentKeyId(): string | null {
+  return /^mk_([0-9a-f]{24})_/.exec(prefilledKey() ?? '')?.[1] ?? null;
+}
+
 function prefilledKey(): string | null {
   const element = document.getElementById('explorer-config');
   if (!element?.textContent) return null;

@@ -17,6 +17,10 @@ import { pageHeaders } from './pageHeaders.js';
  * 9 MB a load, and runs an inline script no Content-Security-Policy could allow without
  * allowing any.
  *
+ * Below 700 px (a phone) a small style sheet of the gateway's own (NARROW_CSS) stacks the
+ * result under the editors and puts the title on a line of its own above the tabs: GraphiQL
+ * lays them side by side at any width, and at 390 px its result pane is one character wide.
+ *
  * The page may carry the development key (embedded mode): it is never framed
  * (`frame-ancestors 'none'`, `X-Frame-Options`), never cached, loads and calls nothing but
  * this gateway, and holds the key only under src/http/hosts.ts's rule (a loopback Host
@@ -66,6 +70,55 @@ const START = `(function () {
 })();
 `;
 
+/**
+ * GraphiQL on a narrow screen (docs/graphiql-390.png): the editors above the result, each
+ * the page's width (the drag bar between them resizes sideways only, so it goes), the
+ * session scrolling as one column; the title above the tabs, not over them; slimmer
+ * margins and sidebar. GraphiQL sets the panes' `flex` inline (its drag bar), hence
+ * `!important`.
+ */
+const NARROW_CSS = `@media (max-width: 700px) {
+  .graphiql-container { --sidebar-width: 44px; }
+  .graphiql-container .graphiql-sidebar { padding: var(--px-4); }
+  .graphiql-container .graphiql-sessions { margin: var(--px-8); margin-left: 0; min-height: 0; }
+  .graphiql-container .graphiql-session-header {
+    height: auto;
+    flex-wrap: wrap;
+    row-gap: var(--px-4);
+  }
+  .graphiql-container .graphiql-logo {
+    order: -1;
+    flex: 1 0 100%;
+    margin-left: 0;
+    font-size: var(--font-size-body);
+    line-height: 1.3;
+  }
+  .graphiql-container #graphiql-session {
+    flex-direction: column;
+    min-height: 0;
+    overflow-y: auto;
+    padding: 0 var(--px-4) var(--px-4);
+  }
+  .graphiql-container .graphiql-editors {
+    flex: 0 0 auto !important;
+    height: 62vh;
+    min-height: 18rem;
+  }
+  .graphiql-container .graphiql-query-editor { padding: var(--px-8); column-gap: var(--px-8); }
+  .graphiql-container .graphiql-editor-tool { padding: var(--px-8); }
+  .graphiql-container .graphiql-horizontal-drag-bar { display: none; }
+  .graphiql-container .graphiql-response {
+    flex: 0 0 auto !important;
+    height: 60vh;
+    min-height: 14rem;
+    padding-top: var(--px-8);
+  }
+}
+`;
+
+/** The file name NARROW_CSS is served under: its hash, so a changed sheet is a new URL. */
+const NARROW_CSS_FILE = `narrow-${createHash('sha256').update(NARROW_CSS).digest('hex').slice(0, 12)}.css`;
+
 interface Asset {
   type: string;
   body: Buffer;
@@ -84,6 +137,7 @@ function loadAssets(): Promise<Map<string, Asset>> {
       ['start.js', START, javascript],
       ['graphiql.js', build.js, javascript],
       ['graphiql.css', build.css, 'text/css; charset=utf-8'],
+      [NARROW_CSS_FILE, NARROW_CSS, 'text/css; charset=utf-8'],
       ['editor.worker.js', build.editorWorkerService, javascript],
       ['json.worker.js', build.jsonWorker, javascript],
       ['graphql.worker.js', build.graphqlWorker, javascript],
@@ -163,7 +217,9 @@ function page(config: { assets: string; options: object }): string {
     <meta charset="utf-8" />
     <title>Memory gateway GraphiQL</title>
     <link rel="icon" href="data:," />
+    <meta name="viewport" content="width=device-width, initial-scale=1" />
     <link rel="stylesheet" href="${config.assets}/graphiql.css" />
+    <link rel="stylesheet" href="${config.assets}/${NARROW_CSS_FILE}" />
   </head>
   <body id="body" class="no-focus-outline">
     <noscript>GraphiQL needs JavaScript.</noscript>

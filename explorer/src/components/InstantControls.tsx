@@ -11,7 +11,8 @@ export interface Instants {
  * One instant, shown and typed as ISO 8601 in UTC (`2026-08-16T09:14:06Z`) whatever the
  * browser's locale; a date alone is 00:00 UTC, another zone is converted. It takes effect
  * on Enter or when the field is left. `nullable`: it may be emptied (by hand or with its
- * "Now" button), which means now; otherwise an emptied field keeps the last instant.
+ * button), which means `empty` ("now" unless said: a key's expiry's is "never"), shown as
+ * the placeholder and on the button; otherwise an emptied field keeps the last instant.
  * Text that is not an instant is refused, saying why, and changes nothing.
  */
 export function InstantInput({
@@ -21,6 +22,7 @@ export function InstantInput({
   onChange,
   testId,
   nullable = true,
+  empty = 'now',
 }: {
   label: string;
   hint?: string;
@@ -28,6 +30,7 @@ export function InstantInput({
   onChange: (value: string | null) => void;
   testId?: string;
   nullable?: boolean;
+  empty?: 'now' | 'never';
 }) {
   const id = useId();
   const shown = value ? toInputValue(value) : '';
@@ -63,7 +66,7 @@ export function InstantInput({
           inputMode="text"
           autoComplete="off"
           spellCheck={false}
-          placeholder={nullable ? 'now' : 'YYYY-MM-DDTHH:MM:SSZ'}
+          placeholder={nullable ? empty : 'YYYY-MM-DDTHH:MM:SSZ'}
           data-testid={testId}
           value={text}
           aria-invalid={invalid}
@@ -79,7 +82,7 @@ export function InstantInput({
         />
         {nullable && (
           <button type="button" onClick={() => onChange(null)} disabled={value === null}>
-            Now
+            {empty === 'now' ? 'Now' : 'Never'}
           </button>
         )}
       </div>

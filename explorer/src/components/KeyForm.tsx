@@ -1,5 +1,5 @@
 import { type FormEvent, useId, useState } from 'react';
-import { WRONG_KEY_MESSAGE } from './Status.tsx';
+import { WrongKeyMessage } from './Status.tsx';
 
 /** Asks for an API key; kept in this tab's session storage only. */
 export function KeyForm({
@@ -20,7 +20,7 @@ export function KeyForm({
       <h2>Open a workspace</h2>
       {refused && (
         <p className="status error" role="alert">
-          {WRONG_KEY_MESSAGE}
+          <WrongKeyMessage />
         </p>
       )}
       <label htmlFor={id}>API key</label>
@@ -35,7 +35,7 @@ export function KeyForm({
       />
       <p className="hint">
         Any key with the read scope. It stays in this browser tab (session storage) and is sent only
-        to this gateway. `npm run keys` creates one.
+        to this gateway. <code>npm run keys</code> creates one.
       </p>
       <button type="submit">Open</button>
     </form>

@@ -11,8 +11,16 @@ export function Loading({ what }: { what: string }) {
   );
 }
 
-export const WRONG_KEY_MESSAGE =
-  'The gateway refused this key (401 Unauthorized): it is mistyped, revoked or from another gateway. Enter a valid key. On the embedded store, `npm start` prints the development key.';
+/** Commands are shown as code, never as markdown-style backticks the page would show raw. */
+export function WrongKeyMessage() {
+  return (
+    <>
+      The gateway refused this key (401 Unauthorized): it is mistyped, revoked or from another
+      gateway. Enter a valid key. On the embedded store, <code>npm start</code> prints the
+      development key.
+    </>
+  );
+}
 
 export function ErrorNotice({
   error,
@@ -26,7 +34,9 @@ export function ErrorNotice({
   if (error instanceof ApiError && error.isUnauthenticated) {
     return (
       <div className="status error" role="alert">
-        <p>{WRONG_KEY_MESSAGE}</p>
+        <p>
+          <WrongKeyMessage />
+        </p>
         {onWrongKey && (
           <button type="button" onClick={onWrongKey}>
             Enter another key

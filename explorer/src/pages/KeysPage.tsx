@@ -1,6 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
-import { request } from '../api.ts';
+import { developmentKeyId, request } from '../api.ts';
 import { InstantInput } from '../components/InstantControls.tsx';
 import { Empty, ErrorNotice, Loading } from '../components/Status.tsx';
 import {
@@ -52,6 +52,7 @@ export function KeysPage({
     },
   });
 
+  const developmentId = developmentKeyId();
   if (!scopes.includes('ADMIN')) {
     return <Empty>Managing keys needs a key with the admin scope; this one has not.</Empty>;
   }
@@ -92,7 +93,9 @@ export function KeysPage({
           <tbody>
             {keys.data.apiKeys.map((key) => (
               <tr key={key.keyId} data-key-id={key.keyId} data-status={key.status}>
-                <td>{key.name ?? <span className="hint">(made with the CLI)</span>}</td>
+                <td>
+                  <KeyName keyId={key.keyId} name={key.name} developmentId={developmentId} />
+                </td>
                 <td>
                   <code>{key.keyId}</code>
                 </td>
@@ -128,6 +131,42 @@ export function KeysPage({
         </table>
       )}
     </section>
+  );
+}
+
+/**
+ * A key's name. A key made through the API has one; one made outside it has none: the
+ * development key `npm start` makes and prints (known when this page was handed it) or
+ * one made with the CLI (`npm run keys`). Labelled by what this page knows.
+ */
+function KeyName({
+  keyId,
+  name,
+  developmentId,
+}: {
+  keyId: string;
+  name: string | null;
+  developmentId: string | null;
+}) {
+  if (keyId === developmentId) {
+    return (
+      <>
+        {name}
+        {name && ' '}
+        <span className="badge" data-testid="development-key">
+          development key
+        </span>{' '}
+        <span className="hint">(printed by npm start)</span>
+      </>
+    );
+  }
+  if (name !== null) return name;
+  return (
+    <span className="hint">
+      {developmentId === null
+        ? '(no name: made with the CLI, or the development key printed at start)'
+        : '(no name: made with the CLI)'}
+    </span>
   );
 }
 
@@ -177,6 +216,7 @@ function CreateKeyForm({
       <InstantInput
         label="Expires at"
         hint="empty: never (or when this key does)"
+        empty="never"
         value={expiresAt}
         testId="key-expires-at"
         onChange={setExpiresAt}
