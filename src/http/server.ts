@@ -5,7 +5,7 @@ import { serve } from '@hono/node-server';
 import { ERROR_STATUS, type ErrorCode } from '../errors.js';
 import { errorBody } from '../rest/errorBodies.js';
 import { errorShapeOf } from '../rest/surfaces.js';
-import { describeMalformedRequest } from './malformedRequest.js';
+import { describeMalformedRequest, requestLineOf } from './malformedRequest.js';
 
 /**
  * How long a client may take, enforced by Node's HTTP server before and around the
@@ -46,9 +46,7 @@ const REASONS: Partial<Record<number, string>> = {
 
 /** The request's path, read from the raw bytes Node could not parse into a request. */
 function pathOf(rawPacket: unknown): string {
-  if (!Buffer.isBuffer(rawPacket)) return '';
-  const line = rawPacket.subarray(0, 8192).toString('latin1').split('\r\n', 1)[0] ?? '';
-  return line.split(' ')[1]?.split('?')[0] ?? '';
+  return requestLineOf(rawPacket).split(' ')[1]?.split('?')[0] ?? '';
 }
 
 /**
