@@ -6,5 +6,5 @@ import { ensureFerretDbBinary } from '../src/embedded/ferretdb.js';
  * prints where it is. It takes no options.
  */
 parseCommandLine(import.meta.url, { options: {} });
-const path = ensureFerretDbBinary((line) => process.stderr.write(`${line}\n`));
+const path = await ensureFerretDbBinary((line) => process.stderr.write(`${line}\n`));
 process.stdout.write(`Embedded database binary: ${path}\n`);

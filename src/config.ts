@@ -190,7 +190,16 @@ function listenHostName(host: string): string[] {
   return name ? [name] : [];
 }
 
-export class ConfigError extends Error {
+/**
+ * A start-up failure the user can fix (a setting, a busy port, a missing tool): `npm start`
+ * and the CLI print its message alone, one line with what is wrong and what to do, and exit
+ * non-zero; the stack (of `cause`, when set) only with LOG_LEVEL=debug.
+ */
+export class StartupError extends Error {
+  override name = 'StartupError';
+}
+
+export class ConfigError extends StartupError {
   override name = 'ConfigError';
 }
 

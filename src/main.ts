@@ -9,13 +9,17 @@
 import { Server } from 'node:net';
 import { parseCommandLine } from './cli/help.js';
 import { systemClock } from './clock.js';
-import { ConfigError, loadConfig } from './config.js';
-import { DEMO_DATASET, ensureDevelopmentData } from './demo/seed.js';
-import { EmbeddedDbError } from './embedded/ferretdb.js';
+import { loadConfig, StartupError } from './config.js';
+import {
+  DEMO_DATASET,
+  developmentKeyFile,
+  ensureDevelopmentData,
+  workspacesBeforeDemo,
+} from './demo/seed.js';
 import { reportEmbeddedSize } from './embedded/sizeNotice.js';
 import { createGateway } from './http/app.js';
 import { createLogger, createMetrics, observeDatabase } from './http/observability.js';
-import { listen } from './http/server.js';
+import { listen, whenListening } from './http/server.js';
 import { traceDatabase } from './http/tracing.js';
 import { serveGraphqlWebSocket } from './http/webSocket.js';
 import { openStore } from './openStore.js';
@@ -52,6 +56,10 @@ async function main(): Promise<void> {
   const devKey = store.embedded
     ? await ensureDevelopmentData(store.database.collections, config.DATA_DIR, systemClock())
     : null;
+  // Said in the banner: a newcomer whose store was not empty on first start (a key made
+  // with the CLI before `npm start`) otherwise gets no key and no demo, and no reason.
+  const before =
+    store.embedded && !devKey ? await workspacesBeforeDemo(store.database.collections) : null;
 
   const gateway = createGateway({
     database: store.database,
@@ -114,10 +122,26 @@ async function main(): Promise<void> {
         say('  Database:           MONGODB_URI');
       }
       if (devKey) {
-        say(`  Development key (workspace "development", scopes read,write,admin):`);
+        say(
+          `  Development key (workspace "development", scopes read,write,admin; kept in ${developmentKeyFile(config.DATA_DIR)}):`,
+        );
         say(`    ${devKey}`);
         say(`  Try: curl -H "Authorization: Bearer ${devKey}" \\`);
         say(`         "${base}/v1/memory/semantic/datasets/${DEMO_DATASET}/facts"`);
+      } else {
+        const names = before?.names.map((name) => `"${name}"`).join(', ');
+        const more =
+          before && before.total > before.names.length
+            ? ` and ${before.total - before.names.length} more`
+            : '';
+        say(
+          before
+            ? `  Demo data not loaded: the store already holds workspace(s) ${names}${more}, and ${developmentKeyFile(config.DATA_DIR)} does not exist (the demo loads only into an empty store; start with an empty DATA_DIR to get it).`
+            : '  Demo data not loaded: it loads only into the embedded database (MONGODB_URI is set).',
+        );
+        say(
+          `  API key: none printed; make one with  npm run keys -- create --workspace ${before?.names[0] ?? 'NAME'} --scopes read,write,admin`,
+        );
       }
       // Counted after the server is up (a large store takes a while to count), never failing it.
       if (store.embedded) {
@@ -127,6 +151,14 @@ async function main(): Promise<void> {
       }
     },
   );
+
+  try {
+    await whenListening(server, { port: config.PORT, hostname: config.HOST });
+  } catch (error) {
+    // The embedded database this process started stops with it, and its record is released.
+    await store.close().catch(() => {});
+    throw error;
+  }
 
   const webSocket = serveGraphqlWebSocket(server, gateway, {
     ...(store.embedded && config.ALLOWED_HOSTS !== '*'
@@ -181,9 +213,16 @@ async function main(): Promise<void> {
   }
 }
 
+// The one place start-up fails: a StartupError is the user's to fix, so its message alone
+// (one line saying what to do), its stack only when asked for; anything else is a bug,
+// stack and all.
 main().catch((error: unknown) => {
-  if (error instanceof ConfigError || error instanceof EmbeddedDbError) {
+  if (error instanceof StartupError) {
     process.stderr.write(`${error.message}\n`);
+    if (['debug', 'trace'].includes(process.env.LOG_LEVEL ?? '')) {
+      const cause = error.cause instanceof Error ? error.cause : error;
+      process.stderr.write(`${cause.stack}\n`);
+    }
   } else {
     process.stderr.write(
       `Failed to start: ${error instanceof Error ? error.stack : String(error)}\n`,

@@ -1,6 +1,6 @@
 import type { MongoClientOptions } from 'mongodb';
 import { systemClock } from './clock.js';
-import type { Config } from './config.js';
+import { type Config, StartupError } from './config.js';
 import { acquireEmbeddedDb, type RunningFerretDb } from './embedded/ferretdb.js';
 import { type Database, openDatabase } from './store/database.js';
 import { repairRestorations } from './store/facts.js';
@@ -37,7 +37,9 @@ export async function openStore(
     database = await openDatabase(uri, config.MONGODB_DB, clientOptions);
   } catch (error) {
     await embedded?.stop();
-    throw error;
+    throw config.MONGODB_URI
+      ? describeUnopenedMongoDb(error, config.MONGODB_URI, clientOptions.serverSelectionTimeoutMS)
+      : error;
   }
   // A command says which store it works on: the data folder is easy to get wrong.
   if (role === 'cli') {
@@ -62,4 +64,49 @@ export async function openStore(
       await embedded?.stop();
     },
   };
+}
+
+/** The host list of a MongoDB connection string, without the user name and password before `@`. */
+function mongoDbHosts(uri: string): string {
+  const authority = uri.replace(/^mongodb(\+srv)?:\/\//, '').split(/[/?]/, 1)[0] ?? '';
+  return authority.slice(authority.lastIndexOf('@') + 1) || '(none)';
+}
+
+/**
+ * MONGODB_URI's usual failures (nothing answers, the name does not resolve, the password
+ * is refused, the string does not parse) as one sentence naming the host(s) and what to
+ * do; anything else as it is. Never the URI itself: it may carry a password.
+ */
+function describeUnopenedMongoDb(error: unknown, uri: string, timeoutMs?: number): unknown {
+  if (!(error instanceof Error)) return error;
+  const hosts = mongoDbHosts(uri);
+  const unset = 'or unset MONGODB_URI to use the embedded database';
+  // The driver's own messages name addresses, not credentials; cut any URI out all the same.
+  const said = error.message.replaceAll(uri, 'MONGODB_URI');
+  const code = (error as { code?: unknown; codeName?: unknown }).codeName ?? '';
+  if (error.name === 'MongoServerSelectionError') {
+    const within = timeoutMs === undefined ? '' : ` within ${timeoutMs} ms`;
+    return new StartupError(
+      `Could not reach MongoDB at ${hosts} (MONGODB_URI)${within}: ${said}. Check that it is running and reachable from here, ${unset}.`,
+      { cause: error },
+    );
+  }
+  if (error.name === 'MongoParseError' || error.name === 'MongoAPIError') {
+    return new StartupError(`MONGODB_URI is not a usable connection string: ${said}.`, {
+      cause: error,
+    });
+  }
+  if (code === 'AuthenticationFailed') {
+    return new StartupError(
+      `MongoDB at ${hosts} refused the user name and password in MONGODB_URI (authentication failed): correct them, ${unset}.`,
+      { cause: error },
+    );
+  }
+  if (/^querySrv /.test(error.message)) {
+    return new StartupError(
+      `Could not look up the MongoDB servers of ${hosts} (MONGODB_URI, mongodb+srv): ${said}. Check the name and this machine's DNS, ${unset}.`,
+      { cause: error },
+    );
+  }
+  return error;
 }

@@ -1,5 +1,4 @@
-import { ConfigError, loadConfig } from '../config.js';
-import { EmbeddedDbError } from '../embedded/ferretdb.js';
+import { loadConfig, StartupError } from '../config.js';
 import { type OpenedStore, openStore } from '../openStore.js';
 import { USAGE_EXIT_CODE } from './help.js';
 
@@ -36,8 +35,7 @@ export async function runCommand(body: (store: OpenedStore) => Promise<void>): P
     if (
       error instanceof UsageError ||
       error instanceof CommandFailedError ||
-      error instanceof ConfigError ||
-      error instanceof EmbeddedDbError
+      error instanceof StartupError
     ) {
       process.stderr.write(`${error.message}\n`);
       process.exitCode = error instanceof UsageError ? USAGE_EXIT_CODE : 1;

@@ -9,6 +9,9 @@ export const DEMO_DATASET = 'user_42';
 const DEMO_FILE = new URL('./user_42.jsonl', import.meta.url);
 const KEY_FILE = 'development-key.txt';
 
+/** Where the development key is kept, for later starts to print it again. */
+export const developmentKeyFile = (dataDir: string) => join(dataDir, KEY_FILE);
+
 /**
  * Development mode on the embedded store: on an empty store, creates the `development`
  * workspace, a key with every scope, and the demo dataset `user_42` (the Memory Soda
@@ -23,7 +26,7 @@ export async function ensureDevelopmentData(
   dataDir: string,
   now: Date,
 ): Promise<string | null> {
-  const keyFile = join(dataDir, KEY_FILE);
+  const keyFile = developmentKeyFile(dataDir);
   if ((await countWorkspaces(db)) > 0) {
     try {
       return (await readFile(keyFile, 'utf8')).trim() || null;
@@ -51,4 +54,30 @@ export async function loadDemoDataset(
     now,
   });
   if (!outcome.ok) throw new Error(`demo dataset is invalid: ${JSON.stringify(outcome.errors)}`);
+}
+
+/**
+ * Why ensureDevelopmentData loaded nothing, for the banner: the store already held
+ * workspaces (a key made with `npm run keys` before the first `npm start`, an import).
+ * The first few names and how many there are.
+ */
+export async function workspacesBeforeDemo(
+  db: Collections,
+  shown = 3,
+): Promise<{ names: string[]; total: number }> {
+  const [docs, total] = await Promise.all([
+    db.workspaces
+      .find(
+        {},
+        {
+          projection: { name: 1 },
+          sort: { name: 1 },
+          limit: shown,
+          comment: 'store:workspacesBeforeDemo',
+        },
+      )
+      .toArray(),
+    countWorkspaces(db),
+  ]);
+  return { names: docs.map((doc) => doc.name), total };
 }

@@ -1,7 +1,10 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
+  accessSync,
+  appendFileSync,
   chmodSync,
+  constants,
   copyFileSync,
   type Dirent,
   existsSync,
@@ -13,11 +16,13 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { open, readFile, rm, writeFile } from 'node:fs/promises';
-import { homedir } from 'node:os';
-import { join, relative, resolve } from 'node:path';
+import { homedir, tmpdir } from 'node:os';
+import { isAbsolute, join, relative, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { StartupError } from '../config.js';
 import { SCALAR_FIELDS } from '../store/database.js';
+import { type BuildProgress, buildProgress } from './buildProgress.js';
 
 /**
  * The embedded database: FerretDB 1.24.2 on its SQLite backend, run from the small Go
@@ -35,9 +40,11 @@ import { SCALAR_FIELDS } from '../store/database.js';
 const SOURCE_DIR = fileURLToPath(new URL('../../embedded-db/', import.meta.url));
 const RECORD_FILE = 'embedded-db.json';
 
-export class EmbeddedDbError extends Error {
+class EmbeddedDbError extends StartupError {
   override name = 'EmbeddedDbError';
 }
+
+const OR_MONGODB = 'or set MONGODB_URI to a MongoDB server';
 
 function cacheDir(): string {
   const base = process.env.XDG_CACHE_HOME || join(homedir(), '.cache');
@@ -68,16 +75,47 @@ function binaryPath(): string {
   return join(cacheDir(), `embedded-db-${hash.digest('hex').slice(0, 16)}`);
 }
 
-function runGo(args: string[], what: string): string {
-  const run = spawnSync('go', args, {
-    cwd: SOURCE_DIR,
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'pipe'],
+/** The last line of a command's output that says something: what went wrong, usually. */
+function lastLine(output: string): string {
+  return (
+    output
+      .split('\n')
+      .map((line) => line.trim())
+      .filter(Boolean)
+      .at(-1) ?? 'no output'
+  );
+}
+
+/**
+ * Runs go in `embedded-db/`, its output appended to the build's log; resolves with its
+ * stdout. A failure is one line: the step, go's last line, and where the rest is.
+ */
+function runGo(args: string[], logFile: string, step: string): Promise<string> {
+  return new Promise((done, fail) => {
+    const child = spawn('go', args, { cwd: SOURCE_DIR, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let tail = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      appendFileSync(logFile, chunk);
+    });
+    child.stderr!.on('data', (chunk: Buffer) => {
+      tail = (tail + chunk.toString()).slice(-4000);
+      appendFileSync(logFile, chunk);
+    });
+    child.once('error', (error) =>
+      fail(new EmbeddedDbError(`Could not run go (${error.message}).`, { cause: error })),
+    );
+    child.once('close', (code) => {
+      if (code === 0) done(stdout);
+      else
+        fail(
+          new EmbeddedDbError(
+            `Building the embedded database failed while ${step}: ${lastLine(tail)}. Go's whole output is in ${logFile}; fix what it says and start again, ${OR_MONGODB}.`,
+          ),
+        );
+    });
   });
-  if (run.status !== 0) {
-    throw new EmbeddedDbError(`${what} failed:\n${run.stderr || run.stdout}`);
-  }
-  return run.stdout;
 }
 
 /**
@@ -87,14 +125,21 @@ function runGo(args: string[], what: string): string {
  * copied next to the output, patched, and named by a `replace` in a copy of go.mod passed
  * with `-modfile`; the committed go.mod stays the plain dependency.
  */
-function buildPatched(output: string): void {
+async function buildPatched(
+  output: string,
+  logFile: string,
+  progress: BuildProgress | null,
+): Promise<void> {
   const work = `${output}.src`;
   rmSync(work, { recursive: true, force: true });
   try {
+    let step = "downloading FerretDB's Go module";
+    progress?.step(step);
     const module = JSON.parse(
-      runGo(['mod', 'download', '-json', 'github.com/FerretDB/FerretDB'], 'Downloading FerretDB'),
+      await runGo(['mod', 'download', '-json', 'github.com/FerretDB/FerretDB'], logFile, step),
     ) as { Dir?: string };
     if (!module.Dir) throw new EmbeddedDbError('Downloading FerretDB gave no module folder');
+    progress?.step('copying the module and applying embedded-db/_patches');
     const copy = join(work, 'ferretdb');
     copyWritable(module.Dir, copy);
     for (const file of patchedFiles()) {
@@ -106,9 +151,13 @@ function buildPatched(output: string): void {
       `${readFileSync(join(SOURCE_DIR, 'go.mod'), 'utf8')}\nreplace github.com/FerretDB/FerretDB => ${copy}\n`,
     );
     copyFileSync(join(SOURCE_DIR, 'go.sum'), join(work, 'go.sum'));
-    runGo(
-      ['build', '-trimpath', `-modfile=${modfile}`, '-o', output, '.'],
-      'Building the embedded database',
+    step = 'compiling';
+    progress?.step(step);
+    // -v names each package as it is compiled: the log shows how far the build got.
+    await runGo(
+      ['build', '-v', '-trimpath', `-modfile=${modfile}`, '-o', output, '.'],
+      logFile,
+      step,
     );
   } finally {
     rmSync(work, { recursive: true, force: true });
@@ -129,28 +178,92 @@ function copyWritable(from: string, to: string): void {
   }
 }
 
-/** Builds the FerretDB binary if the cache lacks it; returns its path. */
-export function ensureFerretDbBinary(log: (line: string) => void = () => {}): string {
-  const target = binaryPath();
-  if (existsSync(target)) return target;
-  const go = spawnSync('go', ['version'], { encoding: 'utf8' });
-  if (go.error || go.status !== 0) {
+/** The Go version embedded-db/go.mod asks for, as people write it (`1.24`, not `1.24.0`). */
+function requiredGoVersion(): string {
+  const goMod = readFileSync(join(SOURCE_DIR, 'go.mod'), 'utf8');
+  const version = /^go\s+(\d+\.\d+(?:\.\d+)?)\s*$/m.exec(goMod)?.[1] ?? '1.24';
+  return version.replace(/^(\d+\.\d+)\.0$/, '$1');
+}
+
+/** a < b, for dotted version numbers (`1.20.14` < `1.24`). */
+function olderThan(a: string, b: string): boolean {
+  const x = a.split('.').map(Number);
+  const y = b.split('.').map(Number);
+  for (let i = 0; i < Math.max(x.length, y.length); i++) {
+    if ((x[i] ?? 0) !== (y[i] ?? 0)) return (x[i] ?? 0) < (y[i] ?? 0);
+  }
+  return false;
+}
+
+/**
+ * Refuses, in one sentence saying what to install, a machine whose Go cannot build the
+ * embedded database. Asked outside embedded-db/ so Go reports itself without first
+ * fetching the toolchain go.mod names; Go 1.21 and newer fetch it themselves during the
+ * build (unless GOTOOLCHAIN=local), so only an older one, or that setting, is refused.
+ */
+function checkGo(log: (line: string) => void): void {
+  const needed = requiredGoVersion();
+  const go = spawnSync('go', ['version'], { cwd: tmpdir(), encoding: 'utf8' });
+  if (go.error) {
     throw new EmbeddedDbError(
-      'No database configured: install Go (1.24 or newer) so the embedded FerretDB can be built, or set MONGODB_URI to a MongoDB server.',
+      `No database configured: install Go (${needed} or newer) so the embedded FerretDB can be built, ${OR_MONGODB}.`,
     );
   }
-  log(
-    'Building the embedded database (FerretDB) with Go; this happens once and takes a few minutes...',
+  if (go.status !== 0) {
+    throw new EmbeddedDbError(
+      `"go version" failed (${lastLine(go.stderr || go.stdout)}): the embedded FerretDB is built with Go ${needed} or newer; install it from https://go.dev/dl/, ${OR_MONGODB}.`,
+    );
+  }
+  const found = /\bgo(\d+\.\d+(?:\.\d+)?)/.exec(go.stdout)?.[1];
+  if (!found || !olderThan(found, needed)) return;
+  const switches = !olderThan(found, '1.21') && process.env.GOTOOLCHAIN !== 'local';
+  if (!switches) {
+    throw new EmbeddedDbError(
+      `Go ${found} is too old to build the embedded FerretDB: install Go ${needed} or newer from https://go.dev/dl/, ${OR_MONGODB}.`,
+    );
+  }
+  log(`Go ${found} is older than the ${needed} the build needs: go downloads Go ${needed} for it.`);
+}
+
+/**
+ * Builds the FerretDB binary if the cache lacks it; returns its path. With `log`, says
+ * what it does while it builds (a live line on a terminal) and where Go's output goes.
+ */
+export async function ensureFerretDbBinary(log?: (line: string) => void): Promise<string> {
+  const target = binaryPath();
+  if (existsSync(target)) return target;
+  checkGo(log ?? (() => {}));
+  try {
+    mkdirSync(cacheDir(), { recursive: true });
+    accessSync(cacheDir(), constants.W_OK);
+  } catch (error) {
+    throw new EmbeddedDbError(
+      `Cannot write the embedded database's build cache ${cacheDir()} (${(error as NodeJS.ErrnoException).code}): set XDG_CACHE_HOME to a folder this user can write, ${OR_MONGODB}.`,
+      { cause: error },
+    );
+  }
+  const logFile = `${target}.build.log`;
+  writeFileSync(
+    logFile,
+    `go output of the embedded database's build, ${new Date().toISOString()}\n`,
   );
-  mkdirSync(cacheDir(), { recursive: true });
+  log?.(
+    'Building the embedded database (FerretDB) with Go; this happens once and takes a few minutes.',
+  );
+  log?.(`  Go's output: ${logFile}`);
+  const progress = log
+    ? buildProgress({ log, terminal: process.stderr.isTTY ? process.stderr : null })
+    : null;
   const tmp = `${target}.${process.pid}.tmp`;
   try {
-    buildPatched(tmp);
+    await buildPatched(tmp, logFile, progress);
   } catch (error) {
+    progress?.end('failed');
     rmSync(tmp, { force: true });
     throw error;
   }
   renameSync(tmp, target);
+  progress?.end('built');
   return target;
 }
 
@@ -177,7 +290,7 @@ export async function startFerretDb(
   listen = '127.0.0.1:0',
   scalarFields: object | null = SCALAR_FIELDS,
 ): Promise<RunningFerretDb> {
-  const binary = ensureFerretDbBinary(log);
+  const binary = await ensureFerretDbBinary(log);
   mkdirSync(dir, { recursive: true });
   const args = ['--data-dir', resolve(dir), '--listen', listen];
   if (scalarFields) args.push('--scalar-fields', JSON.stringify(scalarFields));
@@ -253,6 +366,24 @@ async function readRecord(file: string): Promise<OwnerRecord | null> {
   }
 }
 
+/** DATA_DIR that cannot hold the database's files, said in one sentence; other errors as they are. */
+function unusableDataDir(dataDir: string, error: unknown): unknown {
+  const code = (error as NodeJS.ErrnoException).code ?? '';
+  const why: Record<string, string> = {
+    EEXIST: 'it is a file, not a folder',
+    ENOTDIR: 'a part of that path is a file, not a folder',
+    EACCES: 'this user may not write there',
+    EPERM: 'this user may not write there',
+    EROFS: 'it is on a read-only file system',
+  };
+  if (!why[code]) return error;
+  const named = isAbsolute(dataDir) ? dataDir : `${dataDir} (${resolve(dataDir)})`;
+  return new EmbeddedDbError(
+    `Cannot keep the embedded database's files in DATA_DIR=${named}: ${why[code]} (${code}). Set DATA_DIR to a folder this user can write (it is created if missing), ${OR_MONGODB}.`,
+    { cause: error },
+  );
+}
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
@@ -265,7 +396,12 @@ export async function acquireEmbeddedDb(
   role: 'server' | 'cli',
   log: (line: string) => void = () => {},
 ): Promise<RunningFerretDb> {
-  mkdirSync(dataDir, { recursive: true });
+  try {
+    mkdirSync(dataDir, { recursive: true });
+    accessSync(dataDir, constants.W_OK);
+  } catch (error) {
+    throw unusableDataDir(dataDir, error);
+  }
   const file = join(dataDir, RECORD_FILE);
   const deadline = performance.now() + 10 * 60_000;
   let waitingSaid = false;
@@ -303,7 +439,7 @@ export async function acquireEmbeddedDb(
       handle = await open(file, 'wx');
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'EEXIST') continue;
-      throw error;
+      throw unusableDataDir(dataDir, error);
     }
     await handle.writeFile(JSON.stringify({ ownerPid: process.pid, role } satisfies OwnerRecord));
     await handle.close();

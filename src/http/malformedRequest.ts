@@ -5,8 +5,7 @@
  * the gateway sees it, so this names the query parameter (or the path) that holds it.
  */
 export function describeMalformedRequest(rawPacket: unknown): string | null {
-  if (!Buffer.isBuffer(rawPacket)) return null;
-  const line = rawPacket.subarray(0, 8192).toString('latin1').split('\r\n', 1)[0] ?? '';
+  const line = requestLineOf(rawPacket);
   const versioned = / HTTP\/\d\.\d$/.exec(line);
   const firstSpace = line.indexOf(' ');
   if (!versioned || firstSpace < 0) return null;
@@ -24,7 +23,8 @@ export function describeMalformedRequest(rawPacket: unknown): string | null {
       .slice(query + 1, at)
       .split('&')
       .pop() ?? '';
-  const name = decodeURIComponentSafe(pair.split('=')[0] ?? '');
+  // The client's own parameter name, echoed: bounded, so a long one does not fill the answer.
+  const name = decodeURIComponentSafe(pair.split('=')[0] ?? '').slice(0, 100);
   return `${name || 'The query'}: holds ${what}, which a URL must carry percent-encoded (${encoded}); replace a placeholder such as <id> with a value`;
 }
 
@@ -34,4 +34,10 @@ function decodeURIComponentSafe(text: string): string {
   } catch {
     return text;
   }
+}
+
+/** The first line of the raw bytes Node could not parse into a request (its first 8 KiB). */
+export function requestLineOf(rawPacket: unknown): string {
+  if (!Buffer.isBuffer(rawPacket)) return '';
+  return rawPacket.subarray(0, 8192).toString('latin1').split('\r\n', 1)[0] ?? '';
 }

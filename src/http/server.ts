@@ -2,10 +2,11 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { serve } from '@hono/node-server';
+import { StartupError } from '../config.js';
 import { ERROR_STATUS, type ErrorCode } from '../errors.js';
 import { errorBody } from '../rest/errorBodies.js';
 import { errorShapeOf } from '../rest/surfaces.js';
-import { describeMalformedRequest } from './malformedRequest.js';
+import { describeMalformedRequest, requestLineOf } from './malformedRequest.js';
 
 /**
  * How long a client may take, enforced by Node's HTTP server before and around the
@@ -46,9 +47,7 @@ const REASONS: Partial<Record<number, string>> = {
 
 /** The request's path, read from the raw bytes Node could not parse into a request. */
 function pathOf(rawPacket: unknown): string {
-  if (!Buffer.isBuffer(rawPacket)) return '';
-  const line = rawPacket.subarray(0, 8192).toString('latin1').split('\r\n', 1)[0] ?? '';
-  return line.split(' ')[1]?.split('?')[0] ?? '';
+  return requestLineOf(rawPacket).split(' ')[1]?.split('?')[0] ?? '';
 }
 
 /**
@@ -106,4 +105,37 @@ export function listen(
   ) as Server;
   server.on('clientError', answerClientError);
   return server;
+}
+
+/**
+ * Resolves once `server` listens. What a user can get wrong (the port taken, HOST not an
+ * address of this machine) rejects as a StartupError saying which setting to change;
+ * without this, Node reports it as an unhandled 'error' event and its stack.
+ */
+export function whenListening(
+  server: Server,
+  at: { port: number; hostname: string },
+): Promise<void> {
+  const elsewhere = 'Set HOST to an address of this machine (127.0.0.1, or 0.0.0.0 for all)';
+  const problems: Record<string, string> = {
+    EADDRINUSE: `Port ${at.port} on ${at.hostname} is already in use (is the gateway already running?): stop what holds it, or set PORT to a free port (PORT=0 picks any).`,
+    EACCES: `Not allowed to listen on port ${at.port} on ${at.hostname} (ports below 1024 need privileges): set PORT to 1024 or above.`,
+    EADDRNOTAVAIL: `Cannot listen on HOST=${at.hostname}: it is not an address of this machine. ${elsewhere}.`,
+    ENOTFOUND: `Cannot listen on HOST=${at.hostname}: no such host name. ${elsewhere}.`,
+    EAI_AGAIN: `Cannot listen on HOST=${at.hostname}: the name could not be looked up. ${elsewhere}.`,
+  };
+  return new Promise((done, fail) => {
+    if (server.listening) return done();
+    const failed = (error: NodeJS.ErrnoException) => {
+      server.off('listening', listening);
+      const problem = problems[error.code ?? ''];
+      fail(problem ? new StartupError(problem, { cause: error }) : error);
+    };
+    const listening = () => {
+      server.off('error', failed);
+      done();
+    };
+    server.once('error', failed);
+    server.once('listening', listening);
+  });
 }

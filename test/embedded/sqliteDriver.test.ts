@@ -22,8 +22,8 @@ const newer = (version: number[], than: number[]) => {
 };
 
 describe('the embedded database’s SQLite driver', () => {
-  it('is the release whose cancellations stay with their own query', () => {
-    const binary = ensureFerretDbBinary();
+  it('is the release whose cancellations stay with their own query', async () => {
+    const binary = await ensureFerretDbBinary();
     // What the built binary links, as Go recorded it (not what a go.mod asks for).
     const info = spawnSync('go', ['version', '-m', binary], { encoding: 'utf8' });
     expect(info.status, info.stderr).toBe(0);
