@@ -108,6 +108,7 @@ async function main(): Promise<void> {
     (info) => {
       const base = `http://${info.family === 'IPv6' ? `[${info.address}]` : info.address}:${info.port}`;
       say(`Memory gateway listening on ${base}`);
+      say(`  Start page:         ${base}/  (links to everything below)`);
       say(`  GraphQL / GraphiQL: ${base}/graphql${config.GRAPHIQL ? '' : ' (GraphiQL off)'}`);
       say(`  REST:               ${base}/v1/memory/semantic/...  ${base}/api/memories`);
       say(`  MCP (agents):       ${base}/mcp  (docs/MCP.md)`);

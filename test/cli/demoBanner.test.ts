@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { docSection } from '../helpers/docs.js';
 import { type SpawnedGateway, spawnGateway } from '../helpers/spawnGateway.js';
 
 /**
@@ -66,6 +67,27 @@ describe('the banner of the first start', () => {
       `  Development key (workspace "development", scopes read,write,admin; kept in ${join(dataDir, 'development-key.txt')}):`,
     );
     expect(lines.join('\n')).not.toContain('Demo data not loaded');
+  });
+
+  it("prints every line of the README's sample banner (its port, DATA_DIR and key aside)", async () => {
+    const dataDir = join(scratch, 'readme');
+    running = await spawnGateway({ ...EMBEDDED, DATA_DIR: dataDir });
+    const lines = await banner(running, /Try: curl/);
+    const base = /listening on (http:\/\/\S+)/.exec(lines.join('\n'))![1]!;
+    const fence = /```\n(Memory gateway listening on [^`]*)```/.exec(
+      docSection('README.md', '## Two commands'),
+    );
+    const sample = fence![1]!
+      .trim()
+      .split('\n')
+      .filter((line) => line.trim() !== '...' && line.trim() !== 'mk_…')
+      .map((line) =>
+        line
+          .replaceAll('http://127.0.0.1:3004', base)
+          .replace('data/development-key.txt', join(dataDir, 'development-key.txt')),
+      );
+    expect(sample.length).toBeGreaterThan(4);
+    for (const line of sample) expect(lines).toContain(line);
   });
 
   it('on a store that already holds a workspace: says the demo was not loaded, why, and how to make a key', async () => {

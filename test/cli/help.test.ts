@@ -31,7 +31,6 @@ const NOT_A_FILE_OF_OURS: Record<string, string> = {
   typecheck: 'tsc, twice',
   lint: 'biome and knip',
   format: 'biome',
-  prestart: 'npm run build',
   check: 'npm run typecheck, then npm run lint',
 };
 
@@ -51,7 +50,7 @@ function fileScripts(): FileScript[] {
   for (const [script, command] of Object.entries(scripts)) {
     const words = command.split(/\s+/);
     const file = words.at(-1)!;
-    if (words[0] !== 'node' || !/\.(ts|js)$/.test(file)) {
+    if (words[0] !== 'node' || !/\.(ts|m?js)$/.test(file)) {
       expect(NOT_A_FILE_OF_OURS, `${script}: ${command}`).toHaveProperty(script);
       continue;
     }
@@ -164,7 +163,7 @@ describe('the walk of package.json', () => {
     ]) {
       expect(names).toContain(script);
     }
-    expect(SCRIPTS.find((s) => s.script === 'start')?.file).toBe('src/main.ts');
+    expect(SCRIPTS.find((s) => s.script === 'start')?.file).toBe('scripts/start.mjs');
   });
 });
 

@@ -21,6 +21,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const ROOT = new URL('../../', import.meta.url);
 const STACK_LINE = /^\s+at /m;
+/** The unprivileged user's id on Linux. */
+const NOBODY = 65534;
 
 interface Run {
   code: number | null;
@@ -59,14 +61,23 @@ afterAll(async () => {
   if (scratch) rmSync(scratch, { recursive: true, force: true });
 });
 
-/** `npm start` with `env` over this process's environment (no MONGODB_URI, no LOG_LEVEL). */
-function start(env: Record<string, string>): Promise<Run> {
+/**
+ * `npm start` with `env` over this process's environment (no MONGODB_URI, no LOG_LEVEL);
+ * `as` runs it as another user (uid and gid), which only root may ask for.
+ */
+function start(env: Record<string, string>, as?: number): Promise<Run> {
   const { MONGODB_URI: _uri, LOG_LEVEL: _level, ...inherited } = process.env;
   return new Promise((done, fail) => {
     execFile(
       process.execPath,
       ['--import', 'tsx', 'src/main.ts'],
-      { cwd: ROOT, encoding: 'utf8', timeout: 60_000, env: { ...inherited, ...env } },
+      {
+        cwd: ROOT,
+        encoding: 'utf8',
+        timeout: 60_000,
+        env: { ...inherited, ...env },
+        ...(as === undefined ? {} : { uid: as, gid: as }),
+      },
       (error, stdout, stderr) => {
         if (error?.killed) fail(new Error(`npm start did not stop by itself:\n${stderr}`));
         else done({ code: error ? (error.code as number) : 0, stdout, stderr });
@@ -235,12 +246,17 @@ describe('npm start, when DATA_DIR cannot hold the database', () => {
     );
   });
 
-  // root may write anywhere: a read-only folder is one only for other users.
-  it.skipIf(process.getuid?.() === 0)('names DATA_DIR when it is read-only', async () => {
+  it('names DATA_DIR when it is read-only', async () => {
     const folder = join(scratch, 'read-only');
     mkdirSync(folder);
     chmodSync(folder, 0o555);
-    const run = await start({ DATA_DIR: folder, PORT: '0' });
+    chmodSync(scratch, 0o755);
+    // root may write anywhere, so as root the gateway runs as nobody (65534), for whom the
+    // folder is read-only too.
+    const run = await start(
+      { DATA_DIR: folder, PORT: '0' },
+      process.getuid?.() === 0 ? NOBODY : undefined,
+    );
     expect(oneLine(run)).toBe(
       `Cannot keep the embedded database's files in DATA_DIR=${folder}: this user may not write there (EACCES). Set DATA_DIR to a folder this user can write (it is created if missing), or set MONGODB_URI to a MongoDB server.`,
     );

@@ -19,7 +19,7 @@ const TSX = ['--import', 'tsx'];
 const dataDir = mkdtempSync(join(tmpdir(), 'memory-gateway-start-'));
 const children: ChildProcess[] = [];
 
-// As `npm start` runs it: compiled to dist/ by its prestart step, then one Node process,
+// As `npm start` runs it (scripts/start.mjs): compiled to dist/, then one Node process,
 // so signals reach the server.
 beforeAll(() => {
   const build = spawnSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, encoding: 'utf8' });
