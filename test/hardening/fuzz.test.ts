@@ -251,25 +251,23 @@ const ENTITY_TYPES =
   'PERSON ORG PLACE PRODUCT SKILL TOPIC EVENT FOOD ROLE CONCEPT THING DATE'.split(' ');
 
 type RestRoute = 'facts' | 'deleteFact' | 'entities' | 'entityFacts' | 'memories' | 'junk';
-const ROUTE_PATTERNS: { route: RestRoute; method: string; pattern: RegExp }[] = [
-  { route: 'facts', method: 'GET', pattern: /^\/v1\/memory\/semantic\/datasets\/[^/]+\/facts$/ },
-  {
-    route: 'deleteFact',
-    method: 'DELETE',
-    pattern: /^\/v1\/memory\/semantic\/datasets\/[^/]+\/facts\/[^/]+$/,
-  },
-  {
-    route: 'entities',
-    method: 'GET',
-    pattern: /^\/v1\/memory\/semantic\/datasets\/[^/]+\/entities$/,
-  },
-  {
-    route: 'entityFacts',
-    method: 'GET',
-    pattern: /^\/v1\/memory\/semantic\/datasets\/[^/]+\/entities\/[^/]+\/facts$/,
-  },
-  { route: 'memories', method: 'GET', pattern: /^\/api\/memories$/ },
-];
+/** The routes this fuzz aims at, by the name the OpenAPI document gives them. */
+const FUZZED_ROUTES: Record<string, Exclude<RestRoute, 'junk'>> = {
+  [`GET ${BASE}/datasets/{dataset}/facts`]: 'facts',
+  [`DELETE ${BASE}/datasets/{dataset}/facts/{factId}`]: 'deleteFact',
+  [`GET ${BASE}/datasets/{dataset}/entities`]: 'entities',
+  [`GET ${BASE}/datasets/{dataset}/entities/{name}/facts`]: 'entityFacts',
+  'GET /api/memories': 'memories',
+};
+/** Routes that take a JSON body: their bodies are fuzzed in test/hardening/bodies.test.ts. */
+const BODY_ROUTES = ['POST /v1/memory/recall'];
+
+/** Each fuzzed route's method and a matcher of its raw paths, read from its OpenAPI name. */
+const ROUTE_PATTERNS = Object.entries(FUZZED_ROUTES).map(([name, route]) => {
+  const [method, path] = name.split(' ') as [string, string];
+  const segments = path.split('/').map((s) => (/^\{.+\}$/.test(s) ? '[^/]+' : s));
+  return { route, method, pattern: new RegExp(`^${segments.join('/')}$`) };
+});
 
 /** A path segment: valid, correctly encoded anything, raw anything, or broken percent-encoding. */
 const segment = (valid: fc.Arbitrary<string>) =>
@@ -647,6 +645,16 @@ async function restAnswer(path: string, params: [string, string][]) {
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD'];
 
 describe('fuzz', () => {
+  it('aims at every route of the OpenAPI document, by name', async () => {
+    const doc = (await (await t.request('/openapi.json')).json()) as {
+      paths: Record<string, Record<string, unknown>>;
+    };
+    const routes = Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`),
+    );
+    expect([...Object.keys(FUZZED_ROUTES), ...BODY_ROUTES].sort()).toEqual(routes.sort());
+  });
+
   it('REST: every route, any path segment, any query, any method, any key', async () => {
     const started = Date.now();
     const statuses = new Map<number, number>();
