@@ -126,8 +126,7 @@ const schema = z.object({
   DB_TIMEOUT_MS: wholeNumber(100, 120_000).default(5000),
   /**
    * Requests of one workspace that run at once in a gateway process; 0 turns it off.
-   * Default 2 on the embedded store (one heavy query takes most of two cores there), 16 on
-   * MongoDB (src/main.ts).
+   * Default: DEFAULT_WORKSPACE_CONCURRENCY, below.
    */
   WORKSPACE_CONCURRENCY: wholeNumber(0, 10_000).optional(),
   /** Requests of one workspace that may wait for a slot (the rest: 429). */
@@ -232,3 +231,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ],
   };
 }
+
+/**
+ * Every variable's value when the environment does not set it: the one place a default is
+ * written. The gateway's options (src/http/app.ts, src/http/webSocket.ts) default to these
+ * too, so a gateway made in-process behaves as one started with no settings.
+ */
+export const CONFIG_DEFAULTS: Config = loadConfig({});
+
+/**
+ * WORKSPACE_CONCURRENCY when unset: 2 on the embedded store (one heavy query takes most of
+ * two cores there), 16 on MongoDB (src/main.ts).
+ */
+export const DEFAULT_WORKSPACE_CONCURRENCY = { embedded: 2, mongodb: 16 } as const;

@@ -9,7 +9,7 @@
 import { Server } from 'node:net';
 import { parseCommandLine } from './cli/help.js';
 import { systemClock } from './clock.js';
-import { loadConfig, StartupError } from './config.js';
+import { DEFAULT_WORKSPACE_CONCURRENCY, loadConfig, StartupError } from './config.js';
 import {
   DEMO_DATASET,
   developmentKeyFile,
@@ -77,7 +77,9 @@ async function main(): Promise<void> {
     trustedDocuments: config.TRUSTED_DOCUMENTS,
     ...(tracing ? { tracer: tracing.tracer } : {}),
     dbTimeoutMs: config.DB_TIMEOUT_MS,
-    workspaceConcurrency: config.WORKSPACE_CONCURRENCY ?? (store.embedded ? 2 : 16),
+    workspaceConcurrency:
+      config.WORKSPACE_CONCURRENCY ??
+      DEFAULT_WORKSPACE_CONCURRENCY[store.embedded ? 'embedded' : 'mongodb'],
     workspaceQueue: config.WORKSPACE_QUEUE,
     corsOrigins: config.CORS_ORIGINS,
     live: {

@@ -8,6 +8,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { Logger } from 'pino';
 import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { type Clock, systemClock } from '../clock.js';
+import { CONFIG_DEFAULTS, DEFAULT_WORKSPACE_CONCURRENCY } from '../config.js';
 import { createRequestContext, type GatewayEnv, unauthenticated } from '../context.js';
 import { ERROR_STATUS, type ErrorCode, maskError } from '../errors.js';
 import { mcpRefusal, mountMcp } from '../mcp/server.js';
@@ -47,14 +48,14 @@ export interface GatewayOptions extends YogaOptions {
    * the database (store/rateLimits.ts), or `process` (each its own; the default here).
    */
   rateLimitStore?: 'database' | 'process';
-  /** How long a shared count may take before this process counts alone (default 200 ms). */
+  /** How long a shared count may take before this process counts alone (RATE_LIMIT_STORE_TIMEOUT_MS). */
   rateLimitStoreTimeoutMs?: number;
   /**
    * Requests per minute per client address, checked before the key is looked up, so a
    * flood of made-up keys costs no database reads; 0 or absent: no limit.
    */
   rateLimitPerAddressPerMinute?: number;
-  /** Largest request body, in bytes (default 1 MiB). */
+  /** Largest request body, in bytes (BODY_LIMIT_BYTES). */
   bodyLimitBytes?: number;
   /** How long verified keys and existing datasets are remembered (0 or absent: not at all). */
   readCacheTtlMs?: number;
@@ -70,8 +71,8 @@ export interface GatewayOptions extends YogaOptions {
   dbTimeoutMs?: number;
   /**
    * Requests of one workspace running at once in this process, and how many more may wait
-   * (src/http/workspaceLimit.ts); default 2 and 32 (the embedded store's); 0 concurrency:
-   * no limit.
+   * (src/http/workspaceLimit.ts); default the embedded store's (DEFAULT_WORKSPACE_CONCURRENCY,
+   * WORKSPACE_QUEUE); 0 concurrency: no limit.
    */
   workspaceConcurrency?: number;
   workspaceQueue?: number;
@@ -98,8 +99,13 @@ export interface GatewayOptions extends YogaOptions {
 /** How often a process removes the shared rate limits' ended windows. */
 const RATE_LIMIT_SWEEP_MS = 10 * 60_000;
 
-/** The live-stream limits' defaults, as src/config.ts's. */
-const LIVE_DEFAULTS = { pollMs: 1000, maxStreams: 1000, maxStreamsPerKey: 20, bufferLimit: 1000 };
+/** The live-stream limits' defaults: src/config.ts's. */
+const LIVE_DEFAULTS = {
+  pollMs: CONFIG_DEFAULTS.LIVE_POLL_MS,
+  maxStreams: CONFIG_DEFAULTS.LIVE_STREAMS,
+  maxStreamsPerKey: CONFIG_DEFAULTS.LIVE_STREAMS_PER_KEY,
+  bufferLimit: CONFIG_DEFAULTS.LIVE_BUFFER,
+};
 
 /** The pages the gateway serves, with their assets (`/docs/*` also matches `/docs`). */
 const PAGE_PATHS = ['/', '/graphiql/*', '/docs/*', '/explorer/*'];
@@ -162,7 +168,7 @@ export function createGateway(options: GatewayOptions) {
       options.logger?.warn({ err: error }, 'could not write when API keys were last used');
       return 0;
     });
-  const flushEvery = options.keyUseFlushMs ?? 60_000;
+  const flushEvery = options.keyUseFlushMs ?? CONFIG_DEFAULTS.KEY_USE_FLUSH_MS;
   const flushTimer = flushEvery > 0 ? setInterval(flushKeyUse, flushEvery) : null;
   flushTimer?.unref();
   // Shared rate limits: their ended windows removed now and then (FerretDB has no TTL).
@@ -391,7 +397,7 @@ function guardApiRoutes(
   const store = options.database.collections;
   const clock = options.clock ?? systemClock;
   const readCache = createReadCache(options.readCacheTtlMs ?? 0);
-  const bodyLimitBytes = options.bodyLimitBytes ?? 1024 * 1024;
+  const bodyLimitBytes = options.bodyLimitBytes ?? CONFIG_DEFAULTS.BODY_LIMIT_BYTES;
   const shared = options.rateLimitStore === 'database';
   const perMinute = (name: string, points: number | undefined): RateLimiterAbstract | null =>
     !points || points <= 0
@@ -401,13 +407,19 @@ function guardApiRoutes(
             name,
             points,
             durationSeconds: 60,
-            timeoutMs: options.rateLimitStoreTimeoutMs ?? 200,
+            timeoutMs:
+              options.rateLimitStoreTimeoutMs ?? CONFIG_DEFAULTS.RATE_LIMIT_STORE_TIMEOUT_MS,
           })
         : new RateLimiterMemory({ points, duration: 60 });
   const keyLimiter = perMinute('key', options.rateLimitPerMinute);
-  const concurrency = options.workspaceConcurrency ?? 2;
+  const concurrency = options.workspaceConcurrency ?? DEFAULT_WORKSPACE_CONCURRENCY.embedded;
   const workspaces =
-    concurrency > 0 ? workspaceLimiter({ concurrency, queue: options.workspaceQueue ?? 32 }) : null;
+    concurrency > 0
+      ? workspaceLimiter({
+          concurrency,
+          queue: options.workspaceQueue ?? CONFIG_DEFAULTS.WORKSPACE_QUEUE,
+        })
+      : null;
   const addressLimiter = perMinute('address', options.rateLimitPerAddressPerMinute);
   /** The request context: built once per request, the same for GraphQL, REST and WebSocket. */
   const contextOf = (request: Request, requestId: string) =>

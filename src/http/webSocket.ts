@@ -11,6 +11,7 @@ import type { SubscribePayload } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
 import { RateLimiterRes } from 'rate-limiter-flexible';
 import { WebSocketServer } from 'ws';
+import { CONFIG_DEFAULTS } from '../config.js';
 import { unauthenticated } from '../context.js';
 import type { createGateway } from './app.js';
 import { originMayCall } from './cors.js';
@@ -161,7 +162,7 @@ export function serveGraphqlWebSocket(
   const allowedHosts = options.allowedHosts ? new Set(options.allowedHosts) : null;
   const sockets = new WebSocketServer({
     noServer: true,
-    maxPayload: options.maxPayloadBytes ?? 1024 * 1024,
+    maxPayload: options.maxPayloadBytes ?? CONFIG_DEFAULTS.BODY_LIMIT_BYTES,
   });
 
   const onUpgrade = async (request: IncomingMessage, socket: Duplex, head: Buffer) => {
