@@ -13,7 +13,10 @@ import type { Tenant } from './tenant.js';
  *
  * Every document carries `workspaceId`, and every document that belongs to a dataset
  * carries `dataset`; `_id` is derived from the natural key (see domain/ids.ts). Absent
- * values are stored as `null`, never left out, so a filter on `null` means one thing.
+ * values are stored as `null`, never left out, so a filter on `null` means one thing. The
+ * exceptions are fields added after documents of their kind were first stored: older
+ * documents lack them, so each is optional (`?:`) below and its comment says what its
+ * absence means (test/store/documentRule.test.ts holds that).
  */
 
 export interface WorkspaceDoc {
@@ -172,7 +175,10 @@ export interface FactDoc {
    * first). Null or absent on a fact as recorded.
    */
   correctionOf?: string | null;
-  /** A corrected version's: the fact whose `validAt` ends it (its parent's successor). */
+  /**
+   * A corrected version's: the fact whose `validAt` ends it (its parent's successor). Null
+   * or absent on a fact as recorded.
+   */
   correctedBy?: string | null;
 }
 
