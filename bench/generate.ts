@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseCommandLine } from '../src/cli/help.js';
-import type { Collections } from '../src/store/database.js';
+import type { Collections } from '../src/store/collections.js';
 import { type ImportOutcome, importJsonl } from '../src/transfer/importJsonl.js';
 
 /**

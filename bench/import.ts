@@ -8,7 +8,8 @@ import { BSON, type Collection, type Document } from 'mongodb';
 import { parseCommandLine } from '../src/cli/help.js';
 import { type RunningFerretDb, startFerretDb } from '../src/embedded/ferretdb.js';
 import { BATCH_SIZE } from '../src/store/bulkWrite.js';
-import { type Collections, type Database, openDatabase } from '../src/store/database.js';
+import type { Collections } from '../src/store/collections.js';
+import { type Database, openDatabase } from '../src/store/database.js';
 import { datasetDocumentId } from '../src/store/datasets.js';
 import {
   type DatasetDoc,

@@ -4,7 +4,7 @@ import { type ErrorScope, GatewayError } from './errors.js';
 import type { LiveStreams } from './http/liveStreams.js';
 import type { Transport } from './http/transports.js';
 import { type BatchObserver, createLoaders, type Loaders } from './loaders.js';
-import type { Collections } from './store/database.js';
+import type { Collections } from './store/collections.js';
 import { withDeadline } from './store/deadline.js';
 import type { ReadCache } from './store/readCache.js';
 import type { Tenant } from './store/tenant.js';

@@ -4,7 +4,7 @@ import { resolveTemporalSelection, type TemporalSelection } from './domain/factS
 import { normalizeUuid } from './domain/ids.js';
 import { entityKey } from './domain/names.js';
 import { inSpan } from './spans.js';
-import type { Collections } from './store/database.js';
+import type { Collections } from './store/collections.js';
 import { findDataset } from './store/datasets.js';
 import type {
   DatasetDoc,

@@ -1,6 +1,6 @@
 import { chmod, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Collections } from '../store/database.js';
+import type { Collections } from '../store/collections.js';
 import { countWorkspaces, createApiKey } from '../store/workspaces.js';
 import { importJsonl } from '../transfer/importJsonl.js';
 

@@ -21,7 +21,7 @@ import { isAbsolute, join, relative, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { StartupError } from '../config.js';
-import { SCALAR_FIELDS } from '../store/database.js';
+import { SCALAR_FIELDS } from '../store/collections.js';
 import { type BuildProgress, buildProgress } from './buildProgress.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { Collections } from '../store/database.js';
+import type { Collections } from '../store/collections.js';
 import { type DatasetSize, datasetSizes } from '../store/size.js';
 
 const count = (n: number) => n.toLocaleString('en-US');

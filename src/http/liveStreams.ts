@@ -4,7 +4,7 @@ import { GatewayError } from '../errors.js';
 import { createLoaders, type Loaders } from '../loaders.js';
 import type { FeedChange, FeedPosition } from '../store/changes.js';
 import { ChangeWatches, type FeedEvent, type StreamEnd } from '../store/changeWatch.js';
-import type { Collections } from '../store/database.js';
+import type { Collections } from '../store/collections.js';
 import type { Tenant } from '../store/tenant.js';
 
 /**

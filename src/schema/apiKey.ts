@@ -12,7 +12,7 @@ import {
 } from '../store/workspaces.js';
 import { builder } from './builder.js';
 import { listCost, OWN_QUERY_OBJECT_COST } from './cost.js';
-import { storeWriteMappingErrors } from './storeErrors.js';
+import { runStoreWrite } from './storeErrors.js';
 import { ScopeEnum } from './viewer.js';
 
 /**
@@ -184,7 +184,7 @@ builder.mutationFields((t) => ({
           `expiresAt: must not be after the expiry of the key asking (${auth.expiresAt.toISOString()})`,
         );
       }
-      const created = await storeWriteMappingErrors(ctx.store, (store) =>
+      const created = await runStoreWrite(ctx.store, (store) =>
         createApiKey(store, auth.workspace, scopes, ctx.now, {
           name: args.name,
           expiresAt,
@@ -224,7 +224,7 @@ builder.mutationFields((t) => ({
       const { auth } = ctx;
       // A leaked key pasted whole names its key id too.
       const keyId = parseApiKey(args.keyId)?.keyId ?? args.keyId;
-      const revocation = await storeWriteMappingErrors(ctx.store, (store) =>
+      const revocation = await runStoreWrite(ctx.store, (store) =>
         revokeApiKey(store, keyId, ctx.now, { workspaceId: auth.workspaceId, by: auth.keyId }),
       );
       if (revocation.outcome === 'not found')

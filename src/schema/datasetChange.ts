@@ -19,6 +19,7 @@ import { EpisodeRef } from './episode.js';
 import { ErasureCountsRef } from './erasure.js';
 import { FactRef } from './fact.js';
 import { MemoryRef } from './memory.js';
+import { loadedReference } from './references.js';
 
 /**
  * A dataset's change feed (docs/LIVE_UPDATES.md): every change the store made to it, in
@@ -53,36 +54,30 @@ const DatasetChangeRef = builder.objectRef<FeedChange>('DatasetChange').implemen
     }),
     at: t.expose('at', { type: 'DateTime', description: 'Its transaction time.' }),
     kind: t.expose('kind', { type: DatasetChangeKindEnum }),
-    fact: t.field({
-      type: FactRef,
-      nullable: true,
-      description: 'FACT_* kinds: the fact.',
-      complexity: LOADED_OBJECT_COST,
-      resolve: (change, _args, ctx) =>
-        change.factId
-          ? ctx.loaders.factById.load({ dataset: change.dataset, factId: change.factId })
-          : null,
-    }),
-    episode: t.field({
-      type: EpisodeRef,
-      nullable: true,
-      description: 'EPISODE_RECORDED (and FACT_RECORDED): the episode.',
-      complexity: LOADED_OBJECT_COST,
-      resolve: (change, _args, ctx) =>
-        change.episodeId
-          ? ctx.loaders.episodeById.load({ dataset: change.dataset, episodeId: change.episodeId })
-          : null,
-    }),
-    memory: t.field({
-      type: MemoryRef,
-      nullable: true,
-      description: 'MEMORY_* kinds: the memory.',
-      complexity: LOADED_OBJECT_COST,
-      resolve: (change, _args, ctx) =>
-        change.memoryId
-          ? ctx.loaders.memoryById.load({ dataset: change.dataset, memoryId: change.memoryId })
-          : null,
-    }),
+    fact: t.field(
+      loadedReference(
+        FactRef,
+        'FACT_* kinds: the fact.',
+        (l) => l.factById,
+        (c: FeedChange) => (c.factId ? { dataset: c.dataset, factId: c.factId } : null),
+      ),
+    ),
+    episode: t.field(
+      loadedReference(
+        EpisodeRef,
+        'EPISODE_RECORDED (and FACT_RECORDED): the episode.',
+        (l) => l.episodeById,
+        (c: FeedChange) => (c.episodeId ? { dataset: c.dataset, episodeId: c.episodeId } : null),
+      ),
+    ),
+    memory: t.field(
+      loadedReference(
+        MemoryRef,
+        'MEMORY_* kinds: the memory.',
+        (l) => l.memoryById,
+        (c: FeedChange) => (c.memoryId ? { dataset: c.dataset, memoryId: c.memoryId } : null),
+      ),
+    ),
     erased: t.field({
       type: ErasureCountsRef,
       nullable: true,

@@ -4,7 +4,7 @@ import { type ErasureCounts, eraseDataset } from '../store/erasure.js';
 import { datasetArg } from './args.js';
 import { builder } from './builder.js';
 import { OWN_QUERY_OBJECT_COST } from './cost.js';
-import { storeWriteMappingErrors } from './storeErrors.js';
+import { runStoreWrite } from './storeErrors.js';
 
 export const ErasureCountsRef = builder.objectRef<ErasureCounts>('ErasureCounts').implement({
   description: 'What an erasure removed (zeros when there was nothing left to remove).',
@@ -29,7 +29,7 @@ builder.mutationField('eraseDataset', (t) =>
     complexity: OWN_QUERY_OBJECT_COST,
     resolve: async (_root, args, ctx) => {
       const { auth } = ctx;
-      const counts = await storeWriteMappingErrors(ctx.store, (store) =>
+      const counts = await runStoreWrite(ctx.store, (store) =>
         eraseDataset(store, tenantOf(ctx, args.name), auth, ctx.now),
       );
       forgetDataset(ctx.readCache, auth.workspaceId, args.name);

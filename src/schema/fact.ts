@@ -1,4 +1,4 @@
-import { type RequestContext, tenantOf } from '../context.js';
+import { tenantOf } from '../context.js';
 import { FACT_STATES, factStateAtPoint, resolveTemporalSelection } from '../domain/factState.js';
 import { normalizeUuid } from '../domain/ids.js';
 import type { FactView } from '../store/documents.js';
@@ -37,7 +37,8 @@ import { DatasetRef } from './dataset.js';
 import { EntityRef } from './entity.js';
 import { EpisodeRef } from './episode.js';
 import { nodeKey, parseNodeKey } from './nodeIds.js';
-import { storeWriteMappingErrors } from './storeErrors.js';
+import { loadedReference } from './references.js';
+import { runStoreWrite } from './storeErrors.js';
 
 const FactStateEnum = builder.enumType('FactState', {
   description:
@@ -56,22 +57,17 @@ const InvalidReasonEnum = builder.enumType('InvalidReason', {
 
 export const FactRef = builder.objectRef<FactView>('Fact');
 
-/**
- * A field naming another fact of the fact's dataset by id (null: none), loaded with the
- * request's other facts by id.
- */
-function otherFact(description: string, idOf: (fact: FactView) => string | null) {
-  return {
-    type: FactRef,
-    nullable: true,
+/** A field naming another fact of the fact's dataset by id (null: none). */
+const otherFact = (description: string, idOf: (fact: FactView) => string | null) =>
+  loadedReference(
+    FactRef,
     description,
-    complexity: LOADED_OBJECT_COST,
-    resolve: (fact: FactView, _args: object, ctx: RequestContext) => {
-      const factId = idOf(fact);
-      return factId ? ctx.loaders.factById.load({ dataset: fact.dataset, factId }) : null;
+    (l) => l.factById,
+    (f: FactView) => {
+      const factId = idOf(f);
+      return factId ? { dataset: f.dataset, factId } : null;
     },
-  } as const;
-}
+  );
 
 builder.node(FactRef, {
   description:
@@ -123,34 +119,30 @@ builder.node(FactRef, {
         return factStateAtPoint(f, args.validAt ?? at, args.knownAt ?? at);
       },
     }),
-    subjectEntity: t.field({
-      type: EntityRef,
-      nullable: true,
-      description: 'The entity named by the subject, if there is one.',
-      complexity: LOADED_OBJECT_COST,
-      resolve: (f, _args, ctx) =>
-        ctx.loaders.entityByName.load({ dataset: f.dataset, name: f.subject }),
-    }),
-    objectEntity: t.field({
-      type: EntityRef,
-      nullable: true,
-      description: 'The entity named by the object, if the object is an entity and it exists.',
-      complexity: LOADED_OBJECT_COST,
-      resolve: (f, _args, ctx) =>
-        f.objectIsEntity
-          ? ctx.loaders.entityByName.load({ dataset: f.dataset, name: f.object })
-          : null,
-    }),
-    episode: t.field({
-      type: EpisodeRef,
-      nullable: true,
-      description: 'The episode the fact was extracted from.',
-      complexity: LOADED_OBJECT_COST,
-      resolve: (f, _args, ctx) =>
-        f.episodeId
-          ? ctx.loaders.episodeById.load({ dataset: f.dataset, episodeId: f.episodeId })
-          : null,
-    }),
+    subjectEntity: t.field(
+      loadedReference(
+        EntityRef,
+        'The entity named by the subject, if there is one.',
+        (l) => l.entityByName,
+        (f: FactView) => ({ dataset: f.dataset, name: f.subject }),
+      ),
+    ),
+    objectEntity: t.field(
+      loadedReference(
+        EntityRef,
+        'The entity named by the object, if the object is an entity and it exists.',
+        (l) => l.entityByName,
+        (f: FactView) => (f.objectIsEntity ? { dataset: f.dataset, name: f.object } : null),
+      ),
+    ),
+    episode: t.field(
+      loadedReference(
+        EpisodeRef,
+        'The episode the fact was extracted from.',
+        (l) => l.episodeById,
+        (f: FactView) => (f.episodeId ? { dataset: f.dataset, episodeId: f.episodeId } : null),
+      ),
+    ),
     supersededBy: t.field(otherFact('The fact that superseded this one.', (f) => f.supersededBy)),
     correctionOf: t.field(
       otherFact(
@@ -321,7 +313,7 @@ builder.mutationField('deleteFact', (t) =>
     complexity: OWN_QUERY_OBJECT_COST,
     resolve: async (_root, args, ctx) => {
       const factId = renamedIdValue(FACT_ID, args);
-      const fact = await storeWriteMappingErrors(ctx.store, (store) =>
+      const fact = await runStoreWrite(ctx.store, (store) =>
         deleteFact(store, tenantOf(ctx, args.dataset), factId, ctx.now),
       );
       return { factId: fact.factId, fact };
@@ -343,7 +335,7 @@ builder.mutationField('restoreFact', (t) =>
     complexity: OWN_QUERY_OBJECT_COST,
     resolve: (_root, args, ctx) => {
       const factId = renamedIdValue(FACT_ID, args);
-      return storeWriteMappingErrors(ctx.store, (store) =>
+      return runStoreWrite(ctx.store, (store) =>
         restoreFact(store, tenantOf(ctx, args.dataset), factId, 'deleted', ctx.now),
       );
     },

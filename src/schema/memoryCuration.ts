@@ -13,7 +13,7 @@ import { datasetArg, uuidArg, uuidSchema } from './args.js';
 import { builder } from './builder.js';
 import { OWN_QUERY_OBJECT_COST } from './cost.js';
 import { MemoryRef } from './memory.js';
-import { storeWriteMappingErrors } from './storeErrors.js';
+import { runStoreWrite } from './storeErrors.js';
 
 /**
  * Memory curation on SupaCloud's model (write scope). Every change to a memory bumps its
@@ -121,7 +121,7 @@ builder.mutationField('createMemory', (t) =>
     complexity: OWN_QUERY_OBJECT_COST,
     resolve: async (_root, args, ctx) => {
       const tenant = tenantOf(ctx, args.dataset);
-      const { memory } = await storeWriteMappingErrors(ctx.store, (store) =>
+      const { memory } = await runStoreWrite(ctx.store, (store) =>
         createMemory(store, tenant, args.input, ctx.now),
       );
       return memory;
@@ -138,7 +138,7 @@ interface VersionedArgs {
 
 /** Changes the memory `args` name as its next version (store/memoryWrites.ts changeMemory). */
 function changeNamedMemory(ctx: AuthenticatedContext, args: VersionedArgs, change: MemoryChange) {
-  return storeWriteMappingErrors(ctx.store, (store) =>
+  return runStoreWrite(ctx.store, (store) =>
     changeMemory(
       store,
       tenantOf(ctx, args.dataset),
@@ -241,7 +241,7 @@ builder.mutationField('supersedeMemory', (t) =>
     resolve: async (_root, args, ctx) => {
       const tenant = tenantOf(ctx, args.dataset);
       const { now } = ctx;
-      const previous = await storeWriteMappingErrors(ctx.store, (store) =>
+      const previous = await runStoreWrite(ctx.store, (store) =>
         supersedeMemory(
           store,
           tenant,

@@ -25,7 +25,7 @@ import { EntityTypeEnum } from './entity.js';
 import { EpisodeRef } from './episode.js';
 import { ErasureCountsRef } from './erasure.js';
 import { FactRef } from './fact.js';
-import { storeWriteMappingErrors } from './storeErrors.js';
+import { runStoreWrite } from './storeErrors.js';
 
 /**
  * The extraction pipeline's write path: `recordEpisode` (write scope) and `eraseEpisode`
@@ -239,7 +239,7 @@ builder.mutationField('recordEpisode', (t) =>
     complexity: OWN_QUERY_OBJECT_COST,
     resolve: (_root, { dataset, input }, ctx) => {
       const tenant = tenantOf(ctx, dataset);
-      return storeWriteMappingErrors(ctx.store, (store) =>
+      return runStoreWrite(ctx.store, (store) =>
         recordEpisode(
           store,
           tenant,
@@ -269,7 +269,7 @@ builder.mutationField('eraseEpisode', (t) =>
     resolve: (_root, args, ctx) => {
       const { auth } = ctx;
       const episodeId = renamedIdValue(EPISODE_ID, args);
-      return storeWriteMappingErrors(ctx.store, (store) =>
+      return runStoreWrite(ctx.store, (store) =>
         eraseEpisode(store, tenantOf(ctx, args.dataset), episodeId, auth, ctx.now),
       );
     },

@@ -1,5 +1,5 @@
 import { GatewayError } from '../errors.js';
-import type { Collections } from '../store/database.js';
+import type { Collections } from '../store/collections.js';
 import { StoreRefusal } from '../store/refusals.js';
 import { watchWrites } from '../store/writeOutcome.js';
 
@@ -10,7 +10,7 @@ import { watchWrites } from '../store/writeOutcome.js';
  * out becomes a WriteOutcomeUnknownError (WRITE_OUTCOME_UNKNOWN, by maskError), never a
  * plain DATABASE_UNAVAILABLE: the write may have been done.
  */
-export async function storeWriteMappingErrors<T>(
+export async function runStoreWrite<T>(
   store: Collections,
   write: (store: Collections) => Promise<T>,
 ): Promise<T> {

@@ -1,6 +1,7 @@
 import type { AnyBulkWriteOperation, Collection, Document, MongoBulkWriteError } from 'mongodb';
 import { bulkWriteFailure, duplicateKeyIndexes } from './bulkErrors.js';
-import { type Collections, UPSERTS_PER_COMMAND } from './database.js';
+import type { Collections } from './collections.js';
+import { UPSERTS_PER_COMMAND } from './database.js';
 import { ensureDatasets } from './datasets.js';
 import {
   type EntityDoc,

@@ -9,7 +9,7 @@ import {
   lastChangeSeq,
   localFeedWrites,
 } from './changes.js';
-import type { Collections } from './database.js';
+import type { Collections } from './collections.js';
 import { findDataset } from './datasets.js';
 import type { Tenant } from './tenant.js';
 

@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { documentId } from '../domain/ids.js';
 import { duplicateKeyIndexes } from './bulkErrors.js';
-import type { Collections } from './database.js';
+import type { Collections } from './collections.js';
 import { isDuplicateKey } from './database.js';
 import type { AuditDoc, InvalidationClaimDoc } from './documents.js';
 import type { ErasureCounts } from './erasure.js';

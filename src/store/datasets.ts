@@ -1,5 +1,6 @@
 import { documentId } from '../domain/ids.js';
-import { type Collections, UPSERTS_PER_COMMAND } from './database.js';
+import type { Collections } from './collections.js';
+import { UPSERTS_PER_COMMAND } from './database.js';
 import type { DatasetDoc } from './documents.js';
 import { keysetPage } from './pages.js';
 import type { ReadCache } from './readCache.js';

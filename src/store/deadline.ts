@@ -1,5 +1,5 @@
 import { MongoServerError } from 'mongodb';
-import type { Collections } from './database.js';
+import type { Collections } from './collections.js';
 
 /**
  * A request's database time, bounded as a whole (DB_TIMEOUT_MS), not command by command:

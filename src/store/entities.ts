@@ -1,6 +1,7 @@
 import type { Filter } from 'mongodb';
 import type { EntityType } from '../domain/names.js';
-import { type Collections, UNPAGED_BATCH_SIZE } from './database.js';
+import { documentsByIds } from './byIds.js';
+import type { Collections } from './collections.js';
 import { type EntityDoc, entityDocumentId } from './documents.js';
 import { ENTITY_ORDER } from './orders.js';
 import { afterCursor, keysetPage } from './pages.js';
@@ -48,18 +49,11 @@ export function countEntities(
 }
 
 /** Entities by name (case-insensitive, otherwise exact), in one query keyed by `_id`. */
-export async function entitiesByNames(
+export function entitiesByNames(
   db: Collections,
   tenant: Tenant,
   names: readonly string[],
 ): Promise<Map<string, EntityDoc>> {
-  const ids = [...new Set(names.map((n) => entityDocumentId(tenant, n)))];
-  const docs = await db.entities
-    .find(
-      { _id: { $in: ids }, workspaceId: tenant.workspaceId, dataset: tenant.dataset },
-      { comment: 'store:entitiesByNames' },
-    )
-    .batchSize(UNPAGED_BATCH_SIZE)
-    .toArray();
-  return new Map(docs.map((d) => [d.name, d]));
+  const ids = names.map((n) => entityDocumentId(tenant, n));
+  return documentsByIds(db.entities, tenant, ids, (d) => d.name, 'store:entitiesByNames');
 }

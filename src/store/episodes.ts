@@ -1,5 +1,6 @@
 import type { Filter } from 'mongodb';
-import { type Collections, UNPAGED_BATCH_SIZE } from './database.js';
+import { documentsByIds } from './byIds.js';
+import type { Collections } from './collections.js';
 import { type EpisodeDoc, episodeDocumentId } from './documents.js';
 import { EPISODE_ORDER } from './orders.js';
 import { afterCursor, keysetPage } from './pages.js';
@@ -35,18 +36,11 @@ export function countEpisodes(db: Collections, tenant: Tenant): Promise<number> 
   );
 }
 
-export async function episodesByIds(
+export function episodesByIds(
   db: Collections,
   tenant: Tenant,
   episodeIds: readonly string[],
 ): Promise<Map<string, EpisodeDoc>> {
-  const ids = [...new Set(episodeIds.map((id) => episodeDocumentId(tenant, id)))];
-  const docs = await db.episodes
-    .find(
-      { _id: { $in: ids }, workspaceId: tenant.workspaceId, dataset: tenant.dataset },
-      { comment: 'store:episodesByIds' },
-    )
-    .batchSize(UNPAGED_BATCH_SIZE)
-    .toArray();
-  return new Map(docs.map((d) => [d.episodeId, d]));
+  const ids = episodeIds.map((id) => episodeDocumentId(tenant, id));
+  return documentsByIds(db.episodes, tenant, ids, (d) => d.episodeId, 'store:episodesByIds');
 }

@@ -1,7 +1,7 @@
 import { derivedUuid, newId, normalizeUuid } from '../domain/ids.js';
 import { entityKey } from '../domain/names.js';
 import { announceFeedWrite, appendChanges, redactChanges } from './changes.js';
-import type { Collections } from './database.js';
+import type { Collections } from './collections.js';
 import { datasetDocumentId } from './datasets.js';
 import { type AuditDoc, entityDocumentId, episodeDocumentId, type FactDoc } from './documents.js';
 import { FactNotFoundError, restoreFact } from './facts.js';

@@ -1,4 +1,4 @@
-import type { Collections } from './database.js';
+import type { Collections } from './collections.js';
 import type { StoredDocument } from './documents.js';
 
 /** Every document of a workspace (or one dataset), in a stable order, for export. */

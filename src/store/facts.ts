@@ -2,9 +2,11 @@ import type { Filter } from 'mongodb';
 import type { FactState, TemporalSelection } from '../domain/factState.js';
 import { normalizeUuid } from '../domain/ids.js';
 import { entityKey, predicateKey } from '../domain/names.js';
+import { documentsByIds } from './byIds.js';
 import { appendChanges } from './changes.js';
-import type { Collections } from './database.js';
-import { isDuplicateKey, UNPAGED_BATCH_SIZE } from './database.js';
+import { claimOnce } from './claims.js';
+import type { Collections } from './collections.js';
+import { UNPAGED_BATCH_SIZE } from './database.js';
 import {
   type FactDoc,
   type FactView,
@@ -105,20 +107,13 @@ export function countFacts(db: Collections, tenant: Tenant, query: FactQuery): P
 }
 
 /** Facts by public id, in one query; missing or other-tenant ids are simply absent. */
-export async function factsByIds(
+export function factsByIds(
   db: Collections,
   tenant: Tenant,
   factIds: readonly string[],
 ): Promise<Map<string, FactDoc>> {
-  const ids = [...new Set(factIds.map((id) => factDocumentId(tenant, id)))];
-  const docs = await db.facts
-    .find(
-      { _id: { $in: ids }, workspaceId: tenant.workspaceId, dataset: tenant.dataset },
-      { comment: 'store:factsByIds' },
-    )
-    .batchSize(UNPAGED_BATCH_SIZE)
-    .toArray();
-  return new Map(docs.map((d) => [d.factId, d]));
+  const ids = factIds.map((id) => factDocumentId(tenant, id));
+  return documentsByIds(db.facts, tenant, ids, (d) => d.factId, 'store:factsByIds');
 }
 
 export async function findFact(
@@ -247,15 +242,9 @@ export async function invalidateFact(
     },
     false,
   );
-  try {
-    await db.claims.insertOne(claim, { comment: 'store:invalidateFact' });
-  } catch (error) {
-    if (!isDuplicateKey(error)) throw error;
-    // The tenant as well as the _id: on a sharded cluster the shard key routes the read.
-    const winner = await db.claims.findOne(
-      { _id: claim._id, workspaceId: claim.workspaceId, dataset: claim.dataset },
-      { comment: 'store:invalidateFact' },
-    );
+  const claimed = await claimOnce(db.claims, claim, 'store:invalidateFact');
+  if (!claimed.won) {
+    const { winner } = claimed;
     if (winner && !winner.applied) await applyInvalidationClaims(db, tenant, [winner]);
     throw factNotFound('already_invalidated');
   }
@@ -371,14 +360,9 @@ export async function restoreFact(
     at: now,
     applied: false,
   };
-  try {
-    await db.restorations.insertOne(claim, { comment: 'store:restoreFact' });
-  } catch (error) {
-    if (!isDuplicateKey(error)) throw error;
-    const winner = await db.restorations.findOne(
-      { _id: claim._id, workspaceId: tenant.workspaceId, dataset: tenant.dataset },
-      { comment: 'store:restoreFact' },
-    );
+  const claimed = await claimOnce(db.restorations, claim, 'store:restoreFact');
+  if (!claimed.won) {
+    const { winner } = claimed;
     if (winner && winner.applied === false) await applyRestoration(db, winner);
     throw refuse('not_invalidated');
   }

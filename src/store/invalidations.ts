@@ -1,7 +1,7 @@
 import type { AnyBulkWriteOperation, Filter } from 'mongodb';
 import { isOnlyDuplicateKeys } from './bulkErrors.js';
 import { appendChanges, invalidationChange, type NewChange } from './changes.js';
-import type { Collections } from './database.js';
+import type { Collections } from './collections.js';
 import { UNPAGED_BATCH_SIZE } from './database.js';
 import {
   correctedFactDocument,

@@ -1,5 +1,6 @@
 import type { Filter } from 'mongodb';
-import { type Collections, UNPAGED_BATCH_SIZE } from './database.js';
+import { documentsByIds } from './byIds.js';
+import type { Collections } from './collections.js';
 import { type MemoryDoc, memoryDocumentId } from './documents.js';
 import { MEMORY_ORDER } from './orders.js';
 import { afterCursor, keysetPage } from './pages.js';
@@ -67,20 +68,13 @@ export function countMemories(db: Collections, query: MemoryQuery): Promise<numb
 }
 
 /** Memories by id (any state), in one `$in` read: the memory loader's batch. */
-export async function memoriesByIds(
+export function memoriesByIds(
   db: Collections,
   tenant: Tenant,
   memoryIds: readonly string[],
 ): Promise<Map<string, MemoryDoc>> {
-  const ids = [...new Set(memoryIds.map((id) => memoryDocumentId(tenant, id)))];
-  const docs = await db.memories
-    .find(
-      { _id: { $in: ids }, workspaceId: tenant.workspaceId, dataset: tenant.dataset },
-      { comment: 'store:memoriesByIds' },
-    )
-    .batchSize(UNPAGED_BATCH_SIZE)
-    .toArray();
-  return new Map(docs.map((d) => [d.memoryId, d]));
+  const ids = memoryIds.map((id) => memoryDocumentId(tenant, id));
+  return documentsByIds(db.memories, tenant, ids, (d) => d.memoryId, 'store:memoriesByIds');
 }
 
 /** One memory by id, whatever its state (live, archived, superseded). */

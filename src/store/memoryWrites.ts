@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { derivedUuid, newId, normalizeUuid } from '../domain/ids.js';
 import { appendChanges, type NewChange } from './changes.js';
-import type { Collections } from './database.js';
-import { isDuplicateKey } from './database.js';
+import { claimOnce, insertOnce } from './claims.js';
+import type { Collections } from './collections.js';
 import { datasetDocumentId } from './datasets.js';
 import {
   type MemoryDoc,
@@ -111,31 +111,26 @@ export async function createMemory(
   const doc = buildMemory(tenant, memoryId, input, now);
   await registerDataset(db, tenant, now);
   // Owed to the feed first, so a crash after the insert leaves the change to the repair.
-  try {
-    await db.memoryCreations.insertOne(
-      {
-        _id: doc._id,
-        workspaceId: tenant.workspaceId,
-        dataset: tenant.dataset,
-        memoryId,
-        pending: true,
-        at: now,
-      },
-      { comment: 'store:createMemory' },
-    );
-  } catch (error) {
-    // A retry's, or a racing creator's: whoever gets there pays it.
-    if (!isDuplicateKey(error)) throw error;
-  }
-  try {
-    await db.memories.insertOne(doc, { comment: 'store:createMemory' });
-  } catch (error) {
-    if (!isDuplicateKey(error)) throw error;
-    const existing = await db.memories.findOne(
-      { _id: doc._id, workspaceId: tenant.workspaceId, dataset: tenant.dataset },
-      { comment: 'store:createMemory' },
-    );
-    if (!existing) throw error;
+  // A retry's, or a racing creator's, may be there already: whoever gets there pays it.
+  await insertOnce(
+    db.memoryCreations,
+    {
+      _id: doc._id,
+      workspaceId: tenant.workspaceId,
+      dataset: tenant.dataset,
+      memoryId,
+      pending: true,
+      at: now,
+    },
+    'store:createMemory',
+  );
+  const created = await claimOnce(db.memories, doc, 'store:createMemory');
+  if (!created.won) {
+    const existing = created.winner;
+    if (!existing)
+      throw new MemoryConflictError(
+        `Memory ${memoryId} was erased while it was created; try again`,
+      );
     // The stored memory's creation is announced either way: a retry completes it.
     await announceCreation(db, tenant, existing);
     if (sameContent(existing, doc)) return { memory: existing, created: false };
@@ -207,19 +202,16 @@ const createdChange = (memory: MemoryDoc): NewChange => ({
  * upserts can both insert, an insert of an existing `_id` fails atomically.
  */
 async function registerDataset(db: Collections, tenant: Tenant, now: Date): Promise<void> {
-  try {
-    await db.datasets.insertOne(
-      {
-        _id: datasetDocumentId(tenant.workspaceId, tenant.dataset),
-        workspaceId: tenant.workspaceId,
-        name: tenant.dataset,
-        createdAt: now,
-      },
-      { comment: 'store:registerDataset' },
-    );
-  } catch (error) {
-    if (!isDuplicateKey(error)) throw error;
-  }
+  await insertOnce(
+    db.datasets,
+    {
+      _id: datasetDocumentId(tenant.workspaceId, tenant.dataset),
+      workspaceId: tenant.workspaceId,
+      name: tenant.dataset,
+      createdAt: now,
+    },
+    'store:registerDataset',
+  );
 }
 
 /** What a change does to the current memory: fields to set, maybe a memory to create. */
@@ -283,17 +275,11 @@ export async function changeMemory(
       at: now,
       applied: false,
     };
-    try {
-      await db.memoryVersions.insertOne(claim, { comment: 'store:changeMemory' });
-    } catch (error) {
-      if (!isDuplicateKey(error)) throw error;
+    const claimed = await claimOnce(db.memoryVersions, claim, 'store:changeMemory');
+    if (!claimed.won) {
       // Someone else made version n: complete it if it is not applied yet, then either
       // report the conflict or retry on top of it.
-      const winner = await db.memoryVersions.findOne(
-        { _id: claim._id, workspaceId: tenant.workspaceId, dataset: tenant.dataset },
-        { comment: 'store:changeMemory' },
-      );
-      if (winner) await awaitOrApplyMemoryVersion(db, winner);
+      if (claimed.winner) await awaitOrApplyMemoryVersion(db, claimed.winner);
       if (expectedVersion !== null) {
         throw new MemoryConflictError(
           `Memory changed concurrently (version ${version} was taken); reload it and try again`,
@@ -331,11 +317,7 @@ const memoryDocIdOf = (claim: MemoryVersionDoc) => claim._id.slice(0, claim._id.
 /** Writes a version's values onto version n-1 (and creates its successor first). */
 async function applyMemoryVersion(db: Collections, claim: MemoryVersionDoc): Promise<void> {
   if (claim.create) {
-    try {
-      await db.memories.insertOne(claim.create, { comment: 'store:applyMemoryVersion' });
-    } catch (error) {
-      if (!isDuplicateKey(error)) throw error;
-    }
+    await insertOnce(db.memories, claim.create, 'store:applyMemoryVersion');
     await addToVocabulary(db, [claim.create]);
   }
   await db.memories.updateOne(

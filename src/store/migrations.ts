@@ -3,13 +3,8 @@ import { normalizeUuid } from '../domain/ids.js';
 import { factRecallTerms, quoteRecallTerms, recallTerms } from '../domain/recallTerms.js';
 import { isOnlyDuplicateKeys } from './bulkErrors.js';
 import { appendChanges, redactRepeatedChanges } from './changes.js';
-import {
-  type Collections,
-  createIndex,
-  INDEXES,
-  isDuplicateKey,
-  isRepeatedKey,
-} from './database.js';
+import { type Collections, INDEXES } from './collections.js';
+import { createIndex, isDuplicateKey, isRepeatedKey } from './database.js';
 import {
   correctedFactDocument,
   episodeDocumentId,

@@ -1,6 +1,6 @@
 /**
  * The order of each kind's lists, newest first, an id breaking ties: the sort of every
- * page and the tail of the indexes that serve them (store/database.ts), so a list and its
+ * page and the tail of the indexes that serve them (store/collections.ts), so a list and its
  * index cannot disagree. A keyset cursor holds the same two values (schema/cursors.ts).
  */
 export const FACT_ORDER = { validAt: -1, factId: -1 } as const;

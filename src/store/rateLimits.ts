@@ -37,7 +37,7 @@ export function sharedRateLimiter(
     keyPrefix: options.name,
     points: options.points,
     duration: options.durationSeconds,
-    // The store creates them (database.ts INDEXES: a unique `key`, and `expire` for the
+    // The store creates them (collections.ts INDEXES: a unique `key`, and `expire` for the
     // removal of ended windows, which `removeEndedRateLimits` does: FerretDB 1.x has no TTL).
     disableIndexesCreation: true,
   });

@@ -1,6 +1,7 @@
 import type { AnyBulkWriteOperation, Filter } from 'mongodb';
 import type { TermStatistics } from '../domain/recall.js';
-import { type Collections, UNPAGED_BATCH_SIZE } from './database.js';
+import type { Collections } from './collections.js';
+import { UNPAGED_BATCH_SIZE } from './database.js';
 import type { FactDoc, FactView, MemoryDoc, MemoryVersionDoc } from './documents.js';
 import { allOf, bitemporalFilter, validWindowFilter } from './factFilters.js';
 import { FACT_VIEW } from './facts.js';

@@ -4,8 +4,9 @@ import { derivedUuid, normalizeUuid } from '../domain/ids.js';
 import { type EntityType, entityKey } from '../domain/names.js';
 import { bulkWriteFailure, duplicateKeyIndexes, isOnlyDuplicateKeys } from './bulkErrors.js';
 import { appendChanges } from './changes.js';
-import type { Collections } from './database.js';
-import { isDuplicateKey, UNPAGED_BATCH_SIZE, UPSERTS_PER_COMMAND } from './database.js';
+import { claimOnce, insertOnce } from './claims.js';
+import type { Collections } from './collections.js';
+import { UNPAGED_BATCH_SIZE, UPSERTS_PER_COMMAND } from './database.js';
 import { ensureDatasets } from './datasets.js';
 import {
   type EntityDoc,
@@ -136,8 +137,13 @@ class UnknownFactsError extends StoreRefusal {
   }
 }
 
-/** The canonical JSON of an input: dates as ISO strings, ids lower-cased. */
-function canonicalInput(input: EpisodeInput): string {
+/**
+ * The canonical JSON of an input: dates as ISO strings, ids lower-cased. Its hash decides
+ * whether a retry is the same episode, so it must not change for inputs recorded before a
+ * release: a new fact field must stay out of it while it holds its default
+ * (test/store/episodeInputHash.test.ts pins the hashes).
+ */
+export function canonicalInput(input: EpisodeInput): string {
   return JSON.stringify({
     episodeId: normalizeUuid(input.episodeId),
     occurredAt: input.occurredAt.toISOString(),
@@ -153,6 +159,10 @@ function canonicalInput(input: EpisodeInput): string {
     })),
   });
 }
+
+/** SHA-256 of an input's canonical JSON: the same episode id with another hash is a CONFLICT. */
+export const inputHashOf = (canonical: string): string =>
+  createHash('sha256').update(canonical).digest('hex');
 
 /** The input an episode record holds (its canonical JSON, read back). */
 export function episodeRecordInput(record: EpisodeRecordDoc): EpisodeInput {
@@ -236,21 +246,20 @@ export async function recordEpisode(
     dataset: tenant.dataset,
     episodeId,
     recordedAt: now,
-    inputHash: createHash('sha256').update(canonical).digest('hex'),
+    inputHash: inputHashOf(canonical),
     input: canonical,
     completedAt: null,
   };
   let outcome: RecordOutcome = 'recorded';
   let claimed = record;
-  try {
-    await db.episodeRecords.insertOne(record, { comment: 'store:recordEpisode' });
-  } catch (error) {
-    if (!isDuplicateKey(error)) throw error;
-    const existing = await db.episodeRecords.findOne(
-      { _id: record._id, workspaceId: tenant.workspaceId, dataset: tenant.dataset },
-      { comment: 'store:recordEpisode' },
-    );
-    if (!existing) throw error;
+  const claim = await claimOnce(db.episodeRecords, record, 'store:recordEpisode');
+  if (!claim.won) {
+    const existing = claim.winner;
+    if (!existing) {
+      throw new EpisodeConflictError(
+        `Episode ${episodeId} was erased while it was recorded; record it again`,
+      );
+    }
     if (existing.inputHash !== record.inputHash) {
       throw new EpisodeConflictError(
         `Episode ${episodeId} was already recorded with different content; record a new episode instead`,
@@ -299,17 +308,16 @@ async function completeEpisodeSteps(
   await retryOnDuplicate(() =>
     ensureDatasets(db, tenant.workspaceId, [tenant.dataset], recordedAt),
   );
-  await insertIgnoringDuplicates(() =>
-    db.episodes.insertOne(
-      episodeDocument(tenant, {
-        episodeId,
-        occurredAt: input.occurredAt,
-        source: input.source,
-        content: input.content,
-        recordedAt,
-      }),
-      tag,
-    ),
+  await insertOnce(
+    db.episodes,
+    episodeDocument(tenant, {
+      episodeId,
+      occurredAt: input.occurredAt,
+      source: input.source,
+      content: input.content,
+      recordedAt,
+    }),
+    tag.comment,
   );
 
   // 3. Entities: listed ones upserted, mentioned existing ones touched. An upsert's filter
@@ -459,14 +467,6 @@ async function readRecordedEpisode(
   ]);
   if (!episode) throw new Error(`episode ${record.episodeId} is claimed but not stored`);
   return { episode, facts: ids.map((id) => found.get(id)!).filter(Boolean), superseded };
-}
-
-async function insertIgnoringDuplicates(insert: () => Promise<unknown>): Promise<void> {
-  try {
-    await insert();
-  } catch (error) {
-    if (!isDuplicateKey(error)) throw error;
-  }
 }
 
 /** A bulk write run again when it failed only on duplicate keys (see isOnlyDuplicateKeys). */

@@ -1,4 +1,4 @@
-import type { Collections } from './database.js';
+import type { Collections } from './collections.js';
 import { listDatasets } from './datasets.js';
 
 /** How many facts one dataset holds. */

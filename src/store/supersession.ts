@@ -1,7 +1,7 @@
 import { entityKey, predicateKey } from '../domain/names.js';
 import { boundedValidUntil, replacedFacts, type TimelineFact } from '../domain/replacement.js';
 import { duplicateKeyIndexes } from './bulkErrors.js';
-import type { Collections } from './database.js';
+import type { Collections } from './collections.js';
 import { UNPAGED_BATCH_SIZE } from './database.js';
 import {
   correctedFactId,

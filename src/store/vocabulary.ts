@@ -1,7 +1,8 @@
 import { documentId } from '../domain/ids.js';
 import { deletions, typoDistanceFor, typoKeys } from '../domain/typos.js';
 import { isOnlyDuplicateKeys } from './bulkErrors.js';
-import { type Collections, UNPAGED_BATCH_SIZE } from './database.js';
+import type { Collections } from './collections.js';
+import { UNPAGED_BATCH_SIZE } from './database.js';
 import type { VocabularyDoc } from './documents.js';
 import { type Tenant, tenantOfDocument } from './tenant.js';
 

@@ -3,7 +3,7 @@ import type { Scope } from '../domain/apiKey.js';
 import { generateApiKey, parseApiKey, secretMatches } from '../domain/apiKey.js';
 import { documentId } from '../domain/ids.js';
 import { isOnlyDuplicateKeys } from './bulkErrors.js';
-import type { Collections } from './database.js';
+import type { Collections } from './collections.js';
 import { isDuplicateKey } from './database.js';
 import type { ApiKeyDoc, KeyEventDoc, WorkspaceDoc } from './documents.js';
 import { keyCacheId, type ReadCache } from './readCache.js';

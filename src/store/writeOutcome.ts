@@ -6,7 +6,7 @@ import {
   MongoServerSelectionError,
   MongoTopologyClosedError,
 } from 'mongodb';
-import type { Collections } from './database.js';
+import type { Collections } from './collections.js';
 import { isDuplicateKey } from './database.js';
 import { DatabaseTimeoutError, isDatabaseTimeout, WRITE_METHODS } from './deadline.js';
 

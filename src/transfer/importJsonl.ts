@@ -1,5 +1,5 @@
 import { type BulkCounts, BulkWriteFailedError, writeBulk } from '../store/bulkWrite.js';
-import type { Collections } from '../store/database.js';
+import type { Collections } from '../store/collections.js';
 import { ensureWorkspace, workspaceIdFor } from '../store/workspaces.js';
 import { type LineError, parseImportFile } from './format.js';
 

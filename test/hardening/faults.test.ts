@@ -24,13 +24,8 @@ import {
   duplicateKeyIndexes,
   isOnlyDuplicateKeys,
 } from '../../src/store/bulkErrors.js';
-import {
-  type Collections,
-  collections,
-  type Database,
-  databaseTimeouts,
-  openDatabase,
-} from '../../src/store/database.js';
+import { type Collections, collections } from '../../src/store/collections.js';
+import { type Database, databaseTimeouts, openDatabase } from '../../src/store/database.js';
 import { repairInvalidationClaims } from '../../src/store/invalidations.js';
 import { migrateStore } from '../../src/store/migrations.js';
 import { type EpisodeInput, recordEpisode } from '../../src/store/recordEpisode.js';

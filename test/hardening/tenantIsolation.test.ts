@@ -1,7 +1,7 @@
 import { Kind, parse } from 'graphql';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseApiKey } from '../../src/domain/apiKey.js';
-import type { Collections } from '../../src/store/database.js';
+import type { Collections } from '../../src/store/collections.js';
 import { openTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 /**

@@ -3,12 +3,12 @@ import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import {
   INDEXES,
-  openDatabase,
   RETIRED_INDEXES,
   SCALAR_FIELDS,
   SHARD_KEY,
   SHARDED_COLLECTIONS,
-} from '../../src/store/database.js';
+} from '../../src/store/collections.js';
+import { openDatabase } from '../../src/store/database.js';
 import { eraseDataset } from '../../src/store/erasure.js';
 import { listApiKeys } from '../../src/store/workspaces.js';
 import { openTestDatabase, testServerUri } from '../helpers/database.js';

@@ -3,7 +3,7 @@ import {
   INDEXES,
   type IndexSpec,
   SHARDED_COLLECTIONS,
-} from '../../src/store/database.js';
+} from '../../src/store/collections.js';
 
 /**
  * The declared query plan: does an index the store declares (INDEXES) or `_id` serve a

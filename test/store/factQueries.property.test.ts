@@ -27,7 +27,8 @@ import {
   type TemporalArgs,
 } from '../../src/domain/factState.js';
 import { type RunningFerretDb, startFerretDb } from '../../src/embedded/ferretdb.js';
-import { type Collections, type Database, openDatabase } from '../../src/store/database.js';
+import type { Collections } from '../../src/store/collections.js';
+import { type Database, openDatabase } from '../../src/store/database.js';
 import type { FactView } from '../../src/store/documents.js';
 import type { FactCursor } from '../../src/store/factFilters.js';
 import { countFacts, type FactQuery, factsOfEntities, listFacts } from '../../src/store/facts.js';

@@ -3,7 +3,7 @@ import { loadConfig } from '../../src/config.js';
 import { loadDemoDataset } from '../../src/demo/seed.js';
 import { openStore } from '../../src/openStore.js';
 import { changesAfter, countChanges, lastChangeSeq } from '../../src/store/changes.js';
-import type { Collections } from '../../src/store/database.js';
+import type { Collections } from '../../src/store/collections.js';
 import type { InvalidationClaimDoc } from '../../src/store/documents.js';
 import { listFacts } from '../../src/store/facts.js';
 import { createMemory } from '../../src/store/memoryWrites.js';

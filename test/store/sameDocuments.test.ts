@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Collections } from '../../src/store/database.js';
+import type { Collections } from '../../src/store/collections.js';
 import { exportDocuments } from '../../src/store/exportDocuments.js';
 import { createMemory } from '../../src/store/memoryWrites.js';
 import { recordEpisode } from '../../src/store/recordEpisode.js';

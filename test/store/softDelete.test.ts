@@ -1,8 +1,8 @@
 import { MongoClient } from 'mongodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { TemporalSelection } from '../../src/domain/factState.js';
+import { collections } from '../../src/store/collections.js';
 import type { Database } from '../../src/store/database.js';
-import { collections } from '../../src/store/database.js';
 import { invalidationClaimId } from '../../src/store/documents.js';
 import { FactNotFoundError, findFact, invalidateFact, listFacts } from '../../src/store/facts.js';
 import { repairInvalidationClaims } from '../../src/store/invalidations.js';

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { Collections } from '../../src/store/database.js';
+import type { Collections } from '../../src/store/collections.js';
 import { listFacts } from '../../src/store/facts.js';
 import { type EpisodeInput, episodeFactId, recordEpisode } from '../../src/store/recordEpisode.js';
 import type { Tenant } from '../../src/store/tenant.js';

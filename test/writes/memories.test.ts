@@ -1,7 +1,7 @@
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { MongoClient } from 'mongodb';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { collections } from '../../src/store/database.js';
+import { collections } from '../../src/store/collections.js';
 import type { MemoryDoc } from '../../src/store/documents.js';
 import {
   changeMemory,

@@ -8,7 +8,8 @@ import {
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { prng } from '../../bench/generate.js';
 import { normalizeUuid } from '../../src/domain/ids.js';
-import type { Collections, Database } from '../../src/store/database.js';
+import type { Collections } from '../../src/store/collections.js';
+import type { Database } from '../../src/store/database.js';
 import {
   type FactDoc,
   factDocumentId,

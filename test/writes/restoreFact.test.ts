@@ -1,6 +1,6 @@
 import { MongoClient } from 'mongodb';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { collections } from '../../src/store/database.js';
+import { collections } from '../../src/store/collections.js';
 import { factDocumentId } from '../../src/store/documents.js';
 import { FactNotFoundError, restoreFact } from '../../src/store/facts.js';
 import { workspaceIdFor } from '../../src/store/workspaces.js';
