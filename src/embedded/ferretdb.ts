@@ -17,9 +17,10 @@ import {
 } from 'node:fs';
 import { open, readFile, rm, writeFile } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
-import { isAbsolute, join, relative, resolve } from 'node:path';
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { applyPatch, parsePatch, type StructuredPatch } from 'diff';
 import { StartupError } from '../config.js';
 import { SCALAR_FIELDS } from '../store/collections.js';
 import { type BuildProgress, buildProgress } from './buildProgress.js';
@@ -51,28 +52,108 @@ function cacheDir(): string {
   return join(base, 'bitemporal-memory-gateway');
 }
 
-/** FerretDB's files the build replaces with the patched copies in `embedded-db/_patches/`. */
-function patchedFiles(): string[] {
-  const root = join(SOURCE_DIR, '_patches');
+/**
+ * Our changes to FerretDB's module, at its paths: `<file>.diff`, a unified diff against the
+ * module's own file, and any other file, one we add (embedded-db/README.md says what each
+ * changes and why). The `_` keeps Go tooling from taking the new files for packages here.
+ */
+const CHANGES_DIR = join(SOURCE_DIR, '_ferretdb');
+
+/** A folder's files, as sorted paths relative to it. */
+function filesUnder(root: string): string[] {
   return (readdirSync(root, { recursive: true, withFileTypes: true }) as Dirent[])
     .filter((entry) => entry.isFile())
     .map((entry) => relative(root, join(entry.parentPath, entry.name)))
     .sort();
 }
 
-/** The binary's path: keyed by a hash of the Go sources and patches, so a change rebuilds it. */
+/** The binary's path: keyed by a hash of the Go sources and our changes, so a change rebuilds it. */
 function binaryPath(): string {
   const hash = createHash('sha256');
   for (const file of [
     'go.mod',
     'go.sum',
     'main.go',
-    ...patchedFiles().map((f) => join('_patches', f)),
+    ...filesUnder(CHANGES_DIR).map((f) => join('_ferretdb', f)),
   ]) {
     hash.update(file);
     hash.update(readFileSync(join(SOURCE_DIR, file)));
   }
   return join(cacheDir(), `embedded-db-${hash.digest('hex').slice(0, 16)}`);
+}
+
+/** A path as the repository names it, when it is in the repository. */
+function shown(path: string): string {
+  const inRepository = relative(join(SOURCE_DIR, '..'), path);
+  return inRepository.startsWith('..') || isAbsolute(inRepository) ? path : inRepository;
+}
+
+/**
+ * `text` with `diff` applied, or why it does not apply. Exactly: every hunk must find the
+ * lines it shows at the line its header names (no fuzz, no offset), so what is built is
+ * what the diff was written against, or nothing.
+ */
+function applied(text: string, diff: string): string | { why: string } {
+  let patches: StructuredPatch[];
+  try {
+    patches = parsePatch(diff);
+  } catch (error) {
+    return { why: `it is not a unified diff (${(error as Error).message})` };
+  }
+  if (patches.length !== 1) return { why: `it holds ${patches.length} file diffs, not one` };
+  const lines = text.split('\n');
+  let free = 0;
+  for (const hunk of patches[0]!.hunks) {
+    // The file's lines the hunk shows: context and removed (an empty line is context whose
+    // space an editor took off, as applyPatch reads it too).
+    const before = hunk.lines.filter((l) => /^[ -]|^$/.test(l)).map((l) => l.slice(1));
+    const at = hunk.oldStart - 1;
+    if (at < free) return { why: `its hunk at line ${hunk.oldStart} overlaps the one before` };
+    if (before.some((line, i) => lines[at + i] !== line)) {
+      return { why: `its hunk at line ${hunk.oldStart} is not what the file has there` };
+    }
+    free = at + before.length;
+  }
+  const result = applyPatch(text, patches[0]!, { autoConvertLineEndings: false });
+  return result === false ? { why: 'its end of file is not what the file has' } : result;
+}
+
+/**
+ * Writes into `target` (a copy of FerretDB's module) the files our changes make: each
+ * `.diff` of `changes` applied to the module's own file in `module`, each other file
+ * added. A diff that does not apply, or a new file the module already has, stops the build
+ * with one line naming it.
+ */
+export function applyFerretDbChanges(module: string, target: string, changes = CHANGES_DIR): void {
+  const refuse = (doing: string, why: string) =>
+    new EmbeddedDbError(
+      `Building the embedded database failed while ${doing}: ${why}; embedded-db/README.md says how to bring a change up to date, ${OR_MONGODB}.`,
+    );
+  for (const file of filesUnder(changes)) {
+    const own = file.endsWith('.diff') ? file.slice(0, -'.diff'.length) : file;
+    const into = join(target, own);
+    mkdirSync(dirname(into), { recursive: true });
+    if (own === file) {
+      if (existsSync(join(module, own))) {
+        throw refuse(
+          `adding ${shown(join(changes, file))}`,
+          `FerretDB has its own ${own}, so a change to it is carried as ${own}.diff`,
+        );
+      }
+      copyFileSync(join(changes, file), into);
+      continue;
+    }
+    const doing = `applying ${shown(join(changes, file))} to FerretDB's ${own}`;
+    let text: string;
+    try {
+      text = readFileSync(join(module, own), 'utf8');
+    } catch {
+      throw refuse(doing, 'FerretDB has no such file');
+    }
+    const result = applied(text, readFileSync(join(changes, file), 'utf8'));
+    if (typeof result !== 'string') throw refuse(doing, result.why);
+    writeFileSync(into, result);
+  }
 }
 
 /** The last line of a command's output that says something: what went wrong, usually. */
@@ -119,11 +200,11 @@ function runGo(args: string[], logFile: string, step: string): Promise<string> {
 }
 
 /**
- * Builds the binary at `output` from FerretDB's module with the files of
- * `embedded-db/_patches/` in place of its own (embedded-db/README.md says what they change
- * and why). Go does not let a build overlay files of its module cache, so the module is
- * copied next to the output, patched, and named by a `replace` in a copy of go.mod passed
- * with `-modfile`; the committed go.mod stays the plain dependency.
+ * Builds the binary at `output` from FerretDB's module with our changes of
+ * `embedded-db/_ferretdb/` applied (embedded-db/README.md says what they change and why).
+ * Go does not let a build overlay files of its module cache, so the module is copied next
+ * to the output, changed there, and named by a `replace` in a copy of go.mod passed with
+ * `-modfile`; the committed go.mod stays the plain dependency.
  */
 async function buildPatched(
   output: string,
@@ -139,12 +220,10 @@ async function buildPatched(
       await runGo(['mod', 'download', '-json', 'github.com/FerretDB/FerretDB'], logFile, step),
     ) as { Dir?: string };
     if (!module.Dir) throw new EmbeddedDbError('Downloading FerretDB gave no module folder');
-    progress?.step('copying the module and applying embedded-db/_patches');
+    progress?.step('copying the module and applying embedded-db/_ferretdb');
     const copy = join(work, 'ferretdb');
     copyWritable(module.Dir, copy);
-    for (const file of patchedFiles()) {
-      copyFileSync(join(SOURCE_DIR, '_patches', file), join(copy, file));
-    }
+    applyFerretDbChanges(module.Dir, copy);
     const modfile = join(work, 'go.mod');
     writeFileSync(
       modfile,

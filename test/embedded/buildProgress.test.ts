@@ -85,7 +85,7 @@ describe('the progress of the embedded build', () => {
   it('elsewhere, prints each step as a line, and again every half minute while it lasts', () => {
     const h = harness(false);
     expect(h.every()).toBe(30_000);
-    h.progress.step('copying the module and applying embedded-db/_patches');
+    h.progress.step('copying the module and applying embedded-db/_ferretdb');
     h.advance(2_000);
     h.progress.step('compiling');
     h.advance(30_000);
@@ -93,7 +93,7 @@ describe('the progress of the embedded build', () => {
     h.progress.end('built');
     expect(h.written).toEqual([]);
     expect(h.lines).toEqual([
-      '  copying the module and applying embedded-db/_patches (0s)',
+      '  copying the module and applying embedded-db/_ferretdb (0s)',
       '  compiling (2s)',
       '  compiling (30s)',
       '  compiling (1m 0s)',
