@@ -5,10 +5,16 @@
 
 import type { ObjectRef } from '@pothos/core';
 import type { GraphQLResolveInfo } from 'graphql';
-import { DEFAULT_PAGE_SIZE } from './args.js';
+import { afterArg, DEFAULT_PAGE_SIZE, pageFirstArg } from './args.js';
 import { builder } from './builder.js';
 import { type CursorKey, decodeCursor, encodeCursor } from './cursors.js';
 import { selects } from './selection.js';
+
+/** A connection field's page arguments: `first` and `after` (src/schema/args.ts says their rules). */
+export const pageArgs = builder.args((t) => ({
+  first: t.int(pageFirstArg),
+  after: t.string(afterArg),
+}));
 
 /**
  * One page of a connection field, the way every connection answers: `after` is decoded

@@ -1,8 +1,8 @@
 import { countDatasets, listDatasets } from '../store/datasets.js';
 import type { DatasetDoc } from '../store/documents.js';
-import { afterArg, datasetArg, pageFirstArg } from './args.js';
+import { datasetArg } from './args.js';
 import { builder } from './builder.js';
-import { connectionType, resolvePage } from './connections.js';
+import { connectionType, pageArgs, resolvePage } from './connections.js';
 import { LOADED_OBJECT_COST, pageComplexity } from './cost.js';
 import type { CursorKey } from './cursors.js';
 
@@ -40,10 +40,7 @@ builder.queryFields((t) => ({
     type: DatasetConnection,
     description: "The workspace's datasets, by name.",
     complexity: pageComplexity,
-    args: {
-      first: t.arg.int(pageFirstArg),
-      after: t.arg.string(afterArg),
-    },
+    args: pageArgs,
     resolve: (_root, args, ctx, info) => {
       const { workspaceId } = ctx.auth;
       return resolvePage({

@@ -9,9 +9,9 @@ import {
 } from '../store/changes.js';
 import type { FeedEvent, StreamEnd } from '../store/changeWatch.js';
 import { tenantOfDataset } from '../store/tenant.js';
-import { afterArg, datasetArg, pageFirstArg } from './args.js';
+import { afterArg, datasetArg } from './args.js';
 import { builder } from './builder.js';
-import { connectionType, resolvePage } from './connections.js';
+import { connectionType, pageArgs, resolvePage } from './connections.js';
 import { LOADED_OBJECT_COST, pageComplexity } from './cost.js';
 import { type CursorKey, decodeCursor, encodeCursor } from './cursors.js';
 import { DatasetRef } from './dataset.js';
@@ -95,10 +95,7 @@ builder.objectFields(DatasetRef, (t) => ({
     description:
       "The dataset's change feed, oldest first: every change after the cursor `after` (from the first without it). A client that resumes with the last cursor it saw misses nothing; a change whose write was slow comes after changes with a later `at` (docs/LIVE_UPDATES.md).",
     complexity: pageComplexity,
-    args: {
-      first: t.arg.int(pageFirstArg),
-      after: t.arg.string(afterArg),
-    },
+    args: pageArgs,
     resolve: (ds, args, ctx, info) => {
       const tenant = tenantOfDataset(ds);
       return resolvePage({

@@ -3,18 +3,16 @@ import type { EntityDoc } from '../store/documents.js';
 import { countEntities, listEntities } from '../store/entities.js';
 import { tenantOfDataset } from '../store/tenant.js';
 import {
-  afterArg,
   asOfArg,
   DEFAULT_NESTED_LIST_SIZE,
   knownAtArg,
   MAX_NESTED_LIST_SIZE,
   nameSchema,
   nestedFirstArg,
-  pageFirstArg,
   validAtArg,
 } from './args.js';
 import { builder } from './builder.js';
-import { connectionType, resolvePage } from './connections.js';
+import { connectionType, pageArgs, resolvePage } from './connections.js';
 import {
   LOADED_OBJECT_COST,
   listCost,
@@ -95,8 +93,7 @@ builder.objectFields(DatasetRef, (t) => ({
     complexity: pageComplexity,
     args: {
       type: t.arg({ type: EntityTypeEnum }),
-      first: t.arg.int(pageFirstArg),
-      after: t.arg.string(afterArg),
+      ...pageArgs,
     },
     resolve: (ds, args, ctx, info) => {
       const tenant = tenantOfDataset(ds);

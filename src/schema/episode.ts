@@ -2,20 +2,18 @@ import type { EpisodeDoc } from '../store/documents.js';
 import { countEpisodes, listEpisodes } from '../store/episodes.js';
 import { tenantOfDataset } from '../store/tenant.js';
 import {
-  afterArg,
   DEFAULT_NESTED_LIST_SIZE,
   deprecatedIdArg,
   EPISODE_ID,
   MAX_NESTED_LIST_SIZE,
   nestedFirstArg,
-  pageFirstArg,
   renamedIdArg,
   renamedIdSchema,
   renamedIdValue,
 } from './args.js';
 import { READABLE_WITHOUT_READ } from './authScopes.js';
 import { builder } from './builder.js';
-import { connectionType, resolvePage } from './connections.js';
+import { connectionType, pageArgs, resolvePage } from './connections.js';
 import { LOADED_OBJECT_COST, nestedListComplexity, pageComplexity } from './cost.js';
 import { timeThenId } from './cursors.js';
 import { DatasetRef } from './dataset.js';
@@ -70,10 +68,7 @@ builder.objectFields(DatasetRef, (t) => ({
     type: EpisodeConnection,
     description: 'Episodes, most recent (occurredAt) first.',
     complexity: pageComplexity,
-    args: {
-      first: t.arg.int(pageFirstArg),
-      after: t.arg.string(afterArg),
-    },
+    args: pageArgs,
     resolve: (ds, args, ctx, info) => {
       const tenant = tenantOfDataset(ds);
       return resolvePage({

@@ -5,7 +5,6 @@ import type { FactView } from '../store/documents.js';
 import { countFacts, deleteFact, type FactQuery, listFacts, restoreFact } from '../store/facts.js';
 import { tenantOfDataset, tenantOfDocument } from '../store/tenant.js';
 import {
-  afterArg,
   asOfArg,
   DEFAULT_PAGE_SIZE,
   datasetArg,
@@ -24,7 +23,7 @@ import {
 } from './args.js';
 import { READABLE_WITHOUT_READ } from './authScopes.js';
 import { builder } from './builder.js';
-import { connectionType, resolvePage } from './connections.js';
+import { connectionType, pageArgs, resolvePage } from './connections.js';
 import {
   boundOf,
   LOADED_OBJECT_COST,
@@ -202,8 +201,7 @@ builder.objectField(DatasetRef, 'facts', (t) =>
     ]),
     args: {
       q: t.arg.string({ validate: querySchema }),
-      first: t.arg.int(pageFirstArg),
-      after: t.arg.string(afterArg),
+      ...pageArgs,
       includeInvalidated: t.arg.boolean({ defaultValue: false }),
       asOf: t.arg(asOfArg),
       validAt: t.arg(validAtArg),

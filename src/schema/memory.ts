@@ -2,10 +2,9 @@ import type { GraphQLResolveInfo } from 'graphql';
 import type { RequestContext } from '../context.js';
 import type { MemoryDoc } from '../store/documents.js';
 import { countMemories, listMemories, type MemoryQuery } from '../store/memories.js';
-import { afterArg, pageFirstArg } from './args.js';
 import { READABLE_WITHOUT_READ } from './authScopes.js';
 import { builder } from './builder.js';
-import { connectionType, resolvePage } from './connections.js';
+import { connectionType, pageArgs, resolvePage } from './connections.js';
 import { listCost, pageComplexity, WHOLE_LIST_CAP } from './cost.js';
 import { timeThenId } from './cursors.js';
 import { DatasetRef } from './dataset.js';
@@ -68,8 +67,7 @@ const memoryPageArgs = builder.args((t) => ({
       'Also memories whose validity has ended (superseded, or past their validUntil): without asOf, those with validUntil <= now; with asOf, every memory with validFrom <= asOf whatever its validUntil. With includeArchived: live, archived and superseded memories together.',
   }),
   asOf: t.field({ type: 'DateTime' }),
-  first: t.int(pageFirstArg),
-  after: t.string(afterArg),
+  ...pageArgs,
 }));
 
 /** A page of the memories of `workspaceId` (of one dataset, or of all of them). */
