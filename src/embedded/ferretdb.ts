@@ -21,6 +21,7 @@ import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { applyPatch, parsePatch, type StructuredPatch } from 'diff';
+import { systemClock } from '../clock.js';
 import { StartupError } from '../config.js';
 import { SCALAR_FIELDS } from '../store/collections.js';
 import { type BuildProgress, buildProgress } from './buildProgress.js';
@@ -324,7 +325,7 @@ export async function ensureFerretDbBinary(log?: (line: string) => void): Promis
   const logFile = `${target}.build.log`;
   writeFileSync(
     logFile,
-    `go output of the embedded database's build, ${new Date().toISOString()}\n`,
+    `go output of the embedded database's build, ${systemClock().toISOString()}\n`,
   );
   log?.(
     'Building the embedded database (FerretDB) with Go; this happens once and takes a few minutes.',
