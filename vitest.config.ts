@@ -25,6 +25,10 @@ export default defineConfig({
           // FerretDB's first build can take minutes; a test run reuses the cached build.
           hookTimeout: 600_000,
           testTimeout: 60_000,
+          // expect.poll waits for a condition (a page rendered, a key refused); its deadline
+          // only ends a wait that will not succeed. Vitest's default, 1 s, is a speed a
+          // loaded machine misses, a browser page's step most of all.
+          expect: { poll: { timeout: 30_000 } },
           sequence: { groupOrder: 0 },
         },
       },

@@ -29,7 +29,17 @@ import { median, procCpuSeconds, round1 } from './measure.js';
 
 export interface FairnessReport {
   lightAloneMs: number;
-  lightUnderLoad: { medianMs: number; maxMs: number; statuses: Record<string, number> };
+  lightUnderLoad: {
+    medianMs: number;
+    maxMs: number;
+    statuses: Record<string, number>;
+    /**
+     * The fewest heavy requests outstanding (sent, not yet answered: running or waiting for
+     * a slot) when a light one was sent: above the heavy workspace's concurrency, every
+     * light request met the heavy one's slots full and more waiting.
+     */
+    heavyOutstandingAtLeast: number;
+  };
   heavy: { statuses: Record<string, number>; medianMs: number; maxMs: number; retryAfter: boolean };
   /** FerretDB's CPU seconds per second of wall time, right after the heavy requests ended. */
   databaseCpuAfter: number | null;
@@ -151,20 +161,30 @@ export function runFairness(options: FairnessOptions): Promise<FairnessReport> {
 
     const alone: number[] = [];
     for (let i = 0; i < 10; i++) alone.push((await light()).ms);
+    let heavyOutstanding = 0;
+    const heavyOne = async () => {
+      heavyOutstanding++;
+      try {
+        return await get(heavyPath, heavyKey);
+      } finally {
+        heavyOutstanding--;
+      }
+    };
 
     log(`heavy load: ${options.clients} clients for ${options.seconds} s`);
     const until = performance.now() + options.seconds * 1000;
     const heavy: Awaited<ReturnType<typeof get>>[] = [];
-    const lightAnswers: Awaited<ReturnType<typeof get>>[] = [];
+    const lightAnswers: (Awaited<ReturnType<typeof get>> & { heavyOutstanding: number })[] = [];
     const cpuStart = procCpuSeconds(ferret.pid);
     const loadStart = performance.now();
     await Promise.all([
       ...Array.from({ length: options.clients }, async () => {
-        while (performance.now() < until) heavy.push(await get(heavyPath, heavyKey));
+        while (performance.now() < until) heavy.push(await heavyOne());
       }),
       (async () => {
         while (performance.now() < until) {
-          lightAnswers.push(await light());
+          const outstanding = heavyOutstanding;
+          lightAnswers.push({ ...(await light()), heavyOutstanding: outstanding });
           await new Promise((resolve) => setTimeout(resolve, 100));
         }
       })(),
@@ -186,6 +206,7 @@ export function runFairness(options: FairnessOptions): Promise<FairnessReport> {
         medianMs: round1(median(lightAnswers.map((a) => a.ms))),
         maxMs: round1(Math.max(...lightAnswers.map((a) => a.ms))),
         statuses: tally(lightAnswers.map((a) => a.status)),
+        heavyOutstandingAtLeast: Math.min(...lightAnswers.map((a) => a.heavyOutstanding)),
       },
       heavy: {
         statuses: tally(heavy.map((a) => a.status)),

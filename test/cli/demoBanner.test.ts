@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { docSection } from '../helpers/docs.js';
 import { type SpawnedGateway, spawnGateway } from '../helpers/spawnGateway.js';
+import { until } from '../helpers/until.js';
 
 /**
  * The banner of `npm start` on the embedded store says where the development key is, or,
@@ -50,11 +51,13 @@ function keys(dataDir: string, ...args: string[]): Promise<string> {
 
 /** The banner, once its last line (the key, or how to make one) is out. */
 async function banner(gateway: SpawnedGateway, last: RegExp): Promise<string[]> {
-  const deadline = Date.now() + 30_000;
-  while (!last.test(gateway.output())) {
-    if (Date.now() > deadline) throw new Error(`no banner line ${last}:\n${gateway.output()}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await until(
+    () => last.test(gateway.output()),
+    () => `banner line ${last}:\n${gateway.output()}`,
+    {
+      everyMs: 50,
+    },
+  );
   return gateway.output().split('\n');
 }
 

@@ -139,9 +139,7 @@ describe('the explorer, as a newcomer first opens it, at 390 px', () => {
       await expect
         .poll(() => page.locator('.summary').first().textContent())
         .toContain('1 fact believed true at the chosen instants');
-      await expect
-        .poll(() => row.locator('.bar[data-look="live"]').count(), { timeout: 10_000 })
-        .toBe(1);
+      await expect.poll(() => row.locator('.bar[data-look="live"]').count()).toBe(1);
       expect(await page.getByTestId('none-believed').count()).toBe(0);
     }, PHONE);
   }, 180_000);

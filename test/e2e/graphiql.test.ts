@@ -4,12 +4,14 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadDemoDataset } from '../../src/demo/seed.js';
 import { createGateway } from '../../src/http/app.js';
+import type { LiveStreams } from '../../src/http/liveStreams.js';
 import type { Database } from '../../src/store/database.js';
 import { recordEpisode } from '../../src/store/recordEpisode.js';
 import { createApiKey, workspaceIdFor } from '../../src/store/workspaces.js';
 import { launchChromium, PAGE_TIMEOUT } from '../helpers/browser.js';
 import { openTestDatabase } from '../helpers/database.js';
 import { closeServer, listenOnLoopback } from '../helpers/listener.js';
+import { streamsFollowing } from '../helpers/live.js';
 
 /**
  * GraphiQL end to end, in a real headless Chromium (test/helpers/browser.ts) against a
@@ -36,7 +38,8 @@ const QUERY = `{
 
 let server: ServerType | null = null;
 let database: Database;
-let gatewayStreams: () => number = () => 0;
+let live: LiveStreams;
+const gatewayStreams = () => live.counts().streams;
 /** Launched inside the test, not in a hook, so a missing Chromium fails the test itself. */
 let browser: Browser | null = null;
 let origin = '';
@@ -75,7 +78,7 @@ beforeAll(async () => {
     developmentKey: key,
   });
 
-  gatewayStreams = () => gateway.live.counts().streams;
+  live = gateway.live;
   ({ server, origin } = await listenOnLoopback(gateway.fetch));
 });
 
@@ -214,20 +217,29 @@ describe('GraphiQL in a browser, offline', () => {
         .toContain('subscription Follow');
       // GraphiQL infers the operation to run from the document a moment after an edit; a
       // click before that runs the old name ("Cannot infer operation"): click again then.
+      // Only while the button offers to execute: once it is running, a click would stop it.
       const run = page.locator('.graphiql-execute-button');
+      const running = async () =>
+        !(await run.getAttribute('aria-label'))?.startsWith('Execute') || gatewayStreams() > 0;
       await expect
         .poll(
           async () => {
-            if (gatewayStreams() === 0) {
+            if (!(await running())) {
               await run.click();
-              await new Promise((r) => setTimeout(r, 500));
+              // The moment the page takes to show it runs (the button turns to Stop): the
+              // next check then does not click again, which would stop it.
+              for (let i = 0; i < 20 && !(await running()); i++) {
+                await new Promise((r) => setTimeout(r, 50));
+              }
             }
             return gatewayStreams();
           },
           { timeout: PAGE_TIMEOUT, interval: 250 },
         )
         .toBe(1);
-      // Once the stream is open, a change recorded in the dataset shows up in the pane.
+      // Once the stream follows the feed (it subscribed from now), a change recorded in the
+      // dataset shows up in the pane.
+      await streamsFollowing(live, 1, { withinMs: PAGE_TIMEOUT });
       await recordEpisode(
         database.collections,
         { workspaceId: workspaceIdFor('acme'), dataset: 'user_42' },

@@ -7,6 +7,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callTool, mcpClient, textOf } from '../helpers/mcp.js';
+import { until } from '../helpers/until.js';
 
 /**
  * The newcomer's path: `npm start` with no MONGODB_URI runs the embedded FerretDB under
@@ -56,10 +57,11 @@ function startServer(extra: NodeJS.ProcessEnv = {}): {
     const onData = (chunk: Buffer) => {
       out += chunk.toString();
       const match = /listening on (http:\/\/\S+)/.exec(out);
-      if (match && out.includes('Development key')) {
+      // Ready once the banner is out to its last line (the curl example's URL, printed
+      // after the key): the lines can arrive in several chunks.
+      if (match && out.includes('Development key') && /Try: curl[\s\S]*\/facts"\n/.test(out)) {
         clearTimeout(timer);
-        // The key line follows the heading.
-        setTimeout(() => resolve(match[1]!), 100);
+        resolve(match[1]!);
       }
     };
     child.stdout!.on('data', onData);
@@ -141,8 +143,13 @@ describe('npm start on the embedded database', () => {
     await bridged.close();
 
     // Once up, the embedded store says how big it is (the demo: one small dataset, no warning).
-    for (let i = 0; i < 100 && !server.output().includes('Embedded store:'); i++)
-      await new Promise((r) => setTimeout(r, 100));
+    await until(
+      () => server.output().includes('Embedded store:'),
+      () => `the store's size:\n${server.output()}`,
+      {
+        everyMs: 100,
+      },
+    );
     expect(server.output()).toMatch(
       /Embedded store: (\d+) facts in 1 dataset; the largest, "user_42" \(workspace "development"\), holds \1\./,
     );
@@ -177,11 +184,9 @@ describe('npm start on the embedded database', () => {
     const exited = new Promise<number | null>((r) => server.child.once('exit', (code) => r(code)));
     server.child.kill('SIGTERM');
     expect(await exited).toBe(0);
-    for (let i = 0; i < 50 && isAlive(record.pid); i++)
-      await new Promise((r) => setTimeout(r, 100));
-    expect(isAlive(record.pid)).toBe(false);
+    await until(() => !isAlive(record.pid), 'the embedded database gone', { everyMs: 100 });
     expect(() => readFileSync(join(dataDir, 'embedded-db.json'))).toThrow();
-  });
+  }, 180_000);
 
   it('a second start reuses the data and prints the same key; a killed server leaves no orphan and a stale record is replaced', async () => {
     const firstKey = readFileSync(join(dataDir, 'development-key.txt'), 'utf8').trim();
@@ -192,9 +197,9 @@ describe('npm start on the embedded database', () => {
 
     // SIGKILL gives the server no chance to clean up: FerretDB sees its pipe close and exits.
     server.child.kill('SIGKILL');
-    for (let i = 0; i < 100 && isAlive(record.pid); i++)
-      await new Promise((r) => setTimeout(r, 100));
-    expect(isAlive(record.pid)).toBe(false);
+    await until(() => !isAlive(record.pid), 'the orphaned embedded database gone', {
+      everyMs: 100,
+    });
 
     // The record left behind is stale; a CLI command replaces it and works.
     const listed = await runCli(['src/cli/keys.ts', 'list', '--json']);
@@ -221,21 +226,17 @@ describe('npm start on the embedded database', () => {
       const record = JSON.parse(readFileSync(join(dataDir, 'embedded-db.json'), 'utf8'));
       process.kill(record.pid, 'SIGKILL');
       // The server stays up, starts it again, and answers again by itself.
-      for (
-        let i = 0;
-        i < 300 && server.output().split('The embedded database is back.').length <= round;
-        i++
-      )
-        await new Promise((r) => setTimeout(r, 100));
+      await until(
+        () => server.output().split('The embedded database is back.').length > round,
+        () => `round ${round}: the database back:\n${server.output()}`,
+        { everyMs: 100 },
+      );
       expect(server.output().split('The embedded database is back.').length, server.output()).toBe(
         round + 1,
       );
-      let status = 0;
-      for (let i = 0; i < 100 && status !== 200; i++) {
-        status = await count().catch(() => 0);
-        if (status !== 200) await new Promise((r) => setTimeout(r, 200));
-      }
-      expect(status, `round ${round}`).toBe(200);
+      await until(async () => (await count().catch(() => 0)) === 200, `round ${round}: a 200`, {
+        everyMs: 200,
+      });
       expect(server.child.exitCode).toBeNull();
     }
     // A fourth death within the minute: not started again; the server stops, saying why.

@@ -3,7 +3,9 @@ import { type ExecutionResult, print } from 'graphql';
 import { createClient as createSseClient } from 'graphql-sse';
 import { createClient as createWsClient } from 'graphql-ws';
 import WebSocket from 'ws';
+import type { LiveStreams } from '../../src/http/liveStreams.js';
 import type { GraphqlError } from './gateway.js';
+import { until } from './until.js';
 
 /**
  * A live subscription seen from its client: every result it received, in order, and
@@ -138,3 +140,25 @@ export function subscribeWs<T, V>(
 /** The error codes of a result. */
 export const codesOf = (result: ExecutionResult<unknown>) =>
   (result.errors ?? []).map((e) => (e as unknown as GraphqlError).extensions?.code);
+
+/**
+ * Waits until `live` has exactly `n` streams open, each following its dataset's feed, and
+ * every watch has read where its feed ends (`watches.started()`): from then on a change
+ * written reaches a stream that began "from now" (null cursor). Before it, a write can land
+ * before the watch has read the end of the feed, and so count as part of "now", never
+ * delivered. An observable moment, not a pause: on a loaded machine a watch's first reads
+ * take however long they take. With `n` 0: every stream closed and every watch gone.
+ */
+export async function streamsFollowing(
+  live: LiveStreams,
+  n: number,
+  options: { withinMs?: number } = {},
+): Promise<void> {
+  await until(
+    () => live.counts().streams === n && live.watches.counts().followers === n,
+    () =>
+      `${n} live streams following their feeds (open: ${JSON.stringify(live.counts())}, watches: ${JSON.stringify(live.watches.counts())})`,
+    options,
+  );
+  await live.watches.started();
+}

@@ -8,6 +8,8 @@ import { recordEpisode } from '../../src/store/recordEpisode.js';
 import { docSection, readDoc } from '../helpers/docs.js';
 import { episodeInput, factInput, testTenant } from '../helpers/episodeInput.js';
 import { openTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { streamsFollowing } from '../helpers/live.js';
+import { until } from '../helpers/until.js';
 
 /**
  * The live examples (docs/LIVE_UPDATES.md, "Subscriptions"; the README's tour shows the same
@@ -47,9 +49,9 @@ afterAll(async () => {
   await new Promise((resolve) => server.close(resolve));
 });
 
+/** Records a change once the example's stream follows the feed (it subscribes from now). */
 async function recordWhenStreaming(object: string): Promise<void> {
-  while (t.gateway.live.counts().streams < 1) await new Promise((r) => setTimeout(r, 20));
-  await new Promise((r) => setTimeout(r, 100));
+  await streamsFollowing(t.gateway.live, 1);
   await recordEpisode(
     t.database.collections,
     testTenant('development', 'user_42'),
@@ -90,7 +92,7 @@ describe('docs/LIVE_UPDATES.md: subscriptions', () => {
     expect(text).toContain('event: next');
     expect(text).toContain('"object":"a tandem"');
     controller.abort();
-    while (t.gateway.live.counts().streams > 0) await new Promise((r) => setTimeout(r, 20));
+    await streamsFollowing(t.gateway.live, 0);
   });
 
   it('the graphql-ws program prints each change as it happens', async () => {
@@ -108,7 +110,10 @@ describe('docs/LIVE_UPDATES.md: subscriptions', () => {
       output += chunk.toString();
     });
     await recordWhenStreaming('a kayak');
-    while (!output.includes('FACT_RECORDED')) await new Promise((r) => setTimeout(r, 20));
+    await until(
+      () => output.includes('FACT_RECORDED'),
+      () => `FACT_RECORDED printed:\n${output}`,
+    );
     expect(output).toContain('EPISODE_RECORDED');
     expect(output).toContain('FACT_RECORDED a kayak');
     child.kill('SIGKILL');

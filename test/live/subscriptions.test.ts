@@ -13,7 +13,8 @@ import {
 } from '../generated/operations.js';
 import { episodeInput, factInput, testTenant } from '../helpers/episodeInput.js';
 import { openTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { codesOf, type LiveSubscription, subscribeSse } from '../helpers/live.js';
+import { codesOf, type LiveSubscription, streamsFollowing, subscribeSse } from '../helpers/live.js';
+import { until } from '../helpers/until.js';
 
 /**
  * Subscription.datasetChanges over GraphQL over SSE (docs/LIVE_UPDATES.md), with
@@ -25,6 +26,11 @@ import { codesOf, type LiveSubscription, subscribeSse } from '../helpers/live.js
 let t: TestGateway;
 let reader: string;
 const commands: CommandStartedEvent[] = [];
+/**
+ * Each request's (and each event's) database time: generous, so that no answer here meets
+ * it on a loaded machine, except where a test waits past it on purpose.
+ */
+const DB_TIMEOUT_MS = 2000;
 
 beforeAll(async () => {
   t = await openTestGateway({
@@ -33,7 +39,7 @@ beforeAll(async () => {
     gateway: {
       // Only this process's writes wake a watch here; no poll interferes with the counts.
       live: { pollMs: 60_000, maxStreamsPerKey: 50, keyRecheckMs: 100 },
-      dbTimeoutMs: 300,
+      dbTimeoutMs: DB_TIMEOUT_MS,
     },
   });
   t.database.client.on('commandStarted', (event) => commands.push(event));
@@ -59,24 +65,12 @@ function live(dataset: string, after: string | null = null, key = reader) {
   );
 }
 
-/** Waits until the gateway has `n` streams open (a subscription is open once its watch began). */
-async function streamsOpen(n: number): Promise<void> {
-  while (t.gateway.live.counts().streams !== n) await new Promise((r) => setTimeout(r, 10));
-}
-
-/** Waits until a stream's watch has read where the feed ends (what "from now" means). */
-async function watching(dataset: string): Promise<void> {
-  const tenant = testTenant('acme', dataset);
-  const read = () =>
-    commands.some(
-      (c) =>
-        c.commandName === 'find' &&
-        (c.command as { comment?: string }).comment === 'store:lastChangeSeq' &&
-        JSON.stringify(c.command).includes(tenant.dataset),
-    );
-  while (!read()) await new Promise((r) => setTimeout(r, 10));
-  await new Promise((r) => setTimeout(r, 20));
-}
+/**
+ * Waits until the gateway has `n` streams open and following their feeds, each watch
+ * having read where its feed ends: what a stream without a cursor takes for "now", so
+ * a change written after this is delivered live (test/helpers/live.ts).
+ */
+const streamsOpen = (n: number) => streamsFollowing(t.gateway.live, n);
 
 const record = (dataset: string, facts = [factInput('user', 'drives', 'a Honda Civic')]) =>
   recordEpisode(
@@ -92,7 +86,6 @@ describe('Subscription.datasetChanges over SSE', () => {
     await record(ds);
     const sub = live(ds);
     await streamsOpen(1);
-    await watching(ds);
     const second = await record(ds, [
       factInput('user', 'likes', 'jazz'),
       factInput('user', 'has', 'a cat'),
@@ -142,12 +135,11 @@ describe('Subscription.datasetChanges over SSE', () => {
     const first = await record(ds);
     const sub = live(ds);
     await streamsOpen(1);
-    await watching(ds);
     await record(ds, [factInput('user', 'likes', 'tea')]);
     const early = eventsOf(await sub.results(2));
     expect(early[1]!.fact!.state).toBe('LIVE');
-    // Longer than the request's database time (300 ms here): the next event still reads.
-    await new Promise((r) => setTimeout(r, 400));
+    // Longer than the request's database time (DB_TIMEOUT_MS here): the next event still reads.
+    await new Promise((r) => setTimeout(r, DB_TIMEOUT_MS + 100));
     const old = first.facts[0]!.factId;
     await record(ds, [factInput('user', 'drives', 'a Toyota', { supersedes: [old] })]);
     const later = eventsOf(await sub.results(5)).slice(2);
@@ -165,7 +157,6 @@ describe('Subscription.datasetChanges over SSE', () => {
       const subs: LiveSubscription<LiveDatasetChangesSubscription>[] = [];
       for (let i = 0; i < subscribers; i++) subs.push(live(ds));
       await streamsOpen(subscribers);
-      await watching(ds);
       const from = commands.length;
       for (let i = 0; i < 3; i++) {
         await record(ds);
@@ -206,7 +197,6 @@ describe('Subscription.datasetChanges over SSE', () => {
     const missing = live('live-never');
     const own = live('live-own');
     await streamsOpen(3);
-    await watching('live-own');
     await recordEpisode(
       t.database.collections,
       testTenant('globex', 'live-secret'),
@@ -231,7 +221,6 @@ describe('Subscription.datasetChanges over SSE', () => {
     const gone = await record(ds, [factInput('user', 'said', 'a secret')]);
     const sub = live(ds);
     await streamsOpen(1);
-    await watching(ds);
     await eraseEpisode(
       t.database.collections,
       testTenant('acme', ds),
@@ -336,20 +325,22 @@ describe('what ends or refuses a stream', () => {
       );
     const a = open(key);
     const b = open(key);
-    while (limited.gateway.live.counts().streams < 2) await new Promise((r) => setTimeout(r, 10));
+    const limitedOpen = (n: number) =>
+      until(() => limited.gateway.live.counts().streams === n, `${n} streams open`);
+    await limitedOpen(2);
     const c = open(key);
     await c.ended;
     expect(codesOf(c.received[0]!)).toEqual(['RATE_LIMITED']);
     expect(c.received[0]!.errors![0]!.message).toContain('LIVE_STREAMS_PER_KEY');
     const d = open(other);
-    while (limited.gateway.live.counts().streams < 3) await new Promise((r) => setTimeout(r, 10));
+    await limitedOpen(3);
     const e = open(other);
     await e.ended;
     expect(e.received[0]!.errors![0]!.message).toContain('LIVE_STREAMS');
     a.close();
-    while (limited.gateway.live.counts().streams > 2) await new Promise((r) => setTimeout(r, 10));
+    await limitedOpen(2);
     const f = open(key);
-    while (limited.gateway.live.counts().streams < 3) await new Promise((r) => setTimeout(r, 10));
+    await limitedOpen(3);
     expect(f.received).toEqual([]);
     for (const s of [b, d, f]) s.close();
     limited.gateway.live.close();
@@ -381,12 +372,11 @@ describe('what ends or refuses a stream', () => {
       }),
     });
     expect(response.headers.get('content-type')).toContain('text/event-stream');
-    // The first chunk (the heartbeat) is read, so the stream has begun; then nothing more
-    // is read while ten changes are written.
+    // The first chunk (the heartbeat) is read, so the stream has begun; once it follows the
+    // feed, nothing more is read while ten changes are written.
     const body = response.body!.getReader();
     await body.read();
-    while (small.gateway.live.watches.counts().followers < 1)
-      await new Promise((r) => setTimeout(r, 10));
+    await streamsFollowing(small.gateway.live, 1);
     await recordEpisode(
       small.database.collections,
       testTenant('acme', 'slow'),
@@ -421,7 +411,7 @@ describe('what ends or refuses a stream', () => {
         key,
       ),
     );
-    while (one.gateway.live.counts().streams < 3) await new Promise((r) => setTimeout(r, 10));
+    await until(() => one.gateway.live.counts().streams === 3, '3 streams open');
     const answer = await one.graphql(ChangeFeedDocument, { dataset: 'd', first: 1 }, key);
     expect(answer.status).toBe(200);
     expect(answer.body.errors).toBeUndefined();
@@ -441,7 +431,7 @@ describe('what ends or refuses a stream', () => {
         key,
       );
     const subs = [open(), open()];
-    while (closing.gateway.live.counts().streams < 2) await new Promise((r) => setTimeout(r, 10));
+    await until(() => closing.gateway.live.counts().streams === 2, '2 streams open');
     closing.gateway.beginShutdown();
     for (const s of subs) {
       expect((await s.ended).error).toBeNull();
@@ -501,7 +491,6 @@ describe('a change pushed to many streams', () => {
     const c = await open({ d: ds, unused: true });
     const next = [a.next(), b.next(), c.next()];
     await streamsOpen(3);
-    await watching(ds);
     await record(ds);
     const [ra, rb, rc] = await Promise.all(next);
     expect((ra!.value as { data: unknown }).data).toMatchObject({
@@ -541,7 +530,6 @@ describe('a change pushed to many streams', () => {
     const streams = [await open(), await open()];
     const next = streams.map((s) => s.read());
     await streamsOpen(2);
-    await watching(ds);
     await record(ds);
     const [a, b] = await Promise.all(next);
     expect(new TextDecoder().decode(a!.value)).toBe(

@@ -10,7 +10,8 @@ import { revokeApiKey } from '../../src/store/workspaces.js';
 import { LiveDatasetChangesDocument } from '../generated/operations.js';
 import { episodeInput, factInput, testTenant } from '../helpers/episodeInput.js';
 import { openTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { codesOf, subscribeWs } from '../helpers/live.js';
+import { codesOf, streamsFollowing, subscribeWs } from '../helpers/live.js';
+import { until } from '../helpers/until.js';
 
 /**
  * GraphQL over WebSocket (graphql-ws) on /graphql, with graphql-ws's own client over a real
@@ -33,9 +34,11 @@ beforeAll(async () => {
   server = await new Promise<Server>((resolve) => {
     const s = listen(t.gateway.fetch, { port: 0, hostname: '127.0.0.1' }, () => resolve(s));
   });
+  // The default keep-alive (12 s, longer than this file runs): a connection whose pong is
+  // late by more than the keep-alive is terminated, and on a loaded machine this process
+  // (both the server and its clients) can be late by a fraction of a second.
   webSocket = serveGraphqlWebSocket(server, t.gateway, {
     allowedHosts: ['127.0.0.1', 'localhost'],
-    keepAliveMs: 200,
   });
   url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`;
 });
@@ -47,6 +50,22 @@ afterAll(async () => {
   await new Promise((resolve) => server.close(resolve));
 });
 
+/** A listener of its own over the same gateway, with its own WebSocket options. */
+async function ownListener(options: Parameters<typeof serveGraphqlWebSocket>[2] = {}) {
+  const own = await new Promise<Server>((resolve) => {
+    const s = listen(t.gateway.fetch, { port: 0, hostname: '127.0.0.1' }, () => resolve(s));
+  });
+  const ws = serveGraphqlWebSocket(own, t.gateway, options);
+  return {
+    url: `ws://127.0.0.1:${(own.address() as AddressInfo).port}/graphql`,
+    close: async () => {
+      await ws.close();
+      own.closeAllConnections();
+      await new Promise((resolve) => own.close(resolve));
+    },
+  };
+}
+
 const record = (dataset: string, object = 'a Honda Civic') =>
   recordEpisode(
     t.database.collections,
@@ -55,9 +74,11 @@ const record = (dataset: string, object = 'a Honda Civic') =>
     new Date(),
   );
 
-async function streamsOpen(n: number): Promise<void> {
-  while (t.gateway.live.counts().streams !== n) await new Promise((r) => setTimeout(r, 10));
-}
+/**
+ * Waits until the gateway has `n` streams open and following their feeds from where they
+ * ended (so a change written next reaches a stream without a cursor).
+ */
+const streamsOpen = (n: number) => streamsFollowing(t.gateway.live, n);
 
 describe('Subscription.datasetChanges over graphql-ws', () => {
   it('replays after a cursor, then goes live', async () => {
@@ -66,7 +87,6 @@ describe('Subscription.datasetChanges over graphql-ws', () => {
     await record(ds, 'a Toyota');
     const sub = subscribeWs(url, LiveDatasetChangesDocument, { dataset: ds, after: null }, reader);
     await streamsOpen(1);
-    await new Promise((r) => setTimeout(r, 100));
     await record(ds, 'a bike');
     const live = (await sub.results(2)).map((r) => r.data!.datasetChanges);
     expect(live.map((e) => e.kind)).toEqual(['EPISODE_RECORDED', 'FACT_RECORDED']);
@@ -86,14 +106,20 @@ describe('Subscription.datasetChanges over graphql-ws', () => {
   });
 
   it('an idle connection is pinged (the heartbeat that keeps proxies from closing it)', async () => {
-    const idle = new WebSocket(url, 'graphql-transport-ws');
-    const pinged = new Promise<void>((resolve) => idle.once('ping', () => resolve()));
-    await new Promise<void>((resolve) => idle.once('open', () => resolve()));
-    idle.send(
-      JSON.stringify({ type: 'connection_init', payload: { authorization: `Bearer ${reader}` } }),
-    );
-    await pinged;
-    idle.close();
+    // A short keep-alive, on a listener of its own: the ping comes soon.
+    const own = await ownListener({ allowedHosts: ['127.0.0.1'], keepAliveMs: 200 });
+    try {
+      const idle = new WebSocket(own.url, 'graphql-transport-ws');
+      const pinged = new Promise<void>((resolve) => idle.once('ping', () => resolve()));
+      await new Promise<void>((resolve) => idle.once('open', () => resolve()));
+      idle.send(
+        JSON.stringify({ type: 'connection_init', payload: { authorization: `Bearer ${reader}` } }),
+      );
+      await pinged;
+      idle.close();
+    } finally {
+      await own.close();
+    }
   });
 
   it('a connection without a valid key is closed (4403) before it can subscribe', async () => {
@@ -202,7 +228,7 @@ describe('Subscription.datasetChanges over graphql-ws', () => {
         if (JSON.parse(String(message)).type === 'connection_ack') resolve();
       });
     });
-    while (closing.gateway.live.counts().streams < 1) await new Promise((r) => setTimeout(r, 10));
+    await until(() => closing.gateway.live.counts().streams === 1, 'the stream open');
     closing.gateway.beginShutdown();
     await ws.close();
     await sub.ended;
