@@ -446,8 +446,11 @@ async function readRecord(file: string): Promise<OwnerRecord | null> {
   }
 }
 
-/** DATA_DIR that cannot hold the database's files, said in one sentence; other errors as they are. */
-function unusableDataDir(dataDir: string, error: unknown): unknown {
+/**
+ * DATA_DIR that cannot hold the database's files, said in one sentence; other errors as they are.
+ * @internal exported for its test: a folder root may not write cannot be made on every machine.
+ */
+export function unusableDataDir(dataDir: string, error: unknown): unknown {
   const code = (error as NodeJS.ErrnoException).code ?? '';
   const why: Record<string, string> = {
     EEXIST: 'it is a file, not a folder',
