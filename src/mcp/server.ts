@@ -75,7 +75,7 @@ const SCHEMA_VALIDATOR = new AjvJsonSchemaValidator();
 
 /** Why a key may not call a tool (the refusal its operation would get), or null: it may. */
 const toolRefusal = (tool: McpTool, ctx: RequestContext) =>
-  refusalOf(ctx, tool.operation, tool.widestVariables);
+  refusalOf(ctx, tool.operation, tool.listedWith);
 
 /** A tool call that failed, as the model sees it: the gateway's code, then its message. */
 function toolError(code: string, message: string): CallToolResult {

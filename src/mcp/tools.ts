@@ -19,7 +19,6 @@ import { INSTANT_FORMAT, parseInstant } from '../domain/time.js';
 import { GatewayError } from '../errors.js';
 import {
   McpCreateMemoryDocument,
-  McpCreateMemoryIdsDocument,
   McpDeleteFactDocument,
   McpEntityFactsDocument,
   type McpFactFragment,
@@ -29,9 +28,7 @@ import {
   type McpMemoryFragment,
   McpRecallDocument,
   McpRecordEpisodeDocument,
-  McpRecordEpisodeIdsDocument,
   McpUpdateMemoryDocument,
-  McpUpdateMemoryIdsDocument,
   McpWhatChangedDocument,
 } from '../generated/operations.js';
 import { runOperation } from '../rest/runOperation.js';
@@ -64,23 +61,19 @@ export interface McpTool<Input extends z.ZodObject = z.ZodObject> {
   input: Input;
   output: z.ZodObject;
   annotations: ToolAnnotations;
-  /**
-   * The operation it runs with the fewest scopes: whether a key may call the tool at all
-   * (a write tool runs a fuller one when the key may also read: `readBack`).
-   */
+  /** The operation it runs (src/mcp/tools.graphql). */
   operation: TypedDocumentNode<unknown, never>;
-  /** The @include / @skip values its widest call sends (what `tools/list` judges scopes by). */
-  widestVariables?: Record<string, unknown>;
+  /**
+   * The @include / @skip values `tools/list` judges a key by: recall's widest call, a write
+   * tool's ids-only one (`readBack`: any key that may write may call it).
+   */
+  listedWith?: Record<string, unknown>;
   /** What to add to WRITE_OUTCOME_UNKNOWN's message: how to retry this tool safely. */
   retry?: string;
   run(ctx: RequestContext, args: z.output<Input>): Promise<ToolAnswer>;
 }
 
-/**
- * Why the key may not run an operation whole (the refusal runOperation would answer), or
- * null: it may. A write tool reads back what it wrote in full when the key may also read,
- * else only the ids a write-only key (an extraction pipeline's) is handed back.
- */
+/** Why the key may not run an operation whole (the refusal runOperation would answer), or null. */
 export function refusalOf(
   ctx: RequestContext,
   operation: TypedDocumentNode<unknown, never>,
@@ -88,6 +81,16 @@ export function refusalOf(
 ) {
   return authorizeOperation(schema, operation, { variables }, scopesOf(ctx), { fields: false });
 }
+
+/**
+ * Whether a write tool reads back what it wrote in full (the key may also read), else only
+ * the ids and versions a write-only key (an extraction pipeline's) is handed back.
+ */
+const mayReadBack = (ctx: RequestContext, operation: TypedDocumentNode<unknown, never>) =>
+  !refusalOf(ctx, operation, { readBack: true });
+
+/** What `tools/list` judges a write tool by: the ids-only call. */
+const WRITE_ONLY = { readBack: false };
 
 /** A tool, typed by its input (one name for the idiom: every tool below is declared with it). */
 const tool = <Input extends z.ZodObject>(declared: McpTool<Input>): McpTool =>
@@ -249,7 +252,7 @@ const recall = tool({
   }),
   annotations: READS,
   operation: McpRecallDocument,
-  widestVariables: { explain: true, withMemories: true },
+  listedWith: { explain: true, withMemories: true },
   async run(ctx, { limit, memories: withMemories, ...args }) {
     const data = await runOperation(ctx, McpRecallDocument, {
       ...args,
@@ -547,19 +550,16 @@ const recordEpisode = tool({
   }),
   // The same episode is recorded once, however often it is sent.
   annotations: { ...WRITES, idempotentHint: true },
-  operation: McpRecordEpisodeIdsDocument,
+  operation: McpRecordEpisodeDocument,
+  listedWith: WRITE_ONLY,
   retry: 'retry with the same episode id: call record_episode again with the same input',
   async run(ctx, args) {
-    const full = !refusalOf(ctx, McpRecordEpisodeDocument);
-    const recorded = full
-      ? (await runOperation(ctx, McpRecordEpisodeDocument, args)).recordEpisode
-      : {
-          ...(await runOperation(ctx, McpRecordEpisodeIdsDocument, args)).recordEpisode,
-          superseded: null,
-        };
+    const readBack = mayReadBack(ctx, McpRecordEpisodeDocument);
+    const recorded = (await runOperation(ctx, McpRecordEpisodeDocument, { ...args, readBack }))
+      .recordEpisode;
     const { outcome, episode, supersededIds, superseded } = recorded;
     const factIds = recorded.facts.map((f) => f.factId);
-    const facts = full ? (recorded.facts as McpFactFragment[]) : null;
+    const facts = readBack ? (recorded.facts as McpFactFragment[]) : null;
     return {
       structured: {
         outcome,
@@ -605,9 +605,12 @@ const writtenMemoryOutput = z.object({
 
 function writtenMemory(
   done: string,
-  memory: McpMemoryFragment | { memoryId: string; version: number },
+  memory: { memoryId: string; version: number },
+  readBack: boolean,
 ): ToolAnswer {
-  const full = 'text' in memory ? memory : null;
+  // Decided by readBack, not by the keys present: a compiled operation (graphql-jit) may
+  // leave a skipped fragment's fields as keys with no value.
+  const full = readBack ? (memory as McpMemoryFragment) : null;
   return {
     structured: {
       memoryId: memory.memoryId,
@@ -645,13 +648,13 @@ const createMemory = tool({
   }),
   output: writtenMemoryOutput,
   annotations: WRITES,
-  operation: McpCreateMemoryIdsDocument,
+  operation: McpCreateMemoryDocument,
+  listedWith: WRITE_ONLY,
   retry: 'retry with the same memoryId',
   async run(ctx, args) {
-    const memory = !refusalOf(ctx, McpCreateMemoryDocument)
-      ? (await runOperation(ctx, McpCreateMemoryDocument, args)).createMemory
-      : (await runOperation(ctx, McpCreateMemoryIdsDocument, args)).createMemory;
-    return writtenMemory('Created', memory);
+    const readBack = mayReadBack(ctx, McpCreateMemoryDocument);
+    const data = await runOperation(ctx, McpCreateMemoryDocument, { ...args, readBack });
+    return writtenMemory('Created', data.createMemory, readBack);
   },
 });
 
@@ -679,12 +682,12 @@ const updateMemory = tool({
   }),
   output: writtenMemoryOutput,
   annotations: WRITES,
-  operation: McpUpdateMemoryIdsDocument,
+  operation: McpUpdateMemoryDocument,
+  listedWith: WRITE_ONLY,
   async run(ctx, args) {
-    const memory = !refusalOf(ctx, McpUpdateMemoryDocument)
-      ? (await runOperation(ctx, McpUpdateMemoryDocument, args)).updateMemory
-      : (await runOperation(ctx, McpUpdateMemoryIdsDocument, args)).updateMemory;
-    return writtenMemory('Updated', memory);
+    const readBack = mayReadBack(ctx, McpUpdateMemoryDocument);
+    const data = await runOperation(ctx, McpUpdateMemoryDocument, { ...args, readBack });
+    return writtenMemory('Updated', data.updateMemory, readBack);
   },
 });
 

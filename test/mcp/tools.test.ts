@@ -369,6 +369,25 @@ describe('writes', () => {
     expect(codeOf(unknown)).toBe('NOT_FOUND');
   });
 
+  it('create_memory and update_memory with a write-only key: id and version, nothing it may not read', async () => {
+    const pipeline = await connect(['write']);
+    const created = await callTool(pipeline, 'create_memory', {
+      dataset: 'agent-notes',
+      input: { text: 'The user writes in French.' },
+    });
+    const answer = structured<{ memoryId: string }>(created);
+    expect(answer).toEqual({ memoryId: expect.any(String), version: 1 });
+    expect(textOf(created)).not.toContain('French');
+    const updated = await callTool(pipeline, 'update_memory', {
+      dataset: 'agent-notes',
+      memoryId: answer.memoryId,
+      expectedVersion: 1,
+      patch: { text: 'The user writes in German.' },
+    });
+    expect(structured(updated)).toEqual({ memoryId: answer.memoryId, version: 2 });
+    expect(textOf(updated)).not.toContain('German');
+  });
+
   it('what_changed: resumed from the cursor it answered, every change once', async () => {
     const dataset = 'feed';
     await callTool(agent, 'record_episode', episode([fact('a'), fact('b')], dataset));
