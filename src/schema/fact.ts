@@ -1,4 +1,3 @@
-import { tenantOf } from '../context.js';
 import { FACT_STATES, factStateAtPoint, resolveTemporalSelection } from '../domain/factState.js';
 import { normalizeUuid } from '../domain/ids.js';
 import type { FactView } from '../store/documents.js';
@@ -7,7 +6,6 @@ import { tenantOfDataset, tenantOfDocument } from '../store/tenant.js';
 import {
   asOfArg,
   DEFAULT_PAGE_SIZE,
-  datasetArg,
   deprecatedIdArg,
   FACT_ID,
   knownAtArg,
@@ -24,20 +22,14 @@ import {
 import { READABLE_WITHOUT_READ } from './authScopes.js';
 import { builder } from './builder.js';
 import { connectionType, pageArgs, resolvePage } from './connections.js';
-import {
-  boundOf,
-  LOADED_OBJECT_COST,
-  listCost,
-  OWN_QUERY_OBJECT_COST,
-  pageComplexity,
-} from './cost.js';
+import { boundOf, LOADED_OBJECT_COST, listCost, pageComplexity } from './cost.js';
 import { timeThenId } from './cursors.js';
 import { DatasetRef } from './dataset.js';
 import { EntityRef } from './entity.js';
 import { EpisodeRef } from './episode.js';
+import { mutationById } from './mutationById.js';
 import { nodeKey, parseNodeKey } from './nodeIds.js';
 import { loadedReference } from './references.js';
-import { runStoreWrite } from './storeErrors.js';
 
 const FactStateEnum = builder.enumType('FactState', {
   description:
@@ -297,45 +289,25 @@ const DeleteFactPayload = builder
     }),
   });
 
-builder.mutationField('deleteFact', (t) =>
-  t.withAuth({ write: true }).field({
-    type: DeleteFactPayload,
-    description:
-      'Soft delete: stamps invalidAt (reason DELETED). Succeeds once; an unknown id, a fact of another dataset, or one already invalidated is NOT_FOUND, except a fact superseded by a replacement whose corrected version is still believed: the version is deleted (the fact was wrong, in every version), and the answer is the fact as it is. Needs the write scope.',
-    args: {
-      dataset: t.arg.string(datasetArg),
-      factId: t.arg.id(renamedIdArg(FACT_ID, 'The fact to delete.')),
-      id: t.arg.id(deprecatedIdArg(FACT_ID)),
-    },
-    validate: renamedIdSchema(FACT_ID),
-    complexity: OWN_QUERY_OBJECT_COST,
-    resolve: async (_root, args, ctx) => {
-      const factId = renamedIdValue(FACT_ID, args);
-      const fact = await runStoreWrite(ctx.store, (store) =>
-        deleteFact(store, tenantOf(ctx, args.dataset), factId, ctx.now),
-      );
-      return { factId: fact.factId, fact };
-    },
-  }),
-);
+mutationById('deleteFact', {
+  scope: 'write',
+  type: DeleteFactPayload,
+  description:
+    'Soft delete: stamps invalidAt (reason DELETED). Succeeds once; an unknown id, a fact of another dataset, or one already invalidated is NOT_FOUND, except a fact superseded by a replacement whose corrected version is still believed: the version is deleted (the fact was wrong, in every version), and the answer is the fact as it is. Needs the write scope.',
+  id: FACT_ID,
+  idDescription: 'The fact to delete.',
+  write: async (store, tenant, factId, ctx) => {
+    const fact = await deleteFact(store, tenant, factId, ctx.now);
+    return { factId: fact.factId, fact };
+  },
+});
 
-builder.mutationField('restoreFact', (t) =>
-  t.withAuth({ admin: true }).field({
-    type: FactRef,
-    description:
-      'Undoes a soft delete: the fact is live again (and can be deleted again). Only a deleted fact can be restored; anything else is NOT_FOUND. Needs the admin scope.',
-    args: {
-      dataset: t.arg.string(datasetArg),
-      factId: t.arg.id(renamedIdArg(FACT_ID, 'The deleted fact to restore.')),
-      id: t.arg.id(deprecatedIdArg(FACT_ID)),
-    },
-    validate: renamedIdSchema(FACT_ID),
-    complexity: OWN_QUERY_OBJECT_COST,
-    resolve: (_root, args, ctx) => {
-      const factId = renamedIdValue(FACT_ID, args);
-      return runStoreWrite(ctx.store, (store) =>
-        restoreFact(store, tenantOf(ctx, args.dataset), factId, 'deleted', ctx.now),
-      );
-    },
-  }),
-);
+mutationById('restoreFact', {
+  scope: 'admin',
+  type: FactRef,
+  description:
+    'Undoes a soft delete: the fact is live again (and can be deleted again). Only a deleted fact can be restored; anything else is NOT_FOUND. Needs the admin scope.',
+  id: FACT_ID,
+  idDescription: 'The deleted fact to restore.',
+  write: (store, tenant, factId, ctx) => restoreFact(store, tenant, factId, 'deleted', ctx.now),
+});

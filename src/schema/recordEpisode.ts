@@ -10,21 +10,14 @@ import {
   recordEpisode,
   type EpisodeInput as StoreEpisodeInput,
 } from '../store/recordEpisode.js';
-import {
-  datasetArg,
-  deprecatedIdArg,
-  EPISODE_ID,
-  renamedIdArg,
-  renamedIdSchema,
-  renamedIdValue,
-  uuidSchema,
-} from './args.js';
+import { datasetArg, EPISODE_ID, uuidSchema } from './args.js';
 import { builder } from './builder.js';
 import { listCost, OWN_QUERY_OBJECT_COST } from './cost.js';
 import { EntityTypeEnum } from './entity.js';
 import { EpisodeRef } from './episode.js';
 import { ErasureCountsRef } from './erasure.js';
 import { FactRef } from './fact.js';
+import { mutationById } from './mutationById.js';
 import { runStoreWrite } from './storeErrors.js';
 
 /**
@@ -252,26 +245,13 @@ builder.mutationField('recordEpisode', (t) =>
   }),
 );
 
-/** eraseEpisode's episode: `episodeId`, once `id` (deprecated). */
-
-builder.mutationField('eraseEpisode', (t) =>
-  t.withAuth({ admin: true }).field({
-    type: ErasureCountsRef,
-    description:
-      'Physically removes an episode and what only it produced (its facts, entities nothing else mentions), restoring facts it superseded to live. Idempotent; audited. Needs the admin scope.',
-    args: {
-      dataset: t.arg.string(datasetArg),
-      episodeId: t.arg.id(renamedIdArg(EPISODE_ID, 'The episode to erase.')),
-      id: t.arg.id(deprecatedIdArg(EPISODE_ID)),
-    },
-    validate: renamedIdSchema(EPISODE_ID),
-    complexity: OWN_QUERY_OBJECT_COST,
-    resolve: (_root, args, ctx) => {
-      const { auth } = ctx;
-      const episodeId = renamedIdValue(EPISODE_ID, args);
-      return runStoreWrite(ctx.store, (store) =>
-        eraseEpisode(store, tenantOf(ctx, args.dataset), episodeId, auth, ctx.now),
-      );
-    },
-  }),
-);
+mutationById('eraseEpisode', {
+  scope: 'admin',
+  type: ErasureCountsRef,
+  description:
+    'Physically removes an episode and what only it produced (its facts, entities nothing else mentions), restoring facts it superseded to live. Idempotent; audited. Needs the admin scope.',
+  id: EPISODE_ID,
+  idDescription: 'The episode to erase.',
+  write: (store, tenant, episodeId, ctx) =>
+    eraseEpisode(store, tenant, episodeId, ctx.auth, ctx.now),
+});
