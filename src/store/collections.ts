@@ -127,6 +127,20 @@ function repairScan(field: string, name: string, what: string): IndexSpec {
 }
 
 /**
+ * An index led by the tenant (workspace, then dataset: SHARD_KEY), then `fields`, named
+ * `tenant_<suffix>` (`tenant` alone when it holds no more).
+ */
+function tenantIndex(suffix = '', fields: IndexSpec['key'] = {}): IndexSpec {
+  return { key: { ...SHARD_KEY, ...fields }, name: suffix ? `tenant_${suffix}` : 'tenant' };
+}
+
+/**
+ * A fact index's transaction-time fields, after its sort: they carry no order (factId is
+ * unique in a dataset), and let a count over the live view or a window read the index alone.
+ */
+const VIEW_BOUNDS = { recordedAt: 1, invalidAt: 1, validUntil: 1 } as const;
+
+/**
  * Indexes, created idempotently at start. Each serves named store queries (listed in
  * docs/SCALING.md; test/indexes/ checks every query the test suite sends against this
  * list): the tenant (workspace, then dataset) first, so a deployment sharded on that prefix
@@ -145,124 +159,63 @@ export const INDEXES: { [K in keyof Collections]: IndexSpec[] } = {
   apiKeyUse: [{ key: { workspaceId: 1 }, name: 'workspace' }],
   keyEvents: [{ key: { workspaceId: 1, at: -1 }, name: 'workspace_at' }],
   datasets: [{ key: { workspaceId: 1, name: 1 }, name: 'workspace_name' }],
-  episodes: [
-    { key: { workspaceId: 1, dataset: 1, ...EPISODE_ORDER }, name: 'tenant_occurred' },
-    { key: { workspaceId: 1, dataset: 1, episodeId: 1 }, name: 'tenant_episode' },
-  ],
+  episodes: [tenantIndex('occurred', EPISODE_ORDER), tenantIndex('episode', { episodeId: 1 })],
   entities: [
-    { key: { workspaceId: 1, dataset: 1, ...ENTITY_ORDER }, name: 'tenant_updated' },
-    {
-      key: { workspaceId: 1, dataset: 1, type: 1, ...ENTITY_ORDER },
-      name: 'tenant_type_updated',
-    },
-    { key: { workspaceId: 1, dataset: 1, name: 1 }, name: 'tenant_name' },
+    tenantIndex('updated', ENTITY_ORDER),
+    tenantIndex('type_updated', { type: 1, ...ENTITY_ORDER }),
+    tenantIndex('name', { name: 1 }),
   ],
   facts: [
-    {
-      // The transaction-time fields after the sort carry no order (factId is unique in a
-      // dataset); they let a count over the live view or a window read the index alone.
-      key: {
-        workspaceId: 1,
-        dataset: 1,
-        ...FACT_ORDER,
-        recordedAt: 1,
-        invalidAt: 1,
-        validUntil: 1,
-      },
-      name: 'tenant_valid_times',
-    },
-    {
-      key: { workspaceId: 1, dataset: 1, episodeId: 1, ...FACT_ORDER },
-      name: 'tenant_episode_valid',
-    },
-    {
-      key: { workspaceId: 1, dataset: 1, subjectKey: 1, ...FACT_ORDER },
-      name: 'tenant_subject_valid',
-    },
-    {
-      key: { workspaceId: 1, dataset: 1, objectKey: 1, ...FACT_ORDER },
-      name: 'tenant_object_valid',
-    },
-    {
-      key: { workspaceId: 1, dataset: 1, subjectKey: 1, predicateKey: 1, ...FACT_ORDER },
-      name: 'tenant_subject_predicate_valid',
-    },
+    tenantIndex('valid_times', { ...FACT_ORDER, ...VIEW_BOUNDS }),
+    tenantIndex('episode_valid', { episodeId: 1, ...FACT_ORDER }),
+    tenantIndex('subject_valid', { subjectKey: 1, ...FACT_ORDER }),
+    tenantIndex('object_valid', { objectKey: 1, ...FACT_ORDER }),
+    tenantIndex('subject_predicate_valid', { subjectKey: 1, predicateKey: 1, ...FACT_ORDER }),
     // A fact's terms, then the view's fields: recall's candidates, `q` and recall's counts
     // (facts recorded by K holding a term) are read from the index alone on the embedded
     // store, and a view's bounds are checked on index entries on MongoDB.
-    {
-      key: {
-        workspaceId: 1,
-        dataset: 1,
-        recallTerms: 1,
-        ...FACT_ORDER,
-        recordedAt: 1,
-        invalidAt: 1,
-        validUntil: 1,
-      },
-      name: 'tenant_recall_terms_times',
-    },
+    tenantIndex('recall_terms_times', { recallTerms: 1, ...FACT_ORDER, ...VIEW_BOUNDS }),
     // Recall's second field: the source quote's terms.
-    {
-      key: {
-        workspaceId: 1,
-        dataset: 1,
-        quoteTerms: 1,
-        ...FACT_ORDER,
-        recordedAt: 1,
-        invalidAt: 1,
-        validUntil: 1,
-      },
-      name: 'tenant_quote_terms_times',
-    },
-    {
-      key: { workspaceId: 1, dataset: 1, supersededBy: 1, ...FACT_ORDER },
-      name: 'tenant_superseded_by_valid',
-    },
-    { key: { workspaceId: 1, dataset: 1, factId: 1 }, name: 'tenant_fact' },
+    tenantIndex('quote_terms_times', { quoteTerms: 1, ...FACT_ORDER, ...VIEW_BOUNDS }),
+    tenantIndex('superseded_by_valid', { supersededBy: 1, ...FACT_ORDER }),
+    tenantIndex('fact', { factId: 1 }),
     // Recall's N, the dataset's facts recorded by K: one range of the index, counted.
-    { key: { workspaceId: 1, dataset: 1, recordedAt: 1 }, name: 'tenant_recorded' },
+    tenantIndex('recorded', { recordedAt: 1 }),
     // A fact's corrected versions (a listed fact's, to supersede them too), and those an
     // erased episode's facts ended.
-    { key: { workspaceId: 1, dataset: 1, correctionOf: 1 }, name: 'tenant_correction_of' },
-    { key: { workspaceId: 1, dataset: 1, correctedBy: 1 }, name: 'tenant_corrected_by' },
+    tenantIndex('correction_of', { correctionOf: 1 }),
+    tenantIndex('corrected_by', { correctedBy: 1 }),
   ],
   memories: [
     { key: { workspaceId: 1, ...MEMORY_ORDER }, name: 'workspace_created' },
-    {
-      key: { workspaceId: 1, dataset: 1, ...MEMORY_ORDER },
-      name: 'tenant_created',
-    },
-    { key: { workspaceId: 1, dataset: 1, memoryId: 1 }, name: 'tenant_memory' },
-    {
-      key: { workspaceId: 1, dataset: 1, recallTerms: 1, ...MEMORY_ORDER },
-      name: 'tenant_recall_terms_created',
-    },
+    tenantIndex('created', MEMORY_ORDER),
+    tenantIndex('memory', { memoryId: 1 }),
+    tenantIndex('recall_terms_created', { recallTerms: 1, ...MEMORY_ORDER }),
   ],
   claims: [
     repairScan('applied', 'applied', 'claims not yet applied'),
-    { key: { workspaceId: 1, dataset: 1, factId: 1 }, name: 'tenant_fact' },
+    tenantIndex('fact', { factId: 1 }),
   ],
   episodeRecords: [
     repairScan('completedAt', 'completed', 'records not yet completed'),
-    { key: { workspaceId: 1, dataset: 1 }, name: 'tenant' },
+    tenantIndex(),
   ],
   memoryVersions: [
     repairScan('applied', 'applied', 'versions not yet applied'),
-    { key: { workspaceId: 1, dataset: 1, memoryId: 1 }, name: 'tenant_memory' },
+    tenantIndex('memory', { memoryId: 1 }),
     // Recall replayed at a past instant reads the versions made after it (store/recall.ts).
-    { key: { workspaceId: 1, dataset: 1, at: 1 }, name: 'tenant_at' },
+    tenantIndex('at', { at: 1 }),
   ],
   memoryCreations: [
     repairScan('pending', 'pending', 'creations still owed to the feed'),
-    { key: { workspaceId: 1, dataset: 1 }, name: 'tenant' },
+    tenantIndex(),
   ],
   restorations: [
     repairScan('applied', 'applied', 'restorations not yet applied'),
-    { key: { workspaceId: 1, dataset: 1, factId: 1 }, name: 'tenant_fact' },
+    tenantIndex('fact', { factId: 1 }),
   ],
   // The terms a typo may mean: found by the deletions they share with it (domain/typos.ts).
-  vocabulary: [{ key: { workspaceId: 1, dataset: 1, typoKeys: 1 }, name: 'tenant_typo_keys' }],
+  vocabulary: [tenantIndex('typo_keys', { typoKeys: 1 })],
   audit: [
     { key: { workspaceId: 1, at: -1 }, name: 'workspace_at' },
     { key: { workspaceId: 1, dataset: 1, action: 1, at: -1 }, name: 'workspace_dataset_action_at' },
@@ -284,18 +237,14 @@ export const INDEXES: { [K in keyof Collections]: IndexSpec[] } = {
     },
   ],
   changes: [
-    { key: { workspaceId: 1, dataset: 1, seq: 1 }, name: 'tenant_seq' },
-    { key: { workspaceId: 1, dataset: 1, redacted: 1, seq: 1 }, name: 'tenant_served_seq' },
+    tenantIndex('seq', { seq: 1 }),
+    tenantIndex('served_seq', { redacted: 1, seq: 1 }),
     // Each change once: the same insert that claims a change's number claims its natural
     // key, so a second copy is refused by the database itself (store/changes.ts). A store
     // that already holds repeats gets it once the migration has redacted them.
-    {
-      key: { workspaceId: 1, dataset: 1, changeId: 1 },
-      name: 'tenant_change_once',
-      unique: true,
-    },
-    { key: { workspaceId: 1, dataset: 1, factId: 1 }, name: 'tenant_fact' },
-    { key: { workspaceId: 1, dataset: 1, episodeId: 1 }, name: 'tenant_episode' },
+    { ...tenantIndex('change_once', { changeId: 1 }), unique: true },
+    tenantIndex('fact', { factId: 1 }),
+    tenantIndex('episode', { episodeId: 1 }),
   ],
 };
 
