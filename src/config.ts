@@ -198,6 +198,26 @@ export class StartupError extends Error {
   override name = 'StartupError';
 }
 
+/**
+ * The one place `npm start` and `npm run build:db` end on a failure: a StartupError is the
+ * user's to fix, so its message alone, its stack only with LOG_LEVEL=debug or trace;
+ * anything else is a bug, stack and all. `doing` completes "Failed to …".
+ */
+export function exitOnStartupFailure(error: unknown, doing: string): never {
+  if (error instanceof StartupError) {
+    process.stderr.write(`${error.message}\n`);
+    if (['debug', 'trace'].includes(process.env.LOG_LEVEL ?? '')) {
+      const cause = error.cause instanceof Error ? error.cause : error;
+      process.stderr.write(`${cause.stack}\n`);
+    }
+  } else {
+    process.stderr.write(
+      `Failed to ${doing}: ${error instanceof Error ? error.stack : String(error)}\n`,
+    );
+  }
+  process.exit(1);
+}
+
 export class ConfigError extends StartupError {
   override name = 'ConfigError';
 }

@@ -9,7 +9,7 @@
 import { Server } from 'node:net';
 import { parseCommandLine } from './cli/help.js';
 import { systemClock } from './clock.js';
-import { DEFAULT_WORKSPACE_CONCURRENCY, loadConfig, StartupError } from './config.js';
+import { DEFAULT_WORKSPACE_CONCURRENCY, exitOnStartupFailure, loadConfig } from './config.js';
 import {
   DEMO_DATASET,
   developmentKeyFile,
@@ -216,20 +216,4 @@ async function main(): Promise<void> {
   }
 }
 
-// The one place start-up fails: a StartupError is the user's to fix, so its message alone
-// (one line saying what to do), its stack only when asked for; anything else is a bug,
-// stack and all.
-main().catch((error: unknown) => {
-  if (error instanceof StartupError) {
-    process.stderr.write(`${error.message}\n`);
-    if (['debug', 'trace'].includes(process.env.LOG_LEVEL ?? '')) {
-      const cause = error.cause instanceof Error ? error.cause : error;
-      process.stderr.write(`${cause.stack}\n`);
-    }
-  } else {
-    process.stderr.write(
-      `Failed to start: ${error instanceof Error ? error.stack : String(error)}\n`,
-    );
-  }
-  process.exit(1);
-});
+main().catch((error: unknown) => exitOnStartupFailure(error, 'start'));

@@ -61,13 +61,16 @@ afterAll(async () => {
   if (scratch) rmSync(scratch, { recursive: true, force: true });
 });
 
-/** `npm start` with `env` over this process's environment (no MONGODB_URI, no LOG_LEVEL). */
-function start(env: Record<string, string>): Promise<Run> {
+/**
+ * `npm start` (or another entry: `npm run build:db`'s script) with `env` over this
+ * process's environment (no MONGODB_URI, no LOG_LEVEL).
+ */
+function start(env: Record<string, string>, entry = 'src/main.ts'): Promise<Run> {
   const { MONGODB_URI: _uri, LOG_LEVEL: _level, ...inherited } = process.env;
   return new Promise((done, fail) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', 'src/main.ts'],
+      ['--import', 'tsx', entry],
       {
         cwd: ROOT,
         encoding: 'utf8',
@@ -75,7 +78,7 @@ function start(env: Record<string, string>): Promise<Run> {
         env: { ...inherited, ...env },
       },
       (error, stdout, stderr) => {
-        if (error?.killed) fail(new Error(`npm start did not stop by itself:\n${stderr}`));
+        if (error?.killed) fail(new Error(`${entry} did not stop by itself:\n${stderr}`));
         else done({ code: error ? (error.code as number) : 0, stdout, stderr });
       },
     );
@@ -169,6 +172,14 @@ describe('npm start, when the embedded database cannot be built', () => {
     expect(oneLine(run)).toBe(
       `No database configured: install Go (${needed} or newer) so the embedded FerretDB can be built, or set MONGODB_URI to a MongoDB server.`,
     );
+  });
+
+  it('npm run build:db without Go: the same one line, no stack', async () => {
+    const run = await start(
+      { PATH: NODE_ONLY, XDG_CACHE_HOME: join(scratch, 'build-no-go', 'cache') },
+      'scripts/build-embedded-db.ts',
+    );
+    expect(oneLine(run)).toMatch(/^No database configured: install Go \(/);
   });
 
   it('with too old a Go, says which to install instead', async () => {
