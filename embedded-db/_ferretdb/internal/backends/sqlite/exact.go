@@ -503,19 +503,16 @@ func (scope *exactScope) termsSearch(key string, terms []any) (string, []any, bo
 		args = append(args, scope.equal[best.Index.Key[i].Field])
 	}
 
-	placeholders := make([]string, len(terms))
-
-	for i, term := range terms {
+	for _, term := range terms {
 		s, ok := term.(string)
 		if !ok {
 			return "", nil, false
 		}
 
-		placeholders[i] = "?"
 		args = append(args, s)
 	}
 
-	conditions = append(conditions, metadata.TermsColumn(best.Field)+" IN ("+strings.Join(placeholders, ", ")+")")
+	conditions = append(conditions, inList(metadata.TermsColumn(best.Field), len(terms)))
 
 	return fmt.Sprintf(
 		"%s IN (SELECT %s FROM %q WHERE %s)",
@@ -552,7 +549,6 @@ func exactID(value any) (string, []any, bool) {
 		return "", nil, false
 	}
 
-	placeholders := make([]string, len(ids))
 	args := make([]any, len(ids))
 
 	for i, id := range ids {
@@ -561,11 +557,15 @@ func exactID(value any) (string, []any, bool) {
 			return "", nil, false
 		}
 
-		placeholders[i] = "?"
 		args[i] = string(must.NotFail(sjson.MarshalSingleValue(s)))
 	}
 
-	return metadata.IDColumn + " IN (" + strings.Join(placeholders, ", ") + ")", args, true
+	return inList(metadata.IDColumn, len(ids)), args, true
+}
+
+// inList is `column IN (?, ...)`, a placeholder for each of n values.
+func inList(column string, n int) string {
+	return column + " IN (" + strings.TrimSuffix(strings.Repeat("?, ", n), ", ") + ")"
 }
 
 // exactEquality is `column = value`, or IS NULL for null (null or missing, as in MongoDB).
@@ -593,7 +593,6 @@ func exactIn(column string, t metadata.ScalarType, operand any) (string, []any, 
 		return "0", nil, true
 	}
 
-	var placeholders []string
 	var args []any
 	var null bool
 
@@ -609,13 +608,12 @@ func exactIn(column string, t metadata.ScalarType, operand any) (string, []any, 
 			return "", nil, false
 		}
 
-		placeholders = append(placeholders, "?")
 		args = append(args, v)
 	}
 
 	var parts []string
-	if len(placeholders) > 0 {
-		parts = append(parts, column+" IN ("+strings.Join(placeholders, ", ")+")")
+	if len(args) > 0 {
+		parts = append(parts, inList(column, len(args)))
 	}
 
 	if null {

@@ -269,15 +269,12 @@ func (scope *exactScope) coveredKeys(filter, sort *types.Document) (*keysQuery, 
 		}
 
 		one := func(columnsList string, terms []string) (string, []any) {
-			placeholders := make([]string, len(terms))
 			a := append([]any{}, conditionArgs...)
-
-			for i, term := range terms {
-				placeholders[i] = "?"
+			for _, term := range terms {
 				a = append(a, term)
 			}
 
-			where := metadata.TermsColumn(t.Field) + " IN (" + strings.Join(placeholders, ", ") + ")"
+			where := inList(metadata.TermsColumn(t.Field), len(terms))
 			if condition != "" {
 				where = condition + " AND " + where
 			}
