@@ -70,12 +70,8 @@ func (s *exactScope) addEqualities(filter *types.Document) {
 		value := must.NotFail(filter.Get(key))
 
 		if key == "$and" {
-			if clauses, ok := value.(*types.Array); ok {
-				for i := 0; i < clauses.Len(); i++ {
-					if clause, ok := must.NotFail(clauses.Get(i)).(*types.Document); ok {
-						s.addEqualities(clause)
-					}
-				}
+			for _, clause := range andFilters(value) {
+				s.addEqualities(clause)
 			}
 
 			continue
@@ -93,6 +89,25 @@ func (s *exactScope) addEqualities(filter *types.Document) {
 			s.equal[key] = v
 		}
 	}
+}
+
+// andFilters is the filters a `$and` value holds: its elements that are documents. The
+// callers only narrow the SQL's selection; Go filtering still judges any other element.
+func andFilters(value any) []*types.Document {
+	clauses, ok := value.(*types.Array)
+	if !ok {
+		return nil
+	}
+
+	var res []*types.Document
+
+	for i := 0; i < clauses.Len(); i++ {
+		if clause, ok := must.NotFail(clauses.Get(i)).(*types.Document); ok {
+			res = append(res, clause)
+		}
+	}
+
+	return res
 }
 
 // exactQuery returns the SQL of a query on a declared collection when every field its filter
@@ -188,14 +203,10 @@ func (scope *exactScope) necessary(filter *types.Document) ([]string, []any) {
 		value := must.NotFail(filter.Get(key))
 
 		if key == "$and" {
-			if clauses, ok := value.(*types.Array); ok {
-				for i := 0; i < clauses.Len(); i++ {
-					if clause, ok := must.NotFail(clauses.Get(i)).(*types.Document); ok {
-						c, a := scope.necessary(clause)
-						conditions = append(conditions, c...)
-						args = append(args, a...)
-					}
-				}
+			for _, clause := range andFilters(value) {
+				c, a := scope.necessary(clause)
+				conditions = append(conditions, c...)
+				args = append(args, a...)
 			}
 
 			continue
