@@ -3,8 +3,7 @@ import { systemClock } from './clock.js';
 import { type Config, StartupError } from './config.js';
 import { acquireEmbeddedDb, type RunningFerretDb } from './embedded/ferretdb.js';
 import { type Database, openDatabase } from './store/database.js';
-import { repairRestorations } from './store/facts.js';
-import { repairInvalidationClaims } from './store/invalidations.js';
+import { repairFactHistories } from './store/materialise.js';
 import { repairMemoryWrites } from './store/memoryWrites.js';
 import { migrateStore } from './store/migrations.js';
 import { repairEpisodeRecords } from './store/recordEpisode.js';
@@ -21,7 +20,7 @@ export interface OpenedStore {
  * Opens the configured database: MONGODB_URI when set, else the embedded FerretDB under
  * DATA_DIR (shared with any other process using that folder). Before serving, brings
  * documents written by an earlier version up to date (store/migrations.ts), then finishes
- * any invalidation or episode recording whose follow-up a crash cut short (all
+ * any history, memory write or episode recording whose follow-up a crash cut short (all
  * idempotent, so a replica doing the same at the same time does no harm).
  */
 export async function openStore(
@@ -52,8 +51,7 @@ export async function openStore(
   for (const m of await migrateStore(database.collections, systemClock())) {
     if (m.changed > 0) log(`Migrated the store: ${m.describe} (${m.changed} documents).`);
   }
-  await repairInvalidationClaims(database.collections);
-  await repairRestorations(database.collections);
+  await repairFactHistories(database.collections);
   await repairMemoryWrites(database.collections, systemClock());
   await repairEpisodeRecords(database.collections, systemClock());
   return {

@@ -32,6 +32,7 @@ export type DocumentKind =
   | 'entity'
   | 'episode'
   | 'fact'
+  | 'factRecord'
   | 'memory'
   | 'term'
   | 'workspace';

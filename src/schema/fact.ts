@@ -1,7 +1,8 @@
 import { FACT_STATES, factStateAtPoint, resolveTemporalSelection } from '../domain/factState.js';
 import { normalizeUuid } from '../domain/ids.js';
 import type { FactView } from '../store/documents.js';
-import { countFacts, deleteFact, type FactQuery, listFacts, restoreFact } from '../store/facts.js';
+import { deleteFact, restoreFact } from '../store/factLifecycle.js';
+import { countFacts, type FactQuery, listFacts } from '../store/facts.js';
 import { tenantOfDataset, tenantOfDocument } from '../store/tenant.js';
 import {
   asOfArg,
@@ -293,7 +294,7 @@ mutationById('deleteFact', {
   scope: 'write',
   type: DeleteFactPayload,
   description:
-    'Soft delete: stamps invalidAt (reason DELETED). Succeeds once; an unknown id, a fact of another dataset, or one already invalidated is NOT_FOUND, except a fact superseded by a replacement whose corrected version is still believed: the version is deleted (the fact was wrong, in every version), and the answer is the fact as it is. Needs the write scope.',
+    'Soft delete: the fact is wrong from now on, in whichever version is believed (invalidAt, reason DELETED, on that version). Succeeds once; an unknown id, a fact of another dataset, or one with nothing believed now (deleted already, or superseded whole) is NOT_FOUND. The answer is the fact the id names, as it is after the delete. Needs the write scope.',
   id: FACT_ID,
   idDescription: 'The fact to delete.',
   write: async (store, tenant, factId, ctx) => {
@@ -306,8 +307,8 @@ mutationById('restoreFact', {
   scope: 'admin',
   type: FactRef,
   description:
-    'Undoes a soft delete: the fact is live again (and can be deleted again). Only a deleted fact can be restored; anything else is NOT_FOUND. Needs the admin scope.',
+    'Undoes the last soft delete of a fact: from now on it is believed again, as a new version (correctionOf names the fact), while what the store believed in between stays as it was; it can be deleted again. Only a deleted fact can be restored; anything else is NOT_FOUND. The answer is the version now believed. Needs the admin scope.',
   id: FACT_ID,
   idDescription: 'The deleted fact to restore.',
-  write: (store, tenant, factId, ctx) => restoreFact(store, tenant, factId, 'deleted', ctx.now),
+  write: (store, tenant, factId, ctx) => restoreFact(store, tenant, factId, ctx.now),
 });

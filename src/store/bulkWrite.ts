@@ -3,14 +3,10 @@ import { bulkWriteFailure, duplicateKeyIndexes } from './bulkErrors.js';
 import type { Collections } from './collections.js';
 import { UPSERTS_PER_COMMAND } from './database.js';
 import { ensureDatasets } from './datasets.js';
-import {
-  type EntityDoc,
-  type EpisodeDoc,
-  type FactDoc,
-  type InvalidationClaimDoc,
-  invalidationClaim,
-  type MemoryDoc,
-} from './documents.js';
+import type { EntityDoc, EpisodeDoc, FactDoc, FactRecordDoc, MemoryDoc } from './documents.js';
+import { distinctPairs, type Pair, pairKey, recordsFromFactDocs } from './factRecords.js';
+import { materialisePairs } from './materialise.js';
+import type { Tenant } from './tenant.js';
 import { addToVocabulary } from './vocabulary.js';
 
 export const BATCH_SIZE = 1000;
@@ -49,6 +45,27 @@ export class BulkWriteFailedError extends Error {
       cause,
     });
   }
+}
+
+/** Pairs materialised at a time by an import, between two reports of progress. */
+const PAIRS_PER_STEP = 200;
+
+/** The pairs of the records, per tenant. */
+function pairsByTenant(records: readonly FactRecordDoc[]): { tenant: Tenant; pairs: Pair[] }[] {
+  const byTenant = new Map<string, { tenant: Tenant; pairs: Pair[] }>();
+  for (const r of records) {
+    const key = JSON.stringify([r.workspaceId, r.dataset]);
+    let entry = byTenant.get(key);
+    if (!entry) {
+      entry = { tenant: { workspaceId: r.workspaceId, dataset: r.dataset }, pairs: [] };
+      byTenant.set(key, entry);
+    }
+    entry.pairs.push(r);
+  }
+  return [...byTenant.values()].map(({ tenant, pairs }) => ({
+    tenant,
+    pairs: distinctPairs(pairs),
+  }));
 }
 
 /**
@@ -141,28 +158,32 @@ async function writeBulkBatches(
     written.episodes += size;
     progress(size);
   });
-  // An invalidated fact counts as written once its claim is.
-  const hasClaim = (f: FactDoc) => f.invalidAt !== null && f.invalidReason !== null;
-  const facts = await insertNew(db.facts, input.facts, (start, size) => {
-    written.facts += input.facts.slice(start, start + size).filter((f) => !hasClaim(f)).length;
-    progress(size);
-  });
-  // Their terms, for a question's typos (after the facts: store/vocabulary.ts).
+  // Facts: the records their documents imply (store/factRecords.ts), then each pair's
+  // history derived from them (store/materialise.ts), as recording them would; the fact
+  // documents stored are the derivation's, whatever derived fields the input carried.
+  // A fact counts as written once its pair is materialised.
+  const records = recordsFromFactDocs(input.facts);
+  await insertNew(db.factRecords, records, () => {});
+  // Their terms, for a question's typos (store/vocabulary.ts).
   await addToVocabulary(db, input.facts);
-  // A fact document carries its tenant's fields, so it serves as the claim's tenant.
-  const claims: InvalidationClaimDoc[] = input.facts
-    .filter(hasClaim)
-    .map((f) =>
-      invalidationClaim(
-        f,
-        f,
-        { reason: f.invalidReason!, at: f.invalidAt!, supersededBy: f.supersededBy },
-        true,
-      ),
-    );
-  await insertNew(db.claims, claims, (_start, size) => {
-    written.facts += size;
-  });
+  let facts = 0;
+  for (const { tenant, pairs } of pairsByTenant(records)) {
+    for (let i = 0; i < pairs.length; i += PAIRS_PER_STEP) {
+      const step = pairs.slice(i, i + PAIRS_PER_STEP);
+      const { before, after } = await materialisePairs(db, tenant, step, { feed: false });
+      const had = new Set(before.map((d) => d._id));
+      facts += after.filter((d) => !had.has(d._id)).length;
+      const inStep = new Set(step.map(pairKey));
+      const count = input.facts.filter(
+        (f) =>
+          f.workspaceId === tenant.workspaceId &&
+          f.dataset === tenant.dataset &&
+          inStep.has(pairKey(f)),
+      ).length;
+      written.facts += count;
+      progress(count);
+    }
+  }
   const memories = await insertNew(db.memories, input.memories, (_start, size) => {
     written.memories += size;
     progress(size);

@@ -4,7 +4,7 @@ import { documentId } from '../domain/ids.js';
 import { duplicateKeyIndexes } from './bulkErrors.js';
 import type { Collections } from './collections.js';
 import { isDuplicateKey } from './database.js';
-import type { AuditDoc, InvalidationClaimDoc } from './documents.js';
+import type { AuditDoc } from './documents.js';
 import type { ErasureCounts } from './erasure.js';
 import type { Tenant } from './tenant.js';
 
@@ -80,20 +80,6 @@ export function announceFeedWrite(tenant: Tenant): void {
 
 function changeDocumentId(tenant: Tenant, seq: number): string {
   return documentId('change', tenant.workspaceId, tenant.dataset, String(seq));
-}
-
-/**
- * The change an invalidation claim makes, appended when the claim is applied (before it is
- * marked so, so the repair of an unapplied claim appends it too). Keyed by the claim and
- * its instant: a fact re-recorded after an erasure is claimed again under the same `_id`.
- */
-export function invalidationChange(claim: InvalidationClaimDoc): NewChange {
-  return {
-    changeId: `${claim._id}@${claim.invalidAt.toISOString()}`,
-    kind: claim.reason === 'deleted' ? 'FACT_DELETED' : 'FACT_SUPERSEDED',
-    at: claim.invalidAt,
-    factId: claim.factId,
-  };
 }
 
 /**
@@ -306,6 +292,43 @@ export async function redactChanges(
     )
     .toArray();
   await redactSlots(db, tenant, slots, 'redacted');
+}
+
+/** The kinds of change a fact's history tells (store/materialise.ts `historyChanges`). */
+const HISTORY_KINDS: DatasetChangeKind[] = [
+  'FACT_SUPERSEDED',
+  'FACT_DELETED',
+  'FACT_RESTORED',
+  'FACT_CORRECTED',
+];
+
+/**
+ * Redacts the history changes about `factIds` that are not in `keep`: what an erasure
+ * re-derived away (a supersession by an erased fact, a version that no longer exists).
+ */
+export async function redactFactChangesExcept(
+  db: Collections,
+  tenant: Tenant,
+  factIds: readonly string[],
+  keep: ReadonlySet<string>,
+): Promise<void> {
+  if (factIds.length === 0) return;
+  const slots = await db.changes
+    .find(
+      {
+        workspaceId: tenant.workspaceId,
+        dataset: tenant.dataset,
+        factId: { $in: [...factIds] },
+      },
+      { projection: { _id: 1, seq: 1, kind: 1, changeId: 1 }, comment: 'store:redactChanges' },
+    )
+    .toArray();
+  await redactSlots(
+    db,
+    tenant,
+    slots.filter((c) => HISTORY_KINDS.includes(c.kind) && !keep.has(c.changeId)),
+    'redacted',
+  );
 }
 
 /**

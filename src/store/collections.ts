@@ -16,14 +16,13 @@ import type {
   EpisodeDoc,
   EpisodeRecordDoc,
   FactDoc,
-  InvalidationClaimDoc,
+  FactRecordDoc,
   KeyEventDoc,
   MemoryCreationDoc,
   MemoryDoc,
   MemoryVersionDoc,
   MigrationDoc,
   RateLimitDoc,
-  RestorationDoc,
   VocabularyDoc,
   WorkspaceDoc,
 } from './documents.js';
@@ -40,11 +39,10 @@ export interface Collections {
   entities: Collection<EntityDoc>;
   facts: Collection<FactDoc>;
   memories: Collection<MemoryDoc>;
-  claims: Collection<InvalidationClaimDoc>;
+  factRecords: Collection<FactRecordDoc>;
   episodeRecords: Collection<EpisodeRecordDoc>;
   memoryVersions: Collection<MemoryVersionDoc>;
   memoryCreations: Collection<MemoryCreationDoc>;
-  restorations: Collection<RestorationDoc>;
   vocabulary: Collection<VocabularyDoc>;
   audit: Collection<AuditDoc>;
   migrations: Collection<MigrationDoc>;
@@ -63,11 +61,10 @@ export function collections(db: Db): Collections {
     entities: db.collection('entities'),
     facts: db.collection('facts'),
     memories: db.collection('memories'),
-    claims: db.collection('claims'),
+    factRecords: db.collection('factRecords'),
     episodeRecords: db.collection('episodeRecords'),
     memoryVersions: db.collection('memoryVersions'),
     memoryCreations: db.collection('memoryCreations'),
-    restorations: db.collection('restorations'),
     vocabulary: db.collection('vocabulary'),
     audit: db.collection('audit'),
     migrations: db.collection('migrations'),
@@ -105,11 +102,10 @@ export const SHARDED_COLLECTIONS: readonly (keyof Collections)[] = [
   'entities',
   'facts',
   'memories',
-  'claims',
+  'factRecords',
   'episodeRecords',
   'memoryVersions',
   'memoryCreations',
-  'restorations',
   'vocabulary',
   'changes',
 ];
@@ -192,9 +188,13 @@ export const INDEXES: { [K in keyof Collections]: IndexSpec[] } = {
     tenantIndex('memory', { memoryId: 1 }),
     tenantIndex('recall_terms_created', { recallTerms: 1, ...MEMORY_ORDER }),
   ],
-  claims: [
-    repairScan('applied', 'applied', 'claims not yet applied'),
+  factRecords: [
+    repairScan('materialised', 'materialised', 'records whose pair is not yet materialised'),
+    // A pair's records, read whole by every materialisation (store/materialise.ts).
+    tenantIndex('pair', { subjectKey: 1, predicateKey: 1 }),
+    // A fact's deletes and restores, and what an erased episode's facts leave.
     tenantIndex('fact', { factId: 1 }),
+    tenantIndex('episode', { episodeId: 1 }),
   ],
   episodeRecords: [
     repairScan('completedAt', 'completed', 'records not yet completed'),
@@ -209,10 +209,6 @@ export const INDEXES: { [K in keyof Collections]: IndexSpec[] } = {
   memoryCreations: [
     repairScan('pending', 'pending', 'creations still owed to the feed'),
     tenantIndex(),
-  ],
-  restorations: [
-    repairScan('applied', 'applied', 'restorations not yet applied'),
-    tenantIndex('fact', { factId: 1 }),
   ],
   // The terms a typo may mean: found by the deletions they share with it (domain/typos.ts).
   vocabulary: [tenantIndex('typo_keys', { typoKeys: 1 })],
@@ -358,12 +354,18 @@ export const SCALAR_FIELDS: {
     supersededBy: 'string',
     recallTerms: 'terms',
   },
-  claims: {
+  factRecords: {
     workspaceId: 'string',
     dataset: 'string',
+    subjectKey: 'string',
+    predicateKey: 'string',
+    kind: 'string',
     factId: 'string',
-    invalidAt: 'date',
-    applied: 'bool',
+    episodeId: 'string',
+    by: 'string',
+    generation: 'number',
+    at: 'date',
+    materialised: 'bool',
   },
   episodeRecords: {
     workspaceId: 'string',
@@ -384,13 +386,6 @@ export const SCALAR_FIELDS: {
     dataset: 'string',
     memoryId: 'string',
     pending: 'bool',
-  },
-  restorations: {
-    workspaceId: 'string',
-    dataset: 'string',
-    factId: 'string',
-    generation: 'number',
-    applied: 'bool',
   },
   vocabulary: { workspaceId: 'string', dataset: 'string', term: 'string', typoKeys: 'terms' },
   audit: { workspaceId: 'string', dataset: 'string', action: 'string', at: 'date' },

@@ -329,6 +329,60 @@ export interface RestorationDoc {
   applied?: boolean;
 }
 
+/**
+ * One record of a subject and predicate's history (docs/TEMPORAL_MODEL.md, "The history
+ * is derived"): the records are the truth, and the pair's fact documents are what
+ * domain/pairHistory.ts derives from them (store/materialise.ts). Never changed once
+ * written but for `materialised`; an erasure removes them.
+ */
+export interface FactRecordDoc {
+  /** From the tenant, the kind and what it is about: a second copy is a duplicate key. */
+  _id: string;
+  workspaceId: string;
+  dataset: string;
+  /** The pair whose history it belongs to (a said-wrong: its target's). */
+  subjectKey: string;
+  predicateKey: string;
+  kind: 'asserted' | 'saidWrong' | 'deleted' | 'restored';
+  /** The fact it is about (asserted: the fact; the others: the fact as first recorded). */
+  factId: string;
+  /** An assertion's episode; a said-wrong's: the episode of the fact that said it. */
+  episodeId: string | null;
+  /** A said-wrong's: the fact that listed it in `supersedes` (null: an import without one). */
+  by: string | null;
+  /** A delete's or restore's: the how-manyth of the fact (0, 1, …); null on the others. */
+  generation: number | null;
+  /** Its recording instant: transaction time. */
+  at: Date;
+  /** An assertion's: the fact as asserted. */
+  fact: AssertedStatement | null;
+  /** False until a materialisation of its pair that read it was seen through. */
+  materialised: boolean;
+}
+
+/** A fact as asserted: the statement, its valid time as given, and `replaceExisting`. */
+export type AssertedStatement = Pick<
+  FactDoc,
+  | 'subject'
+  | 'predicate'
+  | 'object'
+  | 'objectIsEntity'
+  | 'confidence'
+  | 'sourceQuote'
+  | 'validAt'
+  | 'validUntil'
+> & { replaceExisting: boolean };
+
+/** A fact record's `_id`: its kind, the fact it is about, and what tells it apart. */
+export function factRecordId(
+  tenant: Tenant,
+  kind: FactRecordDoc['kind'],
+  factId: string,
+  ...key: string[]
+): string {
+  return documentId('factRecord', tenant.workspaceId, tenant.dataset, kind, factId, ...key);
+}
+
 /** A migration that has run to the end (store/migrations.ts). */
 export interface MigrationDoc {
   /** The migration's id. */

@@ -1,12 +1,13 @@
 import { derivedUuid, newId, normalizeUuid } from '../domain/ids.js';
 import { entityKey } from '../domain/names.js';
+import { rootFactId } from '../domain/pairHistory.js';
 import { announceFeedWrite, appendChanges, redactChanges } from './changes.js';
 import type { Collections } from './collections.js';
 import { datasetDocumentId } from './datasets.js';
-import { type AuditDoc, entityDocumentId, episodeDocumentId, type FactDoc } from './documents.js';
-import { FactNotFoundError, restoreFact } from './facts.js';
+import { type AuditDoc, entityDocumentId, episodeDocumentId } from './documents.js';
+import { distinctPairs } from './factRecords.js';
+import { materialisePairs } from './materialise.js';
 import { episodeRecordInput } from './recordEpisode.js';
-import { settlePairs } from './supersession.js';
 import type { Tenant } from './tenant.js';
 import { forgetTerms } from './vocabulary.js';
 
@@ -30,40 +31,6 @@ async function audit(db: Collections, entry: Omit<AuditDoc, '_id'>): Promise<voi
   await db.audit.insertOne({ _id: newId(), ...entry }, { comment: 'store:audit' });
 }
 
-/**
- * The corrected versions an episode's erasure removes: those its facts (`producedIds`)
- * ended, and, of each fact it restores (`superseded`), the versions of the same fact
- * recorded since that fact was superseded (a fact has one believed version at a time, so
- * these are the history that followed from its supersession).
- */
-async function versionsToErase(
-  db: Collections,
-  tenant: Tenant,
-  producedIds: readonly string[],
-  superseded: readonly FactDoc[],
-): Promise<string[]> {
-  if (producedIds.length === 0) return [];
-  const scope = { workspaceId: tenant.workspaceId, dataset: tenant.dataset };
-  const tag = { comment: 'store:eraseEpisode' };
-  const since = new Map(
-    superseded.map((f) => [f.correctionOf ?? f.factId, { fact: f.factId, at: f.invalidAt! }]),
-  );
-  const [endedByIt, followed] = await Promise.all([
-    db.facts.find({ ...scope, correctedBy: { $in: [...producedIds] } }, tag).toArray(),
-    since.size > 0
-      ? db.facts.find({ ...scope, correctionOf: { $in: [...since.keys()] } }, tag).toArray()
-      : [],
-  ]);
-  const ids = new Set(endedByIt.map((v) => v.factId));
-  for (const v of followed) {
-    const restored = since.get(v.correctionOf!)!;
-    if (v.factId !== restored.fact && v.recordedAt.getTime() >= restored.at.getTime()) {
-      ids.add(v.factId);
-    }
-  }
-  return [...ids];
-}
-
 /** Removes every document of the dataset, in every collection. */
 export async function eraseDataset(
   db: Collections,
@@ -83,11 +50,10 @@ export async function eraseDataset(
     // The feed goes whole: a client that follows the dataset learns of the erasure from
     // its cursor, which names the dataset it read (store/changes.ts datasetErasureAfter).
     db.changes.deleteMany(filter, tag),
-    db.claims.deleteMany(filter, tag),
+    db.factRecords.deleteMany(filter, tag),
     db.episodeRecords.deleteMany(filter, tag),
     db.memoryVersions.deleteMany(filter, tag),
     db.memoryCreations.deleteMany(filter, tag),
-    db.restorations.deleteMany(filter, tag),
     db.vocabulary.deleteMany(filter, tag),
   ]);
   const counts: ErasureCounts = {
@@ -132,71 +98,76 @@ export async function eraseEpisode(
   const id = normalizeUuid(episodeId);
   const scope = { workspaceId: tenant.workspaceId, dataset: tenant.dataset };
   const tag = { comment: 'store:eraseEpisode' };
-  const produced = await db.facts.find({ ...scope, episodeId: id }, tag).toArray();
-  const producedIds = produced.map((f) => f.factId);
-  const superseded =
-    producedIds.length > 0
-      ? await db.facts
-          .find({ ...scope, supersededBy: { $in: producedIds }, invalidReason: 'superseded' }, tag)
-          .toArray()
-      : [];
-  // The corrected versions its facts ended (their valid time is its facts'), and those
-  // recorded since of the facts about to be restored (the history that followed from a
-  // supersession being undone): restored, a fact is true again until what ends it now.
-  const versions = await versionsToErase(db, tenant, producedIds, superseded);
-  // The feed forgets them first (a crash after this leaves the content for the repeat to
-  // erase, never a change about erased content), and once more at the end.
-  const erased = { factIds: [...producedIds, ...versions], episodeId: id };
+  // What it produced: its facts' documents (their versions too) and its records (what its
+  // facts asserted, and what they said was wrong).
+  const [produced, ownRecords] = await Promise.all([
+    db.facts.find({ ...scope, episodeId: id }, tag).toArray(),
+    db.factRecords.find({ ...scope, episodeId: id }, tag).toArray(),
+  ]);
+  const producedIds = [
+    ...new Set([
+      ...ownRecords.filter((r) => r.kind === 'asserted').map((r) => r.factId),
+      ...produced.map(rootFactId),
+    ]),
+  ];
+  const pairs = distinctPairs([...produced, ...ownRecords]);
+  // The feed forgets its facts first (a crash after this leaves the content for the repeat
+  // to erase, never a change about erased content), and once more at the end.
+  const erased = {
+    factIds: [...new Set([...producedIds, ...produced.map((f) => f.factId)])],
+    episodeId: id,
+  };
   await redactChanges(db, tenant, erased);
-  if (versions.length > 0) {
-    await db.facts.deleteMany({ ...scope, factId: { $in: versions } }, tag);
-    await db.claims.deleteMany({ ...scope, factId: { $in: versions } }, tag);
-  }
 
-  // 1. Undo what its facts superseded.
-  let restoredFacts = 0;
-  const restoredIds: string[] = [];
-  if (producedIds.length > 0) {
-    for (const fact of superseded) {
-      try {
-        await restoreFact(db, tenant, fact.factId, 'superseded', now);
-        restoredFacts++;
-        restoredIds.push(fact.factId);
-      } catch (error) {
-        // Restored meanwhile by a racing erasure: nothing left to do for this fact.
-        if (!(error instanceof FactNotFoundError)) throw error;
-      }
-    }
+  // 1. Its records go: its facts' assertions and the deletes and restores of them, and what
+  // its facts said was wrong. Their pairs' records are marked unseen first, so the
+  // start-up repair materialises a pair a crash leaves half-erased.
+  if (pairs.length > 0) {
+    await db.factRecords.updateMany(
+      {
+        ...scope,
+        subjectKey: { $in: [...new Set(pairs.map((p) => p.subjectKey))] },
+        predicateKey: { $in: [...new Set(pairs.map((p) => p.predicateKey))] },
+      },
+      { $set: { materialised: false } },
+      tag,
+    );
   }
+  await db.factRecords.deleteMany(
+    { ...scope, $or: [{ episodeId: id }, { factId: { $in: producedIds } }] },
+    tag,
+  );
 
-  // 2. Its facts and their claims: their invalidation and restoration claims (left
-  // behind, a re-recorded episode's facts, which get the same ids, could not be
-  // restored), and the spent claims of the supersessions just undone, which name them.
+  // 2. The pairs as if it had never been recorded: its facts' documents go, what they
+  // superseded is believed again, and the feed keeps no change that history no longer tells.
+  const { before, after } = await materialisePairs(db, tenant, pairs, {
+    feed: true,
+    redact: true,
+  });
+  // Restored: the facts its facts had superseded (or ended), believed again.
+  const erasedIds = new Set(producedIds);
+  const touched = new Set(
+    before
+      .filter(
+        (d) =>
+          !erasedIds.has(rootFactId(d)) &&
+          [d.supersededBy, d.correctedBy].some((id) => id !== null && erasedIds.has(id!)),
+      )
+      .map(rootFactId),
+  );
+  const restoredFacts = new Set(
+    after.filter((d) => d.invalidAt === null && touched.has(rootFactId(d))).map(rootFactId),
+  ).size;
   const record = await db.episodeRecords.findOne(
     { _id: episodeDocumentId(tenant, id), ...scope },
     tag,
   );
-  const facts = await db.facts.deleteMany({ ...scope, episodeId: id }, tag);
-  // The terms only its facts held (their corrected versions hold the same).
+  // The terms only its facts held.
   await forgetTerms(
     db,
     tenant,
     produced.flatMap((f) => [...f.recallTerms, ...(f.quoteTerms ?? [])]),
   );
-  if (producedIds.length > 0) {
-    await db.claims.deleteMany({ ...scope, factId: { $in: producedIds } }, tag);
-    await db.restorations.deleteMany({ ...scope, factId: { $in: producedIds } }, tag);
-  }
-  if (restoredIds.length > 0) {
-    await db.claims.deleteMany(
-      { ...scope, factId: { $in: restoredIds }, supersededBy: { $in: producedIds } },
-      tag,
-    );
-  }
-
-  // 2b. The rule over the restored facts' subjects and predicates: each ends again where
-  // what remains of its history says (docs/TEMPORAL_MODEL.md).
-  await settlePairs(db, tenant, superseded, now);
 
   // 3. Entities only it mentioned.
   const named = new Set(produced.flatMap((f) => [f.subjectKey, f.objectKey]));
@@ -233,7 +204,7 @@ export async function eraseEpisode(
     tag,
   );
   const counts: ErasureCounts = {
-    facts: facts.deletedCount,
+    facts: produced.length,
     entities,
     episodes: episodes.deletedCount,
     memories: 0,

@@ -2,18 +2,13 @@ import type { AnyBulkWriteOperation, Collection, Filter, UpdateFilter } from 'mo
 import { normalizeUuid } from '../domain/ids.js';
 import { factRecallTerms, quoteRecallTerms, recallTerms } from '../domain/recallTerms.js';
 import { isOnlyDuplicateKeys } from './bulkErrors.js';
-import { appendChanges, redactRepeatedChanges } from './changes.js';
+import { redactRepeatedChanges } from './changes.js';
 import { type Collections, INDEXES } from './collections.js';
 import { createIndex, isDuplicateKey, isRepeatedKey } from './database.js';
-import {
-  correctedFactDocument,
-  episodeDocumentId,
-  type FactDoc,
-  type MemoryDoc,
-} from './documents.js';
-import { correctionChange } from './invalidations.js';
+import { episodeDocumentId, type FactDoc, type MemoryDoc } from './documents.js';
+import { distinctPairs, pairKey, recordsFromFactDocs, recordsOfPairs } from './factRecords.js';
+import { materialisePairs } from './materialise.js';
 import { episodeFactId, episodeRecordInput } from './recordEpisode.js';
-import { settlePairs } from './supersession.js';
 import type { Tenant } from './tenant.js';
 import { addToVocabulary } from './vocabulary.js';
 
@@ -38,11 +33,6 @@ const MIGRATIONS: { id: string; describe: string; run: (db: Collections) => Prom
     run: changesOnce,
   },
   {
-    id: '2026-12-05-corrected-versions',
-    describe: 'corrected versions of the facts a replacement superseded',
-    run: recordCorrectedVersions,
-  },
-  {
     id: '2026-12-06-quote-terms',
     describe: "recall terms of facts' source quotes",
     run: addQuoteTerms,
@@ -51,6 +41,11 @@ const MIGRATIONS: { id: string; describe: string; run: (db: Collections) => Prom
     id: '2026-12-07-vocabulary',
     describe: "the datasets' vocabularies, for the typos of a question",
     run: fillVocabulary,
+  },
+  {
+    id: '2026-12-08-derived-histories',
+    describe: "facts' histories derived from their records",
+    run: deriveHistories,
   },
 ];
 
@@ -202,97 +197,66 @@ async function changesOnce(db: Collections): Promise<number> {
 }
 
 /**
- * The corrected version of each fact an earlier version superseded by the
- * `replaceExisting` rule although it began before its successor (docs/TEMPORAL_MODEL.md,
- * "One value per subject and predicate"): exactly what the supersession records today,
- * recorded at the instant of the supersession, with its FACT_CORRECTED change; then the
- * rule over each subject and predicate that got one, at the instants the facts arrived
- * (a fact that arrived later, between the version and its successor, ends the version in
- * turn, as it would have). A supersession is the rule's when its successor replaces and
- * did not list it in `supersedes` (read from the successor's episode record; an imported
- * fact has none, and its successor's flag decides). Idempotent: a version's id is derived
- * from its fact and successor, so a second run, or another process at once, inserts
- * nothing new, and the rule's supersessions go through their claims.
+ * Each fact's history derived from its records (docs/TEMPORAL_MODEL.md, "The history is
+ * derived"): the records each pair's stored documents imply (store/factRecords.ts
+ * `recordsFromFactDocs`; a supersession is an explicit `supersedes` where the successor's
+ * episode record lists it), then the pair materialised from them. A pair that has records
+ * already is left alone, so a second run, or another process at once, changes nothing.
+ * Returns the documents it wrote.
  */
-async function recordCorrectedVersions(db: Collections): Promise<number> {
-  const tag = { comment: 'store:recordCorrectedVersions' };
-  let recorded = 0;
+async function deriveHistories(db: Collections): Promise<number> {
+  const tag = { comment: 'store:deriveHistories' };
+  let written = 0;
   for await (const tenant of tenantsOf(db, 'facts', tag)) {
     const { workspaceId, dataset } = tenant;
-    // The dataset's facts in the tenant index's order, once, at start-up (rather than an
-    // index on invalidReason that only this would use): the superseded whole, and of every
-    // fact what a successor is judged by.
-    const superseded: FactDoc[] = [];
-    const successors = new Map<string, Successor>();
-    for await (const fact of db.facts.find({ workspaceId, dataset }, tag)) {
-      if (fact.invalidReason === 'superseded') superseded.push(fact);
-      const { factId, episodeId, validAt, replaceExisting } = fact;
-      successors.set(factId, { factId, episodeId, validAt, replaceExisting });
-    }
-    if (superseded.length === 0) continue;
-    const listed = await listedTargets(
-      db,
-      tenant,
-      superseded.map((f) => (f.supersededBy ? successors.get(f.supersededBy) : undefined)),
-    );
-    const versions = superseded.flatMap((fact) => {
-      const by = fact.supersededBy ? successors.get(fact.supersededBy) : undefined;
-      const replaced =
-        by?.replaceExisting === true &&
-        !listed.has(JSON.stringify([by.factId, fact.factId])) &&
-        fact.validAt.getTime() < by.validAt.getTime() &&
-        (fact.validUntil === null || fact.validUntil.getTime() > by.validAt.getTime());
-      return replaced
-        ? [
-            correctedFactDocument(tenant, fact, {
-              by: by.factId,
-              until: by.validAt,
-              at: fact.invalidAt!,
-            }),
-          ]
-        : [];
-    });
-    if (versions.length === 0) continue;
-    const there = new Set(
-      (
-        await db.facts
-          .find(
-            { _id: { $in: versions.map((v) => v._id) }, workspaceId, dataset },
-            {
-              projection: { _id: 1 },
-              ...tag,
-            },
-          )
-          .toArray()
-      ).map((d) => d._id),
-    );
-    const missing = versions.filter((v) => !there.has(v._id));
-    if (missing.length > 0) {
+    // The dataset's facts pair by pair (the subject/predicate index's order), a few
+    // thousand at a time, cut between pairs.
+    let docs: FactDoc[] = [];
+    const flush = async () => {
+      const pairs = distinctPairs(docs);
+      const recorded = new Set((await recordsOfPairs(db, tenant, pairs)).map(pairKey));
+      const unrecorded = docs.filter((d) => !recorded.has(pairKey(d)));
+      docs = [];
+      if (unrecorded.length === 0) return;
+      const listed = await listedTargets(
+        db,
+        tenant,
+        unrecorded.map((d) => d.episodeId),
+      );
+      const records = recordsFromFactDocs(unrecorded, listed);
       try {
-        await db.facts.insertMany(missing, { ordered: false, ...tag });
+        await db.factRecords.insertMany(records, { ordered: false, ...tag });
       } catch (error) {
-        // Another process opening the store recorded them first: the same documents.
+        // Another process opening the store wrote them first: the same documents.
         if (!isOnlyDuplicateKeys(error)) throw error;
       }
+      written += (await materialisePairs(db, tenant, distinctPairs(unrecorded), { feed: false }))
+        .written;
+    };
+    const cursor = db.facts
+      .find({ workspaceId, dataset }, tag)
+      .sort({ subjectKey: 1, predicateKey: 1, validAt: -1, factId: -1 });
+    let last: string | null = null;
+    for await (const doc of cursor) {
+      const key = pairKey(doc);
+      if (docs.length >= FACTS_PER_FLUSH && key !== last) await flush();
+      docs.push(doc);
+      last = key;
     }
-    recorded += missing.length;
-    await appendChanges(db, tenant, versions.map(correctionChange));
-    // The epoch: each supersession the rule now makes happens when its later fact arrived.
-    await settlePairs(db, tenant, versions, new Date(0));
+    await flush();
   }
-  return recorded;
+  return written;
 }
 
-/** What the migration judges a superseding fact by. */
-type Successor = Pick<FactDoc, 'factId' | 'episodeId' | 'validAt' | 'replaceExisting'>;
+const FACTS_PER_FLUSH = 2000;
 
-/** Which facts each of `facts` listed in `supersedes`, as `[lister, listed]` keys. */
+/** Which facts the given episodes' facts listed in `supersedes`, as `[lister, listed]` keys. */
 async function listedTargets(
   db: Collections,
   tenant: Tenant,
-  facts: readonly (Successor | undefined)[],
+  episodeIds: readonly (string | null)[],
 ): Promise<Set<string>> {
-  const episodes = [...new Set(facts.flatMap((f) => (f?.episodeId ? [f.episodeId] : [])))];
+  const episodes = [...new Set(episodeIds.flatMap((id) => (id ? [id] : [])))];
   const records = await db.episodeRecords
     .find(
       {
@@ -300,7 +264,7 @@ async function listedTargets(
         workspaceId: tenant.workspaceId,
         dataset: tenant.dataset,
       },
-      { comment: 'store:recordCorrectedVersions' },
+      { comment: 'store:deriveHistories' },
     )
     .toArray();
   const listed = new Set<string>();

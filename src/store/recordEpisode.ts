@@ -2,8 +2,9 @@ import { createHash } from 'node:crypto';
 import type { AnyBulkWriteOperation } from 'mongodb';
 import { derivedUuid, normalizeUuid } from '../domain/ids.js';
 import { type EntityType, entityKey } from '../domain/names.js';
+import { rootFactId } from '../domain/pairHistory.js';
+import { factRecallTerms, quoteRecallTerms } from '../domain/recallTerms.js';
 import { bulkWriteFailure, duplicateKeyIndexes, isOnlyDuplicateKeys } from './bulkErrors.js';
-import { appendChanges } from './changes.js';
 import { claimOnce, insertOnce } from './claims.js';
 import type { Collections } from './collections.js';
 import { UNPAGED_BATCH_SIZE, UPSERTS_PER_COMMAND } from './database.js';
@@ -17,12 +18,13 @@ import {
   episodeDocument,
   episodeDocumentId,
   type FactDoc,
-  factDocument,
+  type FactRecordDoc,
 } from './documents.js';
+import { assertedRecord, distinctPairs, saidWrongRecord } from './factRecords.js';
 import { factsByIds } from './facts.js';
+import { materialisePairs } from './materialise.js';
 import { FACT_ORDER } from './orders.js';
 import { StoreRefusal } from './refusals.js';
-import { replacementBounds, type SupersedingFact, supersedeFacts } from './supersession.js';
 import type { Tenant } from './tenant.js';
 import { addToVocabulary } from './vocabulary.js';
 
@@ -363,70 +365,96 @@ async function completeEpisodeSteps(
     await retryOnDuplicate(() => db.entities.bulkWrite(ops, { ordered: true, ...tag }));
   }
 
-  // 4. Facts, a replaceExisting one ending where a later believed fact of its subject and
-  // predicate begins.
-  const superseding: SupersedingFact[] = input.facts.map((f, i) => ({
-    factId: episodeFactId(tenant, episodeId, i),
-    episodeId,
-    subject: f.subject,
-    predicate: f.predicate,
-    validAt: f.validAt,
-    validUntil: f.validUntil,
-    recordedAt,
-    supersedes: f.supersedes.map(normalizeUuid),
-    replaceExisting: f.replaceExisting,
-  }));
-  const validUntil = await replacementBounds(db, tenant, superseding);
-  const facts: FactDoc[] = input.facts.map((f, i) =>
-    factDocument(tenant, {
-      factId: superseding[i]!.factId,
+  // 4. The records of the facts as asserted, and of the facts they say were wrong (each
+  // listed fact, as first recorded, to the first fact of the episode that names it). A
+  // record an earlier attempt stored keeps the instant it was stored with.
+  const factIds = input.facts.map((_, i) => episodeFactId(tenant, episodeId, i));
+  const own = new Set(factIds);
+  const asserted = input.facts.map((f, i) =>
+    assertedRecord(tenant, {
       ...statementOf(f),
+      factId: factIds[i]!,
       episodeId,
       validAt: f.validAt,
-      validUntil: validUntil[i]!,
-      recordedAt,
-      invalidAt: null,
-      invalidReason: null,
-      supersededBy: null,
+      validUntil: f.validUntil,
       replaceExisting: f.replaceExisting,
+      at: recordedAt,
     }),
   );
-  if (facts.length > 0) {
-    try {
-      await db.facts.insertMany(facts, { ordered: false, ...tag });
-    } catch (error) {
-      // Only facts already stored (by an earlier attempt, or a concurrent duplicate) may
-      // fail; see isOnlyDuplicateKeys. Those keep the instant that attempt gave them.
-      const already = duplicateKeyIndexes(error).map((i) => facts[i]!.factId);
-      const stored = await factsByIds(db, tenant, already);
-      for (const f of superseding) f.recordedAt = stored.get(f.factId)?.recordedAt ?? f.recordedAt;
+  const listed = await factsByIds(db, tenant, [
+    ...new Set(input.facts.flatMap((f) => f.supersedes.map(normalizeUuid))),
+  ]);
+  const saidWrong = new Map<string, FactRecordDoc>();
+  input.facts.forEach((f, i) => {
+    for (const id of f.supersedes) {
+      const target = listed.get(normalizeUuid(id));
+      // Erased since the input was checked: nothing left to say wrong.
+      if (!target) continue;
+      const root = rootFactId(target);
+      if (own.has(root) || saidWrong.has(root)) continue;
+      saidWrong.set(
+        root,
+        saidWrongRecord(tenant, target, {
+          factId: root,
+          by: factIds[i]!,
+          episodeId,
+          at: recordedAt,
+        }),
+      );
     }
-    // Their terms, for a question's typos (after the facts: store/vocabulary.ts).
-    await addToVocabulary(db, facts);
+  });
+  const records = [...asserted, ...saidWrong.values()];
+  const recordedAtOf = new Map(asserted.map((r) => [r.factId, r.at]));
+  if (records.length > 0) {
+    try {
+      await db.factRecords.insertMany(records, { ordered: false, ...tag });
+    } catch (error) {
+      // Only records already stored (by an earlier attempt, or a concurrent duplicate) may
+      // fail; see isOnlyDuplicateKeys. Those keep the instant that attempt gave them.
+      const already = duplicateKeyIndexes(error).map((i) => records[i]!._id);
+      const stored = await db.factRecords
+        .find(
+          { _id: { $in: already }, workspaceId: tenant.workspaceId, dataset: tenant.dataset },
+          { projection: { factId: 1, kind: 1, at: 1 }, ...tag },
+        )
+        .toArray();
+      for (const r of stored) if (r.kind === 'asserted') recordedAtOf.set(r.factId, r.at);
+    }
+    // Their terms, for a question's typos (store/vocabulary.ts).
+    await addToVocabulary(
+      db,
+      input.facts.map((f) => ({
+        workspaceId: tenant.workspaceId,
+        dataset: tenant.dataset,
+        recallTerms: factRecallTerms(f),
+        quoteTerms: quoteRecallTerms(f),
+      })),
+    );
   }
 
-  // 4b. The feed: the episode and its facts, each fact at the instant it was stored;
-  // keyed by the record's claim, so a retry or the repair appends nothing twice.
+  // 5. The pairs' histories derived from their records (store/materialise.ts), then the
+  // feed: the episode and its facts, each fact at the instant it was recorded, keyed by
+  // the record's claim (a retry or the repair appends nothing twice), before what the
+  // history tells.
   const claimedAt = record.recordedAt.toISOString();
-  await appendChanges(db, tenant, [
-    {
-      changeId: `episode-recorded:${episodeId}@${claimedAt}`,
-      kind: 'EPISODE_RECORDED',
-      at: recordedAt,
-      episodeId,
-    },
-    ...superseding.map((f) => ({
-      changeId: `fact-recorded:${f.factId}@${claimedAt}`,
-      kind: 'FACT_RECORDED' as const,
-      at: f.recordedAt,
-      factId: f.factId,
-      episodeId,
-    })),
-  ]);
-
-  // 5. Supersessions, each target through its per-fact invalidation claim, in a fixed
-  // number of commands (store/supersession.ts).
-  await supersedeFacts(db, tenant, superseding, now);
+  await materialisePairs(db, tenant, distinctPairs(records), {
+    feed: true,
+    preface: [
+      {
+        changeId: `episode-recorded:${episodeId}@${claimedAt}`,
+        kind: 'EPISODE_RECORDED',
+        at: recordedAt,
+        episodeId,
+      },
+      ...factIds.map((factId) => ({
+        changeId: `fact-recorded:${factId}@${claimedAt}`,
+        kind: 'FACT_RECORDED' as const,
+        at: recordedAtOf.get(factId)!,
+        factId,
+        episodeId,
+      })),
+    ],
+  });
 
   // 6. Done.
   await db.episodeRecords.updateOne(

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { eraseEpisode } from '../../src/store/erasure.js';
-import { invalidateFact } from '../../src/store/facts.js';
+import { deleteFact } from '../../src/store/factLifecycle.js';
 import { recordEpisode } from '../../src/store/recordEpisode.js';
 import type { Tenant } from '../../src/store/tenant.js';
 import { CorrectedFactsDocument, CorrectedRecallDocument } from '../generated/operations.js';
@@ -241,7 +241,7 @@ describe('said wrong after its version was recorded', () => {
     const db = t.database.collections;
     await writeBoth('deleted version', true);
     const version = (await view('deleted version', { validAt: MID_JULY })).facts[0]!;
-    await invalidateFact(db, tenant, version.factId, { reason: 'deleted', at: new Date(AFTER) });
+    await deleteFact(db, tenant, version.factId, new Date(AFTER));
     expect((await view('deleted version', { validAt: MID_JULY })).objects).toEqual([]);
     expect((await view('deleted version', { validAt: MID_SEPTEMBER })).objects).toEqual([
       'a toyota',

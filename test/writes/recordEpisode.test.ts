@@ -397,7 +397,6 @@ describe('concurrent duplicates through GraphQL', () => {
     expect(await db.episodeRecords.countDocuments({ ...tenant, episodeId })).toBe(1);
     expect(await db.facts.countDocuments({ ...tenant, episodeId })).toBe(2);
     expect(await db.entities.countDocuments({ ...tenant, name: 'dog' })).toBe(1);
-    expect(await db.claims.countDocuments({ ...tenant, factId: base.facts[0]!.factId })).toBe(1);
     expect(await readFact(dataset, base.facts[0]!.factId)).toMatchObject({
       supersededBy: { factId: payloads[0]!.facts[0]!.factId },
     });
@@ -416,7 +415,7 @@ describe('a failure half-way, then a retry', () => {
       facts: [fact('user', 'uses', 'emacs', { replaceExisting: true })],
     };
     const spy = vi
-      .spyOn(t.database.collections.facts, 'insertMany')
+      .spyOn(t.database.collections.factRecords, 'insertMany')
       .mockRejectedValueOnce(new Error('injected crash'));
     let crashedAt: Date | undefined;
     try {
@@ -646,7 +645,7 @@ describe('what a write answers when the database is lost', () => {
     new MongoServerSelectionError('Server selection timed out', {} as TopologyDescription);
 
   /** Makes one of the store's collection methods fail once, after or instead of running. */
-  function failOnce<K extends 'episodeRecords' | 'facts' | 'claims'>(
+  function failOnce<K extends 'episodeRecords' | 'facts' | 'factRecords'>(
     collection: K,
     method: 'insertOne' | 'insertMany',
     error: () => Error,
@@ -734,7 +733,7 @@ describe('what a write answers when the database is lost', () => {
         facts: [fact('user', 'owns', 'a kite')],
       })
     ).facts;
-    const spy = failOnce('claims', 'insertOne', lost, true);
+    const spy = failOnce('factRecords', 'insertOne', lost, true);
     const response = await t.request(
       `/v1/memory/semantic/datasets/${encodeURIComponent('outcomes delete')}/facts/${target!.factId}`,
       { method: 'DELETE', key: writer },
@@ -746,7 +745,7 @@ describe('what a write answers when the database is lost', () => {
         /^The database stopped answering or failed after this write began/,
       ),
     });
-    // The claim was taken: the retry (or the start-up repair) stamps it, and says it is gone.
+    // The delete was recorded: the retry (or the start-up repair) materialises it, and says it is gone.
     const retry = await t.request(
       `/v1/memory/semantic/datasets/${encodeURIComponent('outcomes delete')}/facts/${target!.factId}`,
       { method: 'DELETE', key: writer },

@@ -1,8 +1,8 @@
 import { MongoClient } from 'mongodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { collections } from '../../src/store/collections.js';
-import { factDocumentId } from '../../src/store/documents.js';
-import { FactNotFoundError, restoreFact } from '../../src/store/facts.js';
+import { restoreFact } from '../../src/store/factLifecycle.js';
+import { FactNotFoundError } from '../../src/store/facts.js';
 import { workspaceIdFor } from '../../src/store/workspaces.js';
 import {
   CurationDeleteFactDocument,
@@ -15,9 +15,11 @@ import { DEMO } from '../helpers/demo.js';
 import { type GraphqlError, openTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 /**
- * restoreFact (admin): undoes a soft delete. The fact is live again and can be deleted
- * again, exactly once per restoration (the invalidation claim carries the restoration
- * generation); only a deleted fact can be restored.
+ * restoreFact (admin): undoes a soft delete. The fact is believed again from the restore
+ * on, as a new version of it (`correctionOf`), while what the store believed in between
+ * stays as it was; it can be deleted again, exactly once per restore (each delete and
+ * restore is a record whose id carries its generation); only a deleted fact can be
+ * restored.
  */
 
 const DATASET = 'user_42';
@@ -60,23 +62,23 @@ async function fact(id: string, key = reader) {
   return data(await t.graphql(CurationFactDocument, { dataset: DATASET, id }, key)).dataset!.fact!;
 }
 
+/** The live facts, each by the fact as first recorded (a restored version names its fact). */
 async function liveIds(key = reader): Promise<string[]> {
   const result = data(
     await t.graphql(CurationLiveFactsDocument, { dataset: DATASET, first: 100 }, key),
   );
-  return result.dataset!.facts.edges.map((e) => e.node.factId);
+  const db = t.database.collections;
+  const ids = result.dataset!.facts.edges.map((e) => e.node.factId);
+  const docs = await db.facts.find({ ...acme, factId: { $in: ids } }).toArray();
+  return docs.map((d) => d.correctionOf ?? d.factId);
 }
 
 /** Every stored document of the write path's collections, for "nothing changed". */
 async function everything() {
   const db = t.database.collections;
-  const all = async (name: 'facts' | 'claims' | 'restorations') =>
+  const all = async (name: 'facts' | 'factRecords') =>
     (db[name] as typeof db.facts).find({}).sort({ _id: 1 }).toArray();
-  return {
-    facts: await all('facts'),
-    claims: await all('claims'),
-    restorations: await all('restorations'),
-  };
+  return { facts: await all('facts'), factRecords: await all('factRecords') };
 }
 
 describe('restoreFact', () => {
@@ -87,43 +89,42 @@ describe('restoreFact', () => {
 
     const restored = data(await restore(DEMO.facts.familyCar)).restoreFact;
     expect(restored).toMatchObject({
-      factId: DEMO.facts.familyCar,
+      correctionOf: { factId: DEMO.facts.familyCar },
       invalidAt: null,
       invalidReason: null,
       state: 'LIVE',
       supersededBy: null,
     });
-    expect(await fact(DEMO.facts.familyCar)).toMatchObject({ invalidAt: null, state: 'LIVE' });
+    // The fact as first recorded keeps its deleted time: the audit history does not change.
+    expect(await fact(DEMO.facts.familyCar)).toMatchObject({ invalidReason: 'DELETED' });
+    expect(await fact(restored.factId)).toMatchObject({ invalidAt: null, state: 'LIVE' });
     expect(await liveIds()).toContain(DEMO.facts.familyCar);
 
     // Restoring it again: it is not deleted any more.
     expect(codeOf(await restore(DEMO.facts.familyCar))).toBe('NOT_FOUND');
 
-    // Deleted again: once.
+    // Deleted again (by the fact's id or its version's): once.
     const again = data(await remove(DEMO.facts.familyCar)).deleteFact;
     expect(again.fact).toMatchObject({ invalidReason: 'DELETED', state: 'SUPERSEDED' });
     expect(again.fact.invalidAt).not.toBeNull();
+    expect(await fact(restored.factId)).toMatchObject({ invalidReason: 'DELETED' });
     expect(codeOf(await remove(DEMO.facts.familyCar))).toBe('NOT_FOUND');
+    expect(codeOf(await remove(restored.factId))).toBe('NOT_FOUND');
     expect(await liveIds()).not.toContain(DEMO.facts.familyCar);
 
     // And restored again.
     expect(data(await restore(DEMO.facts.familyCar)).restoreFact).toMatchObject({ state: 'LIVE' });
     expect(await liveIds()).toContain(DEMO.facts.familyCar);
 
-    // One claim per deletion generation, one restoration claim per restore.
-    const docId = factDocumentId(acme, DEMO.facts.familyCar);
-    const claims = await t.database.collections.claims
+    // One record per delete and per restore, each with its generation.
+    const records = await t.database.collections.factRecords
       .find({ factId: DEMO.facts.familyCar, workspaceId: acme.workspaceId })
-      .sort({ _id: 1 })
       .toArray();
-    expect(claims.map((c) => c._id)).toEqual([`invalidate:${docId}`, `invalidate:${docId}:1`]);
-    expect(claims.every((c) => c.applied && c.reason === 'deleted')).toBe(true);
-    const restorations = await t.database.collections.restorations
-      .find({ factId: DEMO.facts.familyCar, workspaceId: acme.workspaceId })
-      .sort({ _id: 1 })
-      .toArray();
-    expect(restorations.map((r) => r._id)).toEqual([`restore:${docId}:0`, `restore:${docId}:1`]);
-    expect((await t.database.collections.facts.findOne({ _id: docId }))?.restorations).toBe(2);
+    const lifecycle = records
+      .filter((r) => r.kind === 'deleted' || r.kind === 'restored')
+      .map((r) => `${r.kind}:${r.generation}`)
+      .sort();
+    expect(lifecycle).toEqual(['deleted:0', 'deleted:1', 'restored:0', 'restored:1']);
   });
 
   it('restores the demo fact deleted at import, which can then be deleted again', async () => {
@@ -158,7 +159,6 @@ describe('restoreFact', () => {
             collections(client.db(t.database.db.databaseName)),
             acme,
             DEMO.facts.hondaMadeBy,
-            'deleted',
             new Date(),
           ),
         ),
@@ -167,10 +167,10 @@ describe('restoreFact', () => {
       for (const lost of results.filter((r) => r.status === 'rejected')) {
         expect(lost.reason).toBeInstanceOf(FactNotFoundError);
       }
-      const stored = await t.database.collections.facts.findOne({
-        _id: factDocumentId(acme, DEMO.facts.hondaMadeBy),
-      });
-      expect(stored).toMatchObject({ invalidAt: null, invalidReason: null, restorations: 1 });
+      const restored = await t.database.collections.facts
+        .find({ ...acme, correctionOf: DEMO.facts.hondaMadeBy, invalidAt: null })
+        .toArray();
+      expect(restored).toHaveLength(1);
       // Deletable again, once.
       data(await remove(DEMO.facts.hondaMadeBy));
       expect(codeOf(await remove(DEMO.facts.hondaMadeBy))).toBe('NOT_FOUND');

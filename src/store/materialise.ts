@@ -1,0 +1,370 @@
+import type { AnyBulkWriteOperation } from 'mongodb';
+import { derivePairHistory, type FactRun, rootFactId } from '../domain/pairHistory.js';
+import { isOnlyDuplicateKeys } from './bulkErrors.js';
+import { appendChanges, type NewChange, redactFactChangesExcept } from './changes.js';
+import type { Collections } from './collections.js';
+import { UNPAGED_BATCH_SIZE, UPSERTS_PER_COMMAND } from './database.js';
+import { type FactDoc, type FactRecordDoc, factDocument } from './documents.js';
+import { type Pair, pairKey, pairRecordOf, recordsOfPairs } from './factRecords.js';
+import type { Tenant } from './tenant.js';
+
+/**
+ * Materialising a pair: its fact documents made exactly what domain/pairHistory.ts derives
+ * from its records (docs/TEMPORAL_MODEL.md, "The history is derived"). Every write path
+ * (recording, delete, restore, erasure, import, migration, repair) appends or removes
+ * records and then calls `materialisePairs`; none stamps a fact by hand.
+ *
+ * Safe without transactions (docs/TEMPORAL_MODEL.md, "Writes without transactions"): the
+ * documents' ids and contents are functions of the records, so materialising twice writes
+ * the same documents, and each document is written whole (no two writers update different
+ * fields of one). A round reads the records, derives, reads the documents and writes the
+ * difference; the call ends only when a round sees its writes through: the records read
+ * again are the ones it derived from and the documents read again are what it derived. So
+ * of racing writers each ends on the history of every record it could see, and a writer
+ * whose records went stale meanwhile goes round again; a write that a fault cut short is
+ * completed by its retry, by the next materialisation of the pair, or by the start-up
+ * repair (records stay `materialised: false` until a round sees them through).
+ *
+ * Within a round, what stops being believed is written first (removals and the documents
+ * a round closes), then what starts (new documents and the rest), so a reader between the
+ * two sees a moment with less, never two values the records do not hold.
+ */
+
+export interface MaterialiseOptions {
+  /** Append the changes the history tells (an import and a migration do not). */
+  feed: boolean;
+  /** Redact the pairs' changes that the history no longer tells (an erasure). */
+  redact?: boolean;
+  /** Changes the write itself tells, appended before the history's (with `feed`). */
+  preface?: readonly NewChange[];
+}
+
+export interface Materialised {
+  /** The pairs' documents before the first write of this call. */
+  before: FactDoc[];
+  /** The pairs' documents as derived, now stored. */
+  after: FactDoc[];
+  /** Documents this call inserted, replaced or removed. */
+  written: number;
+}
+
+/** Pairs a round takes at once: bounded reads, whatever an import holds. */
+const PAIRS_PER_ROUND = 200;
+
+/** Rounds a call makes before giving up: each lost round means another writer's record landed. */
+const MAX_ROUNDS = 25;
+
+/** The fields materialisation derives and compares (the terms derive from the statement). */
+const COMPARED = [
+  'factId',
+  'subject',
+  'predicate',
+  'object',
+  'objectIsEntity',
+  'confidence',
+  'sourceQuote',
+  'episodeId',
+  'validAt',
+  'validUntil',
+  'recordedAt',
+  'invalidAt',
+  'invalidReason',
+  'supersededBy',
+  'replaceExisting',
+  'correctionOf',
+  'correctedBy',
+  'subjectKey',
+  'objectKey',
+  'predicateKey',
+] as const satisfies readonly (keyof FactDoc)[];
+
+const sameValue = (a: unknown, b: unknown): boolean => {
+  if (a instanceof Date || b instanceof Date) {
+    return a instanceof Date && b instanceof Date && a.getTime() === b.getTime();
+  }
+  return (a ?? null) === (b ?? null);
+};
+
+const sameDocument = (a: FactDoc, b: FactDoc) => COMPARED.every((k) => sameValue(a[k], b[k]));
+
+/** Makes the pairs' fact documents what their records derive, and tells it in the feed. */
+export async function materialisePairs(
+  db: Collections,
+  tenant: Tenant,
+  pairs: readonly Pair[],
+  options: MaterialiseOptions,
+): Promise<Materialised> {
+  const out: Materialised = { before: [], after: [], written: 0 };
+  for (let i = 0; i < pairs.length; i += PAIRS_PER_ROUND) {
+    const part = await materialiseSome(db, tenant, pairs.slice(i, i + PAIRS_PER_ROUND), options);
+    out.before.push(...part.before);
+    out.after.push(...part.after);
+    out.written += part.written;
+  }
+  return out;
+}
+
+/** The pairs' history as derived from their records: the documents and the runs. */
+function derive(
+  tenant: Tenant,
+  records: readonly FactRecordDoc[],
+): { docs: Map<string, FactDoc>; runs: FactRun[] } {
+  const byPair = new Map<string, FactRecordDoc[]>();
+  for (const r of records) {
+    const key = pairKey(r);
+    const list = byPair.get(key);
+    if (list) list.push(r);
+    else byPair.set(key, [r]);
+  }
+  const docs = new Map<string, FactDoc>();
+  const runs: FactRun[] = [];
+  for (const list of byPair.values()) {
+    const asserted = new Map(list.filter((r) => r.kind === 'asserted').map((r) => [r.factId, r]));
+    for (const run of derivePairHistory(list.map(pairRecordOf))) {
+      const record = asserted.get(run.factId)!;
+      const { replaceExisting, ...statement } = record.fact!;
+      const doc = factDocument(tenant, {
+        ...statement,
+        factId: run.id,
+        episodeId: record.episodeId,
+        validAt: run.validAt,
+        validUntil: run.validUntil,
+        recordedAt: run.recordedAt,
+        invalidAt: run.invalidAt,
+        invalidReason: run.invalidReason,
+        supersededBy: run.supersededBy,
+        replaceExisting,
+        correctionOf: run.correctionOf,
+        correctedBy: run.correctedBy,
+      });
+      docs.set(doc._id, doc);
+      runs.push(run);
+    }
+  }
+  return { docs, runs };
+}
+
+/** The pairs' stored fact documents (their terms left in the database). */
+async function documentsOfPairs(
+  db: Collections,
+  tenant: Tenant,
+  pairs: readonly Pair[],
+): Promise<FactDoc[]> {
+  const wanted = new Set(pairs.map(pairKey));
+  const docs = await db.facts
+    .find(
+      {
+        workspaceId: tenant.workspaceId,
+        dataset: tenant.dataset,
+        subjectKey: { $in: [...new Set(pairs.map((p) => p.subjectKey))] },
+        predicateKey: { $in: [...new Set(pairs.map((p) => p.predicateKey))] },
+      },
+      { comment: 'store:documentsOfPairs', projection: { recallTerms: 0, quoteTerms: 0 } },
+    )
+    .batchSize(UNPAGED_BATCH_SIZE)
+    .toArray();
+  return docs.filter((d) => wanted.has(pairKey(d)));
+}
+
+interface Plan {
+  remove: string[];
+  /** Documents that stop being believed: written with the removals. */
+  closing: FactDoc[];
+  insert: FactDoc[];
+  replace: FactDoc[];
+}
+
+function planOf(stored: readonly FactDoc[], derived: Map<string, FactDoc>): Plan {
+  const plan: Plan = { remove: [], closing: [], insert: [], replace: [] };
+  const there = new Map(stored.map((d) => [d._id, d]));
+  for (const d of stored) if (!derived.has(d._id)) plan.remove.push(d._id);
+  for (const [id, doc] of derived) {
+    const now = there.get(id);
+    if (!now) plan.insert.push(doc);
+    else if (!sameDocument(now, doc)) {
+      (doc.invalidAt !== null && now.invalidAt === null ? plan.closing : plan.replace).push(doc);
+    }
+  }
+  return plan;
+}
+
+const planSize = (p: Plan) =>
+  p.remove.length + p.closing.length + p.insert.length + p.replace.length;
+
+async function replaceWhole(db: Collections, tenant: Tenant, docs: readonly FactDoc[]) {
+  const ops: AnyBulkWriteOperation<FactDoc>[] = docs.map((doc) => ({
+    replaceOne: {
+      filter: { _id: doc._id, workspaceId: tenant.workspaceId, dataset: tenant.dataset },
+      replacement: doc,
+      upsert: true,
+    },
+  }));
+  // A few to a command (see UPSERTS_PER_COMMAND).
+  for (let i = 0; i < ops.length; i += UPSERTS_PER_COMMAND) {
+    try {
+      await db.facts.bulkWrite(ops.slice(i, i + UPSERTS_PER_COMMAND), {
+        ordered: false,
+        comment: 'store:materialise',
+      });
+    } catch (error) {
+      // Two upserts racing to insert one document: the next round reads what is there.
+      if (!isOnlyDuplicateKeys(error)) throw error;
+    }
+  }
+}
+
+async function writePlan(db: Collections, tenant: Tenant, plan: Plan): Promise<void> {
+  const scope = { workspaceId: tenant.workspaceId, dataset: tenant.dataset };
+  if (plan.remove.length > 0) {
+    await db.facts.deleteMany(
+      { _id: { $in: plan.remove }, ...scope },
+      { comment: 'store:materialise' },
+    );
+  }
+  await replaceWhole(db, tenant, plan.closing);
+  if (plan.insert.length > 0) {
+    try {
+      await db.facts.insertMany(plan.insert, { ordered: false, comment: 'store:materialise' });
+    } catch (error) {
+      // Inserted meanwhile by a racing writer: the round's check reads what it holds.
+      if (!isOnlyDuplicateKeys(error)) throw error;
+    }
+  }
+  await replaceWhole(db, tenant, plan.replace);
+}
+
+const recordSetKey = (records: readonly FactRecordDoc[]) =>
+  records
+    .map((r) => r._id)
+    .sort()
+    .join(',');
+
+async function materialiseSome(
+  db: Collections,
+  tenant: Tenant,
+  pairs: readonly Pair[],
+  options: MaterialiseOptions,
+): Promise<Materialised> {
+  let records = await recordsOfPairs(db, tenant, pairs);
+  let stored = await documentsOfPairs(db, tenant, pairs);
+  const before = stored;
+  let written = 0;
+  for (let round = 0; round < MAX_ROUNDS; round++) {
+    const derived = derive(tenant, records);
+    const plan = planOf(stored, derived.docs);
+    if (planSize(plan) > 0) {
+      await writePlan(db, tenant, plan);
+      written += planSize(plan);
+    }
+    // Seen through: the records are still those it derived from, the documents as derived.
+    const again = await recordsOfPairs(db, tenant, pairs);
+    const changed = recordSetKey(again) !== recordSetKey(records);
+    records = again;
+    stored = await documentsOfPairs(db, tenant, pairs);
+    if (changed || planSize(planOf(stored, derived.docs)) > 0) continue;
+
+    if (options.feed) {
+      await appendChanges(db, tenant, [
+        ...(options.preface ?? []),
+        ...historyChanges(derived.runs, records),
+      ]);
+    }
+    if (options.redact) {
+      const ids = new Set([...before, ...stored].flatMap((d) => [d.factId, rootFactId(d)]));
+      await redactFactChangesExcept(
+        db,
+        tenant,
+        [...ids],
+        new Set(historyChanges(derived.runs, records).map((c) => c.changeId)),
+      );
+    }
+    const unseen = records.filter((r) => !r.materialised).map((r) => r._id);
+    if (unseen.length > 0) {
+      await db.factRecords.updateMany(
+        { _id: { $in: unseen }, workspaceId: tenant.workspaceId, dataset: tenant.dataset },
+        { $set: { materialised: true } },
+        { comment: 'store:materialise' },
+      );
+    }
+    return { before, after: [...derived.docs.values()], written };
+  }
+  throw new Error(`the history of ${pairs.length} pair(s) did not settle in ${MAX_ROUNDS} rounds`);
+}
+
+/**
+ * The changes a history tells, each keyed by what made it, so every materialisation of the
+ * same records appends the same ones (and the feed takes each once): a delete, a restore
+ * or a said-wrong by its record; a supersession by a successor by the document it ended
+ * and the instant; a corrected version by its document.
+ */
+export function historyChanges(runs: readonly FactRun[], records: readonly FactRecordDoc[]) {
+  const changes: NewChange[] = [];
+  const asserted = new Map(records.filter((r) => r.kind === 'asserted').map((r) => [r.factId, r]));
+  for (const run of runs) {
+    const episodeId = asserted.get(run.factId)?.episodeId ?? null;
+    if (run.endedBy === 'successor' && run.invalidAt && run.invalidAt > run.recordedAt) {
+      changes.push({
+        changeId: `fact-superseded:${run.id}@${run.invalidAt.toISOString()}`,
+        kind: 'FACT_SUPERSEDED',
+        at: run.invalidAt,
+        factId: run.id,
+        episodeId,
+      });
+    }
+    if (run.startedBy === 'correction') {
+      changes.push({
+        changeId: `fact-corrected:${run.id}`,
+        kind: 'FACT_CORRECTED',
+        at: run.recordedAt,
+        factId: run.id,
+        episodeId,
+      });
+    }
+  }
+  for (const r of records) {
+    if (r.kind === 'asserted' || !asserted.has(r.factId)) continue;
+    const kind =
+      r.kind === 'deleted'
+        ? 'FACT_DELETED'
+        : r.kind === 'restored'
+          ? 'FACT_RESTORED'
+          : 'FACT_SUPERSEDED';
+    changes.push({
+      changeId: `fact-${r.kind}:${r._id}`,
+      kind,
+      at: r.at,
+      factId: r.factId,
+      episodeId: asserted.get(r.factId)!.episodeId,
+    });
+  }
+  return changes.sort(
+    (a, b) => a.at.getTime() - b.at.getTime() || (a.changeId < b.changeId ? -1 : 1),
+  );
+}
+
+/** Materialises the pairs whose records a fault left unseen (run at start-up). */
+export async function repairFactHistories(db: Collections): Promise<number> {
+  const pending = await db.factRecords
+    .find(
+      { materialised: false },
+      {
+        projection: { workspaceId: 1, dataset: 1, subjectKey: 1, predicateKey: 1 },
+        comment: 'store:repairFactHistories',
+      },
+    )
+    .toArray();
+  const byTenant = new Map<string, { tenant: Tenant; pairs: Map<string, Pair> }>();
+  for (const r of pending) {
+    const key = JSON.stringify([r.workspaceId, r.dataset]);
+    let entry = byTenant.get(key);
+    if (!entry) {
+      entry = { tenant: { workspaceId: r.workspaceId, dataset: r.dataset }, pairs: new Map() };
+      byTenant.set(key, entry);
+    }
+    entry.pairs.set(pairKey(r), { subjectKey: r.subjectKey, predicateKey: r.predicateKey });
+  }
+  for (const { tenant, pairs } of byTenant.values()) {
+    await materialisePairs(db, tenant, [...pairs.values()], { feed: true });
+  }
+  return pending.length;
+}
