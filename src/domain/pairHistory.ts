@@ -108,12 +108,12 @@ const time = (d: Date | null) => (d === null ? Number.POSITIVE_INFINITY : d.getT
  * The id of a corrected version: the run it follows and the successor that ends it (the
  * ids stores have carried since versions were first recorded).
  */
-export function correctedVersionId(previousRunId: string, successorId: string): string {
+function correctedVersionId(previousRunId: string, successorId: string): string {
   return derivedUuid('corrected-fact', previousRunId, '0', successorId);
 }
 
 /** The id of a restored version: the fact, the run's first instant and its end. */
-export function versionId(factId: string, recordedAt: Date, validUntil: Date | null): string {
+function versionId(factId: string, recordedAt: Date, validUntil: Date | null): string {
   return derivedUuid(
     'fact-version',
     factId,

@@ -179,28 +179,6 @@ export async function recordsOfPairs(
   return docs.filter((d) => wanted.has(pairKey(d)));
 }
 
-/** A fact's deletes and restores: how many of each it has had. */
-export async function lifecycleOf(
-  db: Collections,
-  tenant: Tenant,
-  factId: string,
-): Promise<{ deletes: number; restores: number }> {
-  const docs = await db.factRecords
-    .find(
-      {
-        workspaceId: tenant.workspaceId,
-        dataset: tenant.dataset,
-        factId: normalizeUuid(factId),
-      },
-      { projection: { kind: 1 }, comment: 'store:lifecycleOf' },
-    )
-    .toArray();
-  return {
-    deletes: docs.filter((d) => d.kind === 'deleted').length,
-    restores: docs.filter((d) => d.kind === 'restored').length,
-  };
-}
-
 /**
  * The records that a pair's stored documents imply, for documents written without records
  * (an import file, a store from before the history was derived): each fact as first

@@ -297,7 +297,7 @@ async function materialiseSome(
  * or a said-wrong by its record; a supersession by a successor by the document it ended
  * and the instant; a corrected version by its document.
  */
-export function historyChanges(runs: readonly FactRun[], records: readonly FactRecordDoc[]) {
+function historyChanges(runs: readonly FactRun[], records: readonly FactRecordDoc[]) {
   const changes: NewChange[] = [];
   const asserted = new Map(records.filter((r) => r.kind === 'asserted').map((r) => [r.factId, r]));
   for (const run of runs) {
