@@ -66,20 +66,14 @@ describe('derivePairHistory', () => {
   it('a delete ends the believed version; a restore begins a new one; a later erasure leaves the delete', () => {
     const honda = fact('honda', '07-01', { at: at(1) });
     const deleted: PairRecord = { kind: 'deleted', factId: 'honda', at: at(3) };
-    const withToyota = derivePairHistory([
-      honda,
-      fact('toyota', '08-16', { at: at(2) }),
-      deleted,
-    ]);
+    const withToyota = derivePairHistory([honda, fact('toyota', '08-16', { at: at(2) }), deleted]);
     expect(show(withToyota)).toEqual([
       'honda 07-01..open [1,2) superseded',
       "honda'c 07-01..08-16 [2,3) deleted",
       'toyota 08-16..open [2,-)',
     ]);
     // The Toyota's episode erased: its record goes, the delete stays.
-    expect(show(derivePairHistory([honda, deleted]))).toEqual([
-      'honda 07-01..open [1,3) deleted',
-    ]);
+    expect(show(derivePairHistory([honda, deleted]))).toEqual(['honda 07-01..open [1,3) deleted']);
     const restored = derivePairHistory([
       honda,
       deleted,

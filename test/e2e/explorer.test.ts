@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadDemoDataset } from '../../src/demo/seed.js';
 import { createGateway } from '../../src/http/app.js';
 import type { Database } from '../../src/store/database.js';
-import { invalidateFact } from '../../src/store/facts.js';
+import { deleteFact } from '../../src/store/factLifecycle.js';
 import { recordEpisode } from '../../src/store/recordEpisode.js';
 import { createApiKey, workspaceIdFor } from '../../src/store/workspaces.js';
 import { openTestDatabase } from '../helpers/database.js';
@@ -225,10 +225,7 @@ describe('the memory explorer in a browser, offline, on the demo dataset', () =>
       // No reload: the bar appears, believed true.
       await expect.poll(() => bar(page, factId).getAttribute('class')).toContain('look-live');
       expect(await page.getByTestId('timeline').textContent()).toContain('a tandem bicycle');
-      await invalidateFact(database.collections, tenant, factId, {
-        reason: 'deleted',
-        at: new Date(),
-      });
+      await deleteFact(database.collections, tenant, factId, new Date());
       await expect.poll(() => bar(page, factId).getAttribute('class')).toContain('look-deleted');
       // Looking back in time ("as known at" set) is not live.
       await setInstant(page, 'known-at', '2026-09-01T00:00:00');

@@ -3,9 +3,10 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { TemporalSelection } from '../../src/domain/factState.js';
 import { collections } from '../../src/store/collections.js';
 import type { Database } from '../../src/store/database.js';
-import { invalidationClaimId } from '../../src/store/documents.js';
-import { FactNotFoundError, findFact, invalidateFact, listFacts } from '../../src/store/facts.js';
-import { repairInvalidationClaims } from '../../src/store/invalidations.js';
+import { deleteFact } from '../../src/store/factLifecycle.js';
+import { lifecycleRecord } from '../../src/store/factRecords.js';
+import { FactNotFoundError, findFact, listFacts } from '../../src/store/facts.js';
+import { repairFactHistories } from '../../src/store/materialise.js';
 import { workspaceIdFor } from '../../src/store/workspaces.js';
 import { importJsonl } from '../../src/transfer/importJsonl.js';
 import { openTestDatabase, testServerUri } from '../helpers/database.js';
@@ -42,7 +43,7 @@ beforeAll(async () => {
   expect(outcome.ok).toBe(true);
 });
 
-describe('soft delete (claim by insert)', () => {
+describe('soft delete (claimed by its record)', () => {
   it('of ten racing deletes over separate connections, exactly one succeeds', async () => {
     const clients = await Promise.all(
       Array.from({ length: 10 }, () => new MongoClient(testServerUri()).connect()),
@@ -50,10 +51,7 @@ describe('soft delete (claim by insert)', () => {
     try {
       const results = await Promise.allSettled(
         clients.map((client) =>
-          invalidateFact(collections(client.db(database.db.databaseName)), tenant, FACT, {
-            reason: 'deleted',
-            at: new Date(),
-          }),
+          deleteFact(collections(client.db(database.db.databaseName)), tenant, FACT, new Date()),
         ),
       );
       const won = results.filter((r) => r.status === 'fulfilled');
@@ -83,29 +81,20 @@ describe('soft delete (claim by insert)', () => {
     const refused = (reason: string) =>
       expect.objectContaining({ name: 'FactNotFoundError', reason, message: 'Fact not found' });
     await expect(
-      invalidateFact(database.collections, tenant, FACT, { reason: 'deleted', at: new Date() }),
+      deleteFact(database.collections, tenant, FACT, new Date()),
     ).rejects.toEqual(refused('already_invalidated'));
     await expect(
-      invalidateFact(database.collections, tenant, '22222222-2222-4222-8222-222222222222', {
-        reason: 'deleted',
-        at: new Date(),
-      }),
+      deleteFact(database.collections, tenant, '22222222-2222-4222-8222-222222222222', new Date()),
     ).rejects.toEqual(refused('not_found'));
     await expect(
-      invalidateFact(
-        database.collections,
+      deleteFact(database.collections,
         { ...tenant, dataset: 'd2' },
-        '11111111-1111-4111-8111-111111111111',
-        { reason: 'deleted', at: new Date() },
-      ),
+        '11111111-1111-4111-8111-111111111111', new Date()),
     ).rejects.toEqual(refused('not_found'));
     await expect(
-      invalidateFact(
-        database.collections,
+      deleteFact(database.collections,
         { ...tenant, workspaceId: workspaceIdFor('w2') },
-        '11111111-1111-4111-8111-111111111111',
-        { reason: 'deleted', at: new Date() },
-      ),
+        '11111111-1111-4111-8111-111111111111', new Date()),
     ).rejects.toEqual(refused('not_found'));
   });
 
@@ -113,22 +102,16 @@ describe('soft delete (claim by insert)', () => {
     const id = '11111111-1111-4111-8111-111111111111';
     const fact = (await findFact(database.collections, tenant, id))!;
     const at = new Date('2026-03-03T03:03:03.000Z');
-    // The state a crash between the claim and the stamp leaves behind.
-    await database.collections.claims.insertOne({
-      _id: invalidationClaimId(fact._id),
-      workspaceId: tenant.workspaceId,
-      dataset: tenant.dataset,
-      factId: id,
-      reason: 'deleted',
-      invalidAt: at,
-      supersededBy: null,
-      applied: false,
-    });
+    // The state a crash between the delete's record and its materialisation leaves behind.
+    const pair = { subjectKey: fact.subjectKey, predicateKey: fact.predicateKey };
+    await database.collections.factRecords.insertOne(
+      lifecycleRecord(tenant, pair, 'deleted', id, 0, at),
+    );
     expect((await findFact(database.collections, tenant, id))?.invalidAt).toBeNull();
-    expect(await repairInvalidationClaims(database.collections)).toBe(1);
+    expect(await repairFactHistories(database.collections)).toBe(1);
     const repaired = await findFact(database.collections, tenant, id);
     expect(repaired?.invalidAt?.toISOString()).toBe(at.toISOString());
     expect(repaired?.invalidReason).toBe('deleted');
-    expect(await repairInvalidationClaims(database.collections)).toBe(0);
+    expect(await repairFactHistories(database.collections)).toBe(0);
   });
 });

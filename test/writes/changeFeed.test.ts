@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { appendChanges } from '../../src/store/changes.js';
 import { openDatabase } from '../../src/store/database.js';
-import { invalidationClaim, memoryDocument } from '../../src/store/documents.js';
-import { repairRestorations } from '../../src/store/facts.js';
-import { repairInvalidationClaims } from '../../src/store/invalidations.js';
+import { memoryDocument } from '../../src/store/documents.js';
+import { lifecycleRecord } from '../../src/store/factRecords.js';
+import { repairFactHistories } from '../../src/store/materialise.js';
 import { repairMemoryWrites } from '../../src/store/memoryWrites.js';
 import { recordEpisode } from '../../src/store/recordEpisode.js';
 import {
@@ -199,7 +199,7 @@ describe('Dataset.changes: every write, once, in order', () => {
 });
 
 describe('erasure leaves no trace of the erased content in the feed', () => {
-  it('eraseEpisode: its changes go, what it superseded comes back restored, EPISODE_ERASED says what went', async () => {
+  it('eraseEpisode: its changes go, and so does what they made of others (history as if never recorded), EPISODE_ERASED says what went', async () => {
     const ds = 'feed-erase-episode';
     const kept = await record(ds, episode([fact('user', 'a Honda Civic')]));
     const old = kept.facts[0]!.factId;
@@ -210,11 +210,11 @@ describe('erasure leaves no trace of the erased content in the feed', () => {
     data(await t.graphql(ChangeEraseEpisodeDocument, { dataset: ds, id: erasedId }, admin));
 
     const changes = await feed(ds);
+    // The Honda's supersession by the erased Toyota is redacted too: the history is now as
+    // if the Toyota had never been recorded, so the Honda was never superseded.
     expect(changes.map((c) => c.kind)).toEqual([
       'EPISODE_RECORDED',
       'FACT_RECORDED',
-      'FACT_SUPERSEDED',
-      'FACT_RESTORED',
       'EPISODE_ERASED',
     ]);
     const json = JSON.stringify(changes);
@@ -372,7 +372,7 @@ describe('no gaps, however writers race', () => {
 });
 
 describe('a write a crash cut short enters the feed when it is completed', () => {
-  it('an unapplied restoration or invalidation: the start-up repairs apply it and append its change', async () => {
+  it('a delete and a restore recorded but not materialised: the start-up repair derives them and appends their changes, once', async () => {
     const ds = 'feed-repair';
     const tenant = testTenant('acme', ds);
     const db = t.database.collections;
@@ -381,38 +381,21 @@ describe('a write a crash cut short enters the feed when it is completed', () =>
     data(await t.graphql(ChangeDeleteFactDocument, { dataset: ds, id: restored }, writer));
     const seen = (await feed(ds)).at(-1)!.cursor;
 
-    // As a crash right after each claim leaves them: claimed, nothing more done.
-    const target = (await db.facts.findOne({ ...tenant, factId: restored }))!;
-    await db.restorations.insertOne({
-      _id: `restore:${target._id}:0`,
-      ...tenant,
-      factId: restored,
-      generation: 0,
-      at: new Date('2026-11-30T00:00:00.000Z'),
-      applied: false,
-    });
-    const other = (await db.facts.findOne({ ...tenant, factId: deleted }))!;
-    await db.claims.insertOne(
-      invalidationClaim(
-        tenant,
-        other,
-        { reason: 'deleted', at: new Date('2026-11-30T00:00:01.000Z'), supersededBy: null },
-        false,
-      ),
-    );
+    // As a crash right after each record leaves them: recorded, nothing more done.
+    const doc = (await db.facts.findOne({ ...tenant, factId: restored }))!;
+    const pair = { subjectKey: doc.subjectKey, predicateKey: doc.predicateKey };
+    await db.factRecords.insertMany([
+      lifecycleRecord(tenant, pair, 'restored', restored, 0, new Date('2026-11-30T00:00:00.000Z')),
+      lifecycleRecord(tenant, pair, 'deleted', deleted, 0, new Date('2026-11-30T00:00:01.000Z')),
+    ]);
     expect(await feed(ds, seen)).toEqual([]);
 
-    expect(await repairRestorations(db)).toBeGreaterThanOrEqual(1);
-    expect(await repairInvalidationClaims(db)).toBeGreaterThanOrEqual(1);
+    expect(await repairFactHistories(db)).toBeGreaterThanOrEqual(2);
     const changes = await feed(ds, seen);
-    expect(changes.map((c) => [c.kind, c.fact?.factId, c.fact?.state])).toEqual([
-      ['FACT_RESTORED', restored, 'LIVE'],
-      // Invalidated: no longer believed (a deleted fact's state is SUPERSEDED).
-      ['FACT_DELETED', deleted, 'SUPERSEDED'],
-    ]);
-    // Done once: the repairs find nothing more, and the feed stays as it is.
-    await repairRestorations(db);
-    await repairInvalidationClaims(db);
+    expect(changes.map((c) => c.kind)).toEqual(['FACT_RESTORED', 'FACT_DELETED']);
+    expect(changes.map((c) => c.fact?.factId)).toEqual([restored, deleted]);
+    // Done once: the repair finds nothing more, and the feed stays as it is.
+    expect(await repairFactHistories(db)).toBe(0);
     expect((await feed(ds, seen)).map((c) => c.id)).toEqual(changes.map((c) => c.id));
   });
 });
