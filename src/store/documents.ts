@@ -164,15 +164,14 @@ export interface FactDoc {
    */
   quoteTerms: string[];
   /**
-   * How many times a soft delete (or a supersession, by erasing the episode that caused
-   * it) was undone. Part of the invalidation claim's key, so a restored fact can be
-   * invalidated again; absent means 0.
+   * Written by versions from before the history was derived (how many times a delete was
+   * undone); no path writes it now, and materialising a pair drops it. Absent means 0.
    */
   restorations?: number;
   /**
-   * A corrected version (docs/TEMPORAL_MODEL.md, "One value per subject and predicate"):
-   * the fact it is a version of, as first recorded (a version of a version names the
-   * first). Null or absent on a fact as recorded.
+   * A version (docs/TEMPORAL_MODEL.md, "The history is derived"): the fact it is a version
+   * of, as first recorded (a version of a version names the first). Null or absent on a
+   * fact as recorded.
    */
   correctionOf?: string | null;
   /**
@@ -218,30 +217,6 @@ export interface MemoryDoc {
   supersededBy: string | null;
   /** Derived: the analyzed terms of the text, for recall (domain/recallTerms.ts). */
   recallTerms: string[];
-}
-
-/**
- * A claim: a document whose `_id` is the natural key of a write that must happen at most
- * once (docs/TEMPORAL_MODEL.md, "Writes without transactions"). Inserting it is the atomic step;
- * the values it carries are what the follow-up writes set, so a retry or a repair pass
- * completes them the same way.
- */
-export interface InvalidationClaimDoc {
-  /** `invalidate:<fact _id>`. */
-  _id: string;
-  workspaceId: string;
-  dataset: string;
-  factId: string;
-  reason: InvalidReason;
-  invalidAt: Date;
-  supersededBy: string | null;
-  /**
-   * A replacement's: the successor's `validAt`, where the fact's corrected version ends
-   * (store/invalidations.ts records it with the stamp). Null or absent: no version.
-   */
-  correctedUntil?: Date | null;
-  /** Set once the fact carries the claim's values. */
-  applied: boolean;
 }
 
 /**
@@ -314,19 +289,6 @@ export interface VocabularyDoc {
   term: string;
   /** Derived: the term's deletions up to MAX_TYPO_DISTANCE (empty when never corrected to). */
   typoKeys: string[];
-}
-
-/** The claim `restore:<fact _id>:<generation>` (store/facts.ts restoreFact). */
-export interface RestorationDoc {
-  _id: string;
-  workspaceId: string;
-  dataset: string;
-  factId: string;
-  /** The generation it ends (absent on claims written before it was kept: in the `_id`). */
-  generation?: number;
-  at: Date;
-  /** False until its follow-up is done; absent on claims written before: done. */
-  applied?: boolean;
 }
 
 /**
@@ -425,21 +387,6 @@ export function factDocumentId(tenant: Tenant, factId: string): string {
 
 export function memoryDocumentId(tenant: Tenant, memoryId: string): string {
   return documentId('memory', tenant.workspaceId, tenant.dataset, normalizeUuid(memoryId));
-}
-
-/**
- * The invalidation claim's key. A fact is invalidated at most once per restoration
- * generation: `invalidate:<fact _id>` at first, `invalidate:<fact _id>:<n>` after its n-th
- * restoration (a restored fact can be deleted again, once).
- */
-export function invalidationClaimId(factDocId: string, restorations = 0): string {
-  return restorations === 0 ? `invalidate:${factDocId}` : `invalidate:${factDocId}:${restorations}`;
-}
-
-/** The fact document and restoration generation an invalidation claim's `_id` names. */
-export function parseInvalidationClaimId(id: string): { factDocId: string; restorations: number } {
-  const [, factDocId, generation] = id.split(':');
-  return { factDocId: factDocId!, restorations: generation ? Number(generation) : 0 };
 }
 
 // ---- Builders: the tenant and the fields a write supplies; the rest is derived here ----
@@ -542,85 +489,4 @@ export function memoryDocument(tenant: Tenant, memory: MemoryFields): MemoryDoc 
 /** A change to a memory's fields, with what derives from them (`recallTerms` from `text`). */
 export function memoryChange(set: Partial<MemoryDoc>): Partial<MemoryDoc> {
   return set.text === undefined ? set : { ...set, recallTerms: recallTerms(set.text) };
-}
-
-/**
- * The claim that invalidates a fact (soft delete or supersession), in the fact's current
- * restoration generation. `applied` is false for a claim whose stamp is still to come,
- * true for one written with the fact already carrying its values (an import).
- */
-export function invalidationClaim(
-  tenant: Tenant,
-  fact: Pick<FactDoc, '_id' | 'factId' | 'restorations'>,
-  change: InvalidationChange,
-  applied: boolean,
-): InvalidationClaimDoc {
-  return {
-    _id: invalidationClaimId(fact._id, fact.restorations ?? 0),
-    workspaceId: tenant.workspaceId,
-    dataset: tenant.dataset,
-    factId: fact.factId,
-    reason: change.reason,
-    invalidAt: change.at,
-    supersededBy: change.supersededBy,
-    correctedUntil: change.correctedUntil ?? null,
-    applied,
-  };
-}
-
-/** What an invalidation stamps, and the end of the corrected version it records, if any. */
-export interface InvalidationChange {
-  reason: InvalidReason;
-  at: Date;
-  supersededBy: string | null;
-  correctedUntil?: Date | null;
-}
-
-/**
- * The id of a fact's corrected version: derived from the version it corrects (fact and
- * restoration generation) and the successor that ends it, so every writer that applies
- * the claim (a retry, a racing writer, the repair, the migration) records the same one.
- */
-export function correctedFactId(
-  fact: Pick<FactDoc, 'factId' | 'restorations'>,
-  successorId: string,
-): string {
-  return derivedUuid(
-    'corrected-fact',
-    fact.factId,
-    String(fact.restorations ?? 0),
-    normalizeUuid(successorId),
-  );
-}
-
-/**
- * A fact's corrected version (docs/TEMPORAL_MODEL.md, "One value per subject and
- * predicate"): the same statement from the same episode, ending at `until` (where its
- * successor `by` begins), recorded at `at` (the instant its parent stopped being believed)
- * and believed from then on.
- */
-export function correctedFactDocument(
-  tenant: Tenant,
-  parent: FactDoc,
-  correction: { by: string; until: Date; at: Date },
-): FactDoc {
-  return factDocument(tenant, {
-    factId: correctedFactId(parent, correction.by),
-    subject: parent.subject,
-    predicate: parent.predicate,
-    object: parent.object,
-    objectIsEntity: parent.objectIsEntity,
-    confidence: parent.confidence,
-    sourceQuote: parent.sourceQuote,
-    episodeId: parent.episodeId,
-    validAt: parent.validAt,
-    validUntil: correction.until,
-    recordedAt: correction.at,
-    invalidAt: null,
-    invalidReason: null,
-    supersededBy: null,
-    replaceExisting: parent.replaceExisting === true,
-    correctionOf: parent.correctionOf ?? parent.factId,
-    correctedBy: correction.by,
-  });
 }

@@ -1,12 +1,6 @@
 import type { Db, Document, Filter } from 'mongodb';
 import { expect } from 'vitest';
-import {
-  correctedFactId,
-  type FactDoc,
-  factDocumentId,
-  type InvalidationClaimDoc,
-  parseInvalidationClaimId,
-} from '../../src/store/documents.js';
+import type { FactDoc } from '../../src/store/documents.js';
 
 /**
  * Checks for a write that a failure cut short and a retry (or the start-up repair)
@@ -17,7 +11,7 @@ import {
 
 export type Documents = Map<string, Record<string, unknown>>;
 
-const COLLECTIONS = ['datasets', 'episodeRecords', 'episodes', 'entities', 'facts', 'claims'];
+const COLLECTIONS = ['datasets', 'episodeRecords', 'episodes', 'entities', 'facts', 'factRecords'];
 
 /** The documents of the write path's collections, keyed `collection/_id`. */
 export async function writtenDocuments(db: Db, filter: Filter<Document> = {}): Promise<Documents> {
@@ -30,38 +24,24 @@ export async function writtenDocuments(db: Db, filter: Filter<Document> = {}): P
   return docs;
 }
 
-/**
- * The facts whose invalidation was claimed (its claim inserted, the stamp perhaps not):
- * the claim fixed the instant, so whoever applies it writes that one.
- */
-function claimedInvalidations(docs: Documents): Map<string, Date> {
-  const claimed = new Map<string, Date>();
+const TIME_FIELDS = ['recordedAt', 'invalidAt', 'createdAt', 'updatedAt', 'completedAt', 'at'] as const;
+
+/** The instants of the fact records among `docs`: every instant a fact document may carry. */
+function recordInstants(docs: Documents): Set<number> {
+  const instants = new Set<number>();
   for (const [id, doc] of docs) {
-    if (!id.startsWith('claims/')) continue;
-    const claim = doc as unknown as InvalidationClaimDoc;
-    const { factDocId, restorations } = parseInvalidationClaimId(claim._id);
-    claimed.set(`facts/${factDocId}`, claim.invalidAt);
-    // A replacement's corrected version is recorded at the claim's instant too.
-    if (claim.correctedUntil && claim.supersededBy) {
-      const version = correctedFactId({ factId: claim.factId, restorations }, claim.supersededBy);
-      claimed.set(`facts/${factDocumentId(claim, version)}`, claim.invalidAt);
-    }
+    if (id.startsWith('factRecords/') && doc.at instanceof Date) instants.add(doc.at.getTime());
   }
-  return claimed;
+  return instants;
 }
-
-/** The field a claim fixes on a document: a version's `recordedAt`, a fact's `invalidAt`. */
-const claimedField = (doc: Record<string, unknown>) =>
-  doc.correctionOf ? 'recordedAt' : 'invalidAt';
-
-const TIME_FIELDS = ['recordedAt', 'invalidAt', 'createdAt', 'updatedAt', 'completedAt'] as const;
 
 /**
  * Every instant the interrupted attempt had stored is still there, unchanged, and every
  * instant written since is `completedAt` (an entity's `updatedAt` moves to the latest
- * attempt that touched it), but for the invalidations the interrupted attempt had already
- * claimed, which carry the claim's (and so do the corrected versions they record). `alsoBefore` are instants of documents written before
- * the interrupted attempt.
+ * attempt that touched it); a fact document's instants are those of the records it is
+ * derived from (docs/TEMPORAL_MODEL.md, "The history is derived"), so a record the
+ * interrupted attempt stored keeps its instant in every document derived from it.
+ * `alsoBefore` are instants of documents written before the interrupted attempt.
  */
 export function expectOwnInstants(
   interrupted: Documents,
@@ -69,16 +49,19 @@ export function expectOwnInstants(
   completedAt: Date,
   alsoBefore: Date[] = [],
 ): void {
-  const claimed = claimedInvalidations(interrupted);
   const before = new Set(alsoBefore.map((d) => d.getTime()));
+  const derivable = recordInstants(completed);
   for (const [id, doc] of completed) {
     const earlierDoc = interrupted.get(id);
     for (const field of TIME_FIELDS) {
       const value = doc[field];
       if (!(value instanceof Date)) continue;
       const earlier = earlierDoc?.[field];
-      if (field === claimedField(doc) && claimed.has(id)) {
-        expect(value, `${id} ${field}`).toEqual(claimed.get(id));
+      if (id.startsWith('facts/') && (field === 'recordedAt' || field === 'invalidAt')) {
+        expect(
+          derivable.has(value.getTime()) || before.has(value.getTime()),
+          `${id} ${field} is a record's instant`,
+        ).toBe(true);
       } else if (earlier instanceof Date) {
         if (!(id.startsWith('entities/') && field === 'updatedAt')) {
           expect(value, `${id} ${field}`).toEqual(earlier);
@@ -105,18 +88,16 @@ function believedAt(docs: Documents, K: Date) {
 }
 
 /**
- * What the store believed at each instant `at` (between the interruption and the
- * completion) is what it believed then, read from the interrupted state: the completion
- * did not rewrite it. The one exception, left out here: a supersession the interrupted
- * attempt had claimed carries the claim's instant (the claim decides it once, for every
- * writer that applies it).
+ * What the store believed at each instant `at` is what it believed then, read from the
+ * interrupted state: the completion did not rewrite it. Holds for instants before any
+ * record the interrupted attempt stored (a record keeps the instant of the attempt that
+ * stored it, and the history derived from it begins there: docs/TEMPORAL_MODEL.md,
+ * "Where racing writers meet the audit").
  */
 export function expectHistoryKept(interrupted: Documents, completed: Documents, at: Date[]): void {
-  const claimed = claimedInvalidations(interrupted);
-  const unclaimed = (docs: Documents) => new Map([...docs].filter(([id]) => !claimed.has(id)));
   for (const K of at) {
-    expect(believedAt(unclaimed(completed), K), `believed at ${K.toISOString()}`).toEqual(
-      believedAt(unclaimed(interrupted), K),
+    expect(believedAt(completed, K), `believed at ${K.toISOString()}`).toEqual(
+      believedAt(interrupted, K),
     );
   }
 }

@@ -4,9 +4,8 @@ import { prng } from '../../bench/generate.js';
 import { loadDemoDataset } from '../../src/demo/seed.js';
 import { type Collections, collections } from '../../src/store/collections.js';
 import type { Database } from '../../src/store/database.js';
-import { type FactDoc, factDocumentId, invalidationClaimId } from '../../src/store/documents.js';
+import { type FactDoc, factDocumentId, factRecordId } from '../../src/store/documents.js';
 import { listFacts } from '../../src/store/facts.js';
-import { repairInvalidationClaims } from '../../src/store/invalidations.js';
 import {
   type EpisodeInput,
   episodeFactId,
@@ -64,14 +63,21 @@ const snapshot = () => everyDocument(database.db);
  * What a reader relies on at every moment, whatever crashed: a fact's `supersededBy` names
  * a fact that exists, a fact's episode exists, and a superseded fact is stamped whole.
  */
-async function expectReaderInvariant(): Promise<void> {
+async function expectReaderInvariant(settled = true): Promise<void> {
   const facts = await db.facts.find({}).toArray();
   const episodes = await db.episodes.find({}).toArray();
   const key = (d: { workspaceId: string; dataset: string }, id: string) =>
     JSON.stringify([d.workspaceId, d.dataset, id]);
   const factKeys = new Set(facts.map((f) => key(f, f.factId)));
   const episodeKeys = new Set(episodes.map((e) => key(e, e.episodeId)));
-  expect(facts.filter((f) => f.supersededBy && !factKeys.has(key(f, f.supersededBy)))).toEqual([]);
+  // A write cut short may have closed a fact before storing the one that ends it (what
+  // stops being believed is written first: docs/TEMPORAL_MODEL.md); once completed, every
+  // fact a document names exists.
+  if (settled) {
+    expect(facts.filter((f) => f.supersededBy && !factKeys.has(key(f, f.supersededBy)))).toEqual(
+      [],
+    );
+  }
   expect(facts.filter((f) => f.episodeId && !episodeKeys.has(key(f, f.episodeId)))).toEqual([]);
   expect(
     facts.filter(
@@ -80,6 +86,20 @@ async function expectReaderInvariant(): Promise<void> {
         (f.invalidReason !== null) !== (f.invalidAt !== null),
     ),
   ).toEqual([]);
+  // Never one fact twice: at every instant a document begins or ends, each fact is believed
+  // through one document at most.
+  const instants = new Set(
+    facts.flatMap((f) => [f.recordedAt.getTime(), f.invalidAt?.getTime() ?? 0]),
+  );
+  for (const k of instants) {
+    const believed = facts.filter(
+      (f) => f.recordedAt.getTime() <= k && (f.invalidAt === null || f.invalidAt.getTime() > k),
+    );
+    const roots = believed.map((f) => key(f, f.correctionOf ?? f.factId));
+    expect(roots.length, `one document a fact at ${new Date(k).toISOString()}`).toBe(
+      new Set(roots).size,
+    );
+  }
 }
 
 describe('the same episode recorded concurrently over separate connections', () => {
@@ -125,7 +145,9 @@ describe('the same episode recorded concurrently over separate connections', () 
       expect(await db.episodes.countDocuments(filter)).toBe(1);
       expect(await db.facts.countDocuments(filter)).toBe(2);
       expect(await db.entities.countDocuments({ ...tenant, name: `other thing ${round}` })).toBe(1);
-      expect(await db.claims.countDocuments({ ...tenant, factId: target })).toBe(1);
+      expect(
+        await db.factRecords.countDocuments({ ...tenant, factId: target, kind: 'saidWrong' }),
+      ).toBe(1);
       const superseded = (await db.facts.findOne({ _id: factDocumentId(tenant, target) }))!;
       expect(superseded).toMatchObject({ invalidReason: 'superseded', supersededBy: ids[0] });
       // Superseded no earlier than its successor was recorded.
@@ -139,7 +161,7 @@ describe('the same episode recorded concurrently over separate connections', () 
 });
 
 describe('two episodes superseding the same fact at once', () => {
-  it('the fact is superseded once, by one of them; both new facts are kept and live (10 rounds)', async () => {
+  it('the fact is superseded by one of them, the first recorded; both new facts are kept and live (10 rounds)', async () => {
     const tenant = testTenant('races', 'd');
     const rounds = 10;
     const base = await recordEpisode(
@@ -163,21 +185,24 @@ describe('two episodes superseding the same fact at once', () => {
       const by = results[newIds.indexOf(old.supersededBy!)]!;
       expect(old.invalidAt).toEqual(by.facts[0]!.recordedAt);
       expect(old.invalidReason).toBe('superseded');
-      // Exactly one caller reports the supersession.
-      expect(results.map((r) => r.superseded.map((f) => f.factId))).toContainEqual([target]);
-      expect(results.filter((r) => r.superseded.length > 0)).toHaveLength(1);
+      // The caller whose record decides reports the supersession. The other may have too,
+      // if it answered before the deciding record (recorded earlier, stored later) landed:
+      // its answer was the history as it stood (docs/TEMPORAL_MODEL.md, "Where racing
+      // writers meet the audit").
+      expect(by.superseded.map((f) => f.factId)).toEqual([target]);
 
       for (const id of newIds) {
         const stored = await db.facts.findOne({ _id: factDocumentId(tenant, id) });
         expect(stored).toMatchObject({ invalidAt: null, supersededBy: null });
       }
-      const claims = await db.claims.find({ ...tenant, factId: target }).toArray();
-      expect(claims).toHaveLength(1);
-      expect(claims[0]).toMatchObject({
-        _id: invalidationClaimId(factDocumentId(tenant, target)),
-        supersededBy: old.supersededBy,
-        applied: true,
-      });
+      // Both said it wrong, each a record; the first recorded decides, in every view.
+      const said = await db.factRecords
+        .find({ ...tenant, factId: target, kind: 'saidWrong' })
+        .sort({ at: 1, by: 1 })
+        .toArray();
+      expect(said.map((r) => r.by).sort()).toEqual([...newIds].sort());
+      expect(said.every((r) => r.materialised)).toBe(true);
+      expect(old.supersededBy).toBe(said[0]!.by);
     }
     await expectReaderInvariant();
   });
@@ -287,19 +312,19 @@ describe('replaceExisting from racing episodes converges on one value, and valid
     const late = episode([
       fact('user', predicate, 'oslo', { validAt: at(-1), replaceExisting: true }),
     ]);
-    // Cut short after its fact is stored: nothing superseded yet, its claims never taken.
+    await recordEpisode(
+      db,
+      tenant,
+      episode([fact('user', predicate, 'rome', { validAt: at(-3), replaceExisting: true })]),
+      T,
+    );
+    // Cut short after its records are stored: its pair not materialised yet.
     const spy = vi
-      .spyOn(db.claims, 'insertMany')
+      .spyOn(db.facts, 'insertMany')
       .mockRejectedValueOnce(
         Object.assign(new Error('socket closed'), { name: 'MongoNetworkError' }),
       );
     try {
-      await recordEpisode(
-        db,
-        tenant,
-        episode([fact('user', predicate, 'rome', { validAt: at(-3), replaceExisting: true })]),
-        T,
-      );
       await expect(recordEpisode(db, tenant, late, T)).rejects.toThrow('socket closed');
     } finally {
       spy.mockRestore();
@@ -384,7 +409,14 @@ async function workspaceState(workspace: string, ...recordedAt: Date[]) {
     labels.set(episodeFactId(tenant, EPISODE, i), `<fact ${i}>`);
   });
   const state: Record<string, unknown[]> = {};
-  for (const name of ['datasets', 'episodeRecords', 'episodes', 'entities', 'facts', 'claims']) {
+  for (const name of [
+    'datasets',
+    'episodeRecords',
+    'episodes',
+    'entities',
+    'facts',
+    'factRecords',
+  ]) {
     const docs = await database.db.collection(name).find({ workspaceId }).toArray();
     state[name] = docs
       .map(({ _id, ...doc }) => {
@@ -411,11 +443,6 @@ interface Step {
   nth?: number;
   /** Write the first document (or operation) of the batch, then throw (a crash half-way). */
   partial?: boolean;
-  /**
-   * Invalidation claims a re-run leaves for the start-up repair: those of facts stamped
-   * before the crash, which the re-run finds superseded and does not revisit.
-   */
-  unapplied?: number;
 }
 
 const STEPS: Step[] = [
@@ -423,42 +450,31 @@ const STEPS: Step[] = [
   { name: '2: the dataset', collection: 'datasets', method: 'bulkWrite' },
   { name: '2: the episode', collection: 'episodes', method: 'insertOne' },
   { name: '3: the entities', collection: 'entities', method: 'bulkWrite' },
-  { name: '4: the facts', collection: 'facts', method: 'insertMany' },
-  { name: '4: the facts, half-way', collection: 'facts', method: 'insertMany', partial: true },
-  { name: '5: the invalidation claims', collection: 'claims', method: 'insertMany' },
+  { name: '4: the records', collection: 'factRecords', method: 'insertMany' },
   {
-    name: '5: the invalidation claims, half-way',
-    collection: 'claims',
+    name: '4: the records, half-way',
+    collection: 'factRecords',
     method: 'insertMany',
     partial: true,
   },
-  // The driver's insertMany of step 4 is the first facts.bulkWrite. Step 5 supersedes the
-  // listed fact first (its stamp is the second), then the replaced one (its corrected
-  // version the third, its stamp the fourth).
-  { name: '5: the stamps', collection: 'facts', method: 'bulkWrite', nth: 2 },
-  { name: '5: the corrected versions', collection: 'facts', method: 'bulkWrite', nth: 3 },
-  { name: '5: the stamps of the replaced', collection: 'facts', method: 'bulkWrite', nth: 4 },
+  // Step 5 materialises the pairs (store/materialise.ts): the documents that stop being
+  // believed first (a bulk write), then the new ones, then the feed, then the records
+  // marked seen.
+  { name: '5: the documents closed', collection: 'facts', method: 'bulkWrite' },
   {
-    name: '5: the stamps of the replaced, half-way',
+    name: '5: the documents closed, half-way',
     collection: 'facts',
     method: 'bulkWrite',
-    nth: 4,
     partial: true,
-    unapplied: 1,
   },
+  { name: '5: the new documents', collection: 'facts', method: 'insertMany' },
   {
-    name: '5: the claims marked applied',
-    collection: 'claims',
-    method: 'updateMany',
-    unapplied: 1,
+    name: '5: the new documents, half-way',
+    collection: 'facts',
+    method: 'insertMany',
+    partial: true,
   },
-  {
-    name: '5: the claims of the replaced marked applied',
-    collection: 'claims',
-    method: 'updateMany',
-    nth: 2,
-    unapplied: 1,
-  },
+  { name: '5: the records marked seen', collection: 'factRecords', method: 'updateMany' },
   { name: '6: the record marked complete', collection: 'episodeRecords', method: 'updateOne' },
 ];
 
@@ -549,20 +565,18 @@ describe('a crash between steps, then the same call again', () => {
         completedAt: true,
       }),
     ]);
-    expect(reference.claims).toEqual(
-      expect.arrayContaining([
-        expect.objectContaining({
-          factId: DEMO.facts.familyCar,
-          supersededBy: '<fact 0>',
-          applied: true,
-        }),
-        expect.objectContaining({
-          factId: DEMO.facts.toyotaInterest,
-          supersededBy: '<fact 1>',
-          applied: true,
-        }),
-      ]),
-    );
+    // Its records: each fact asserted, all seen through by a materialisation.
+    const records = reference.factRecords as {
+      kind: string;
+      factId: string;
+      materialised: boolean;
+    }[];
+    for (let i = 0; i < 3; i++) {
+      expect(records).toContainEqual(
+        expect.objectContaining({ kind: 'asserted', factId: `<fact ${i}>`, materialised: true }),
+      );
+    }
+    expect(records.every((r) => r.materialised)).toBe(true);
     expect(tenant.dataset).toBe(DATASET);
   });
 
@@ -574,7 +588,7 @@ describe('a crash between steps, then the same call again', () => {
       const tenant = testTenant(workspace, DATASET);
       await loadDemoDataset(db, workspace, DEMO_LOADED_AT);
       await crashOnce(workspace, step);
-      await expectReaderInvariant();
+      await expectReaderInvariant(false);
       const crashed = await workspaceDocuments(workspace);
 
       const neverClaimed = step.collection === 'episodeRecords' && step.method === 'insertOne';
@@ -590,34 +604,35 @@ describe('a crash between steps, then the same call again', () => {
       expect(rerun.episode.recordedAt).toEqual(
         stored.has(`episodes/${rerun.episode._id}`) ? T : T2,
       );
+      // A fact is recorded when its record was: a record keeps the attempt's instant.
+      const recordedBefore = (f: FactDoc) =>
+        stored.has(`factRecords/${factRecordId(tenant, 'asserted', f.factId)}`);
       for (const f of rerun.facts) {
-        expect(f.recordedAt, f.factId).toEqual(stored.has(`facts/${f._id}`) ? T : T2);
+        expect(f.recordedAt, f.factId).toEqual(recordedBefore(f) ? T : T2);
       }
       expect(rerun.superseded.map((f) => f.factId).sort()).toEqual(
         [DEMO.facts.familyCar, DEMO.facts.toyotaInterest].sort(),
       );
       await expectReaderInvariant();
 
-      if (step.unapplied) {
-        // Facts stamped before the crash are found superseded by the re-run, which does not
-        // revisit their claims; the start-up repair pass marks those claims applied.
-        expect(
-          await db.claims.countDocuments({ workspaceId: tenant.workspaceId, applied: false }),
-        ).toBe(step.unapplied);
-        expect(await repairInvalidationClaims(db)).toBe(step.unapplied);
-      }
       // The same documents as a clean run, whichever attempt wrote each...
       expect(await workspaceState(workspace, T, T2)).toEqual(reference);
       const completed = await workspaceDocuments(workspace);
       // ...each instant the crashed attempt wrote kept, each one written since the re-run's...
       expectOwnInstants(crashed, completed, T2, [DEMO_LOADED_AT]);
-      // ...and what the store believed between the crash and the re-run unchanged: that
-      // history happened (and a re-run at T2 is what the store believed from T2 on).
-      expectHistoryKept(crashed, completed, [
-        T,
-        new Date(T.getTime() + 60_000),
-        new Date(T2.getTime() - 1),
-      ]);
+      // ...and what the store believed before the crashed attempt unchanged. Its records
+      // keep its instant, so from T on the history holds what they say (docs/TEMPORAL_MODEL.md,
+      // "Where racing writers meet the audit"); without them, from the re-run's T2 on.
+      expectHistoryKept(crashed, completed, [new Date(T.getTime() - 1)]);
+      const recordsStored = rerun.facts.some(recordedBefore);
+      const between = believedIdsAt(completed, new Date(T.getTime() + 60_000));
+      for (const f of rerun.facts) {
+        if (recordedBefore(f)) expect(between).toContain(f.factId);
+        else expect(between).not.toContain(f.factId);
+      }
+      if (!recordsStored) {
+        expectHistoryKept(crashed, completed, [T, new Date(T2.getTime() - 1)]);
+      }
       const afterRerun = believedIdsAt(completed, T2);
       expect(afterRerun).toEqual(
         expect.arrayContaining(CRASH_INPUT.facts.map((_, n) => episodeFactId(tenant, EPISODE, n))),
@@ -639,9 +654,9 @@ describe('repairEpisodeRecords', () => {
   const repairSteps = STEPS.filter((s) =>
     [
       '2: the episode',
-      '4: the facts, half-way',
-      '5: the invalidation claims, half-way',
-      '5: the stamps',
+      '4: the records, half-way',
+      '5: the documents closed',
+      '5: the new documents, half-way',
       '6: the record marked complete',
     ].includes(s.name),
   );
