@@ -181,7 +181,7 @@ async function writeBulkBatches(
           inStep.has(pairKey(f)),
       ).length;
       written.facts += count;
-      progress(count);
+      if (count > 0) progress(count);
     }
   }
   const memories = await insertNew(db.memories, input.memories, (_start, size) => {

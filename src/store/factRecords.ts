@@ -222,6 +222,35 @@ export function recordsFromFactDocs(
       at: first.recordedAt,
     });
   }
+  // A fact stored ending where a fact already recorded that ends it begins was bounded on
+  // arrival (the stored end is derived): as asserted, it was open-ended.
+  const byPair = new Map<string, { fact: AssertedFact; record: FactRecordDoc }[]>();
+  for (const record of records) {
+    const key = JSON.stringify([record.workspaceId, record.dataset, pairKey(record)]);
+    const fact = assertedOf.get(
+      JSON.stringify([record.workspaceId, record.dataset, record.factId]),
+    )!;
+    const list = byPair.get(key);
+    if (list) list.push({ fact, record });
+    else byPair.set(key, [{ fact, record }]);
+  }
+  for (const pair of byPair.values()) {
+    for (const { fact, record } of pair) {
+      const until = fact.validUntil;
+      if (until === null) continue;
+      const boundedOnArrival = pair.some(
+        (other) =>
+          other.fact.validAt.getTime() === until.getTime() &&
+          other.fact.at.getTime() <= fact.at.getTime() &&
+          compareAsserted(fact, other.fact) < 0 &&
+          endsFact(fact, other.fact),
+      );
+      if (boundedOnArrival) {
+        fact.validUntil = null;
+        record.fact!.validUntil = null;
+      }
+    }
+  }
   for (const group of groups.values()) {
     const root = rootFactId(group[0]!);
     const tenant = { workspaceId: group[0]!.workspaceId, dataset: group[0]!.dataset };

@@ -4,7 +4,7 @@ import { loadDemoDataset } from '../../src/demo/seed.js';
 import { openStore } from '../../src/openStore.js';
 import { changesAfter, countChanges, lastChangeSeq } from '../../src/store/changes.js';
 import type { Collections } from '../../src/store/collections.js';
-import type { InvalidationClaimDoc } from '../../src/store/documents.js';
+import { deleteFact, restoreFact } from '../../src/store/factLifecycle.js';
 import { listFacts } from '../../src/store/facts.js';
 import { createMemory } from '../../src/store/memoryWrites.js';
 import { migrateStore } from '../../src/store/migrations.js';
@@ -78,11 +78,6 @@ describe('migrating a store written by the previous version', () => {
         changed: 0,
       },
       {
-        id: '2026-12-05-corrected-versions',
-        describe: 'corrected versions of the facts a replacement superseded',
-        changed: 0,
-      },
-      {
         id: '2026-12-06-quote-terms',
         describe: "recall terms of facts' source quotes",
         changed: current.facts.length,
@@ -92,15 +87,20 @@ describe('migrating a store written by the previous version', () => {
         describe: "the datasets' vocabularies, for the typos of a question",
         changed: current.vocabulary.length,
       },
+      {
+        id: '2026-12-08-derived-histories',
+        describe: "facts' histories derived from their records",
+        changed: 0,
+      },
     ]);
     expect(current.vocabulary.length).toBeGreaterThan(10);
     expect(await everything(db)).toEqual(current);
     expect(await db.migrations.find({}).sort({ _id: 1 }).toArray()).toEqual([
       { _id: '2026-12-01-recall-terms', appliedAt: AT },
       { _id: '2026-12-04-changes-once', appliedAt: AT },
-      { _id: '2026-12-05-corrected-versions', appliedAt: AT },
       { _id: '2026-12-06-quote-terms', appliedAt: AT },
       { _id: '2026-12-07-vocabulary', appliedAt: AT },
+      { _id: '2026-12-08-derived-histories', appliedAt: AT },
     ]);
 
     // Recorded: not run again, and nothing changes.
@@ -153,9 +153,9 @@ describe('migrating a store written by the previous version', () => {
     expect(await migrateStore(db, AT)).toEqual([
       expect.objectContaining({ id: '2026-12-01-recall-terms', changed: 0 }),
       expect.objectContaining({ id: '2026-12-04-changes-once', changed: 0 }),
-      expect.objectContaining({ id: '2026-12-05-corrected-versions', changed: 0 }),
       expect.objectContaining({ id: '2026-12-06-quote-terms', changed: 0 }),
       expect.objectContaining({ id: '2026-12-07-vocabulary', changed: 0 }),
+      expect.objectContaining({ id: '2026-12-08-derived-histories', changed: 0 }),
     ]);
     expect(await migrateStore(db, AT)).toEqual([]);
   });
@@ -209,9 +209,9 @@ describe('a change feed an earlier version wrote with repeats', () => {
         describe: 'each change once in the change feeds',
         changed: repeated.length,
       },
-      expect.objectContaining({ id: '2026-12-05-corrected-versions', changed: 0 }),
       expect.objectContaining({ id: '2026-12-06-quote-terms', changed: 0 }),
       expect.objectContaining({ id: '2026-12-07-vocabulary', changed: 0 }),
+      expect.objectContaining({ id: '2026-12-08-derived-histories', changed: 0 }),
     ]);
     const served = await changesAfter(db, tenant, 0, 100);
     expect(served.map((c) => c.changeId)).toEqual(first.map((c) => c.changeId));
@@ -235,11 +235,12 @@ describe('a change feed an earlier version wrote with repeats', () => {
   });
 });
 
-describe('facts an earlier version superseded by a replacement, without their corrected history', () => {
+describe('facts an earlier version stored without the records their history derives from', () => {
   const day = (iso: string) => new Date(`${iso}T00:00:00.000Z`);
   const T1 = new Date('2026-09-01T00:00:00.000Z');
   const T2 = new Date('2026-09-02T00:00:00.000Z');
   const T3 = new Date('2026-09-03T00:00:00.000Z');
+  const T4 = new Date('2026-09-04T00:00:00.000Z');
   const replacing = (
     predicate: string,
     object: string,
@@ -253,40 +254,31 @@ describe('facts an earlier version superseded by a replacement, without their co
     });
 
   /**
-   * The issue's example and more, in one tenant: the Honda (July) replaced by the Toyota
-   * (mid-August), then a VW (August 1st) arriving late; Berlin replaced by Paris, which
-   * lists it (said wrong: no corrected history). `previous` records them as the previous
-   * version did: its supersessions recorded no corrected version.
+   * The Honda (July) replaced by the Toyota (mid-August), then a VW (August 1st) arriving
+   * late; Berlin replaced by Paris, which lists it (said wrong: no corrected history); a
+   * bicycle deleted, restored and deleted again. Recorded by today's writes; a store of
+   * the previous version holds the same fact documents and no records.
    */
-  async function scenario(db: Collections, workspace: string, previous: boolean) {
+  async function scenario(db: Collections, workspace: string) {
     await createApiKey(db, workspace, ['read'], AT);
     const tenant = testTenant(workspace, 'cars');
-    const restore = previous
-      ? (() => {
-          const insertMany = db.claims.insertMany.bind(db.claims);
-          const spy = vi.spyOn(db.claims, 'insertMany').mockImplementation((docs, options) => {
-            for (const claim of docs as InvalidationClaimDoc[]) delete claim.correctedUntil;
-            return insertMany(docs, options);
-          });
-          return () => spy.mockRestore();
-        })()
-      : () => {};
-    try {
-      const record = (facts: FactInput[], at: Date) =>
-        recordEpisode(db, tenant, episodeInput(facts), at);
-      const berlin = await record([replacing('lives in', 'berlin', '2026-01-01')], T1);
-      await record([replacing('drives', 'a honda', '2026-07-01')], T1);
-      await record(
-        [
-          replacing('drives', 'a toyota', '2026-08-16'),
-          replacing('lives in', 'paris', '2026-03-01', [berlin.facts[0]!.factId]),
-        ],
-        T2,
-      );
-      await record([replacing('drives', 'a vw', '2026-08-01')], T3);
-    } finally {
-      restore();
-    }
+    const record = (facts: FactInput[], at: Date) =>
+      recordEpisode(db, tenant, episodeInput(facts), at);
+    const berlin = await record([replacing('lives in', 'berlin', '2026-01-01')], T1);
+    await record([replacing('drives', 'a honda', '2026-07-01')], T1);
+    const bike = await record([factInput('user', 'rides', 'a bicycle')], T1);
+    await record(
+      [
+        replacing('drives', 'a toyota', '2026-08-16'),
+        replacing('lives in', 'paris', '2026-03-01', [berlin.facts[0]!.factId]),
+      ],
+      T2,
+    );
+    await record([replacing('drives', 'a vw', '2026-08-01')], T3);
+    const bikeId = bike.facts[0]!.factId;
+    await deleteFact(db, tenant, bikeId, T2);
+    await restoreFact(db, tenant, bikeId, T3);
+    await deleteFact(db, tenant, bikeId, T4);
     return tenant;
   }
 
@@ -315,73 +307,68 @@ describe('facts an earlier version superseded by a replacement, without their co
       .sort();
   }
 
-  /** Every fact, without what differs between two tenants. */
-  async function factsOf(db: Collections, tenant: Tenant) {
-    const facts = await db.facts.find({ ...tenant }).toArray();
-    const byId = new Map(facts.map((f) => [f.factId, f.object]));
-    return facts
-      .map((f) => ({
-        object: f.object,
-        validAt: f.validAt,
-        validUntil: f.validUntil,
-        recordedAt: f.recordedAt,
-        invalidAt: f.invalidAt,
-        supersededBy: f.supersededBy && byId.get(f.supersededBy),
-        correctionOf: f.correctionOf && byId.get(f.correctionOf),
-        correctedBy: f.correctedBy && byId.get(f.correctedBy),
-      }))
-      .sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
-  }
-
   async function previousVersionStore() {
     const { collections: db } = await openTestDatabase();
-    const tenant = await scenario(db, 'one', true);
+    const tenant = await scenario(db, 'one');
+    const expected = {
+      facts: await db.facts
+        .find({ ...tenant })
+        .sort({ _id: 1 })
+        .toArray(),
+      records: await db.factRecords
+        .find({ ...tenant })
+        .sort({ _id: 1 })
+        .toArray(),
+    };
+    await db.factRecords.deleteMany({});
     await db.migrations.insertMany([
       { _id: '2026-12-01-recall-terms', appliedAt: AT },
       { _id: '2026-12-04-changes-once', appliedAt: AT },
       { _id: '2026-12-06-quote-terms', appliedAt: AT },
       { _id: '2026-12-07-vocabulary', appliedAt: AT },
     ]);
-    const today = await scenario(db, 'today', false);
-    return { db, tenant, expected: await factsOf(db, today) };
+    return { db, tenant, expected };
   }
 
-  it('the previous version left the Honda out of mid-July as known now', async () => {
-    const { db, tenant } = await previousVersionStore();
-    expect(await db.facts.countDocuments({ correctionOf: { $ne: null }, ...tenant })).toBe(0);
-    expect(await truth(db, tenant, '2026-07-15', T3)).toEqual([]);
+  const stored = async (db: Collections, tenant: Tenant) => ({
+    facts: await db.facts
+      .find({ ...tenant })
+      .sort({ _id: 1 })
+      .toArray(),
+    records: await db.factRecords
+      .find({ ...tenant })
+      .sort({ _id: 1 })
+      .toArray(),
   });
 
-  it('records the corrected history exactly as today’s writes do, at the instants they happened, once', async () => {
+  it('writes the records the documents imply, and the history derived from them is the one stored, once', async () => {
     const { db, tenant, expected } = await previousVersionStore();
     expect(await migrateStore(db, AT)).toEqual([
       {
-        id: '2026-12-05-corrected-versions',
-        describe: 'corrected versions of the facts a replacement superseded',
-        changed: 1,
+        id: '2026-12-08-derived-histories',
+        describe: "facts' histories derived from their records",
+        changed: 0,
       },
     ]);
-    expect(await factsOf(db, tenant)).toEqual(expected);
+    expect(await stored(db, tenant)).toEqual(expected);
     // As known now: the Honda until the VW began, the VW until the Toyota; Berlin, said
-    // wrong, nowhere.
-    expect(await truth(db, tenant, '2026-07-15', T3)).toEqual(['a honda 2026-07-01..2026-08-01']);
-    expect(await truth(db, tenant, '2026-08-05', T3)).toEqual(['a vw 2026-08-01..2026-08-16']);
-    expect(await truth(db, tenant, '2026-09-15', T3)).toEqual(['a toyota 2026-08-16..']);
-    expect(await truth(db, tenant, '2026-02-15', T3, 'lives in')).toEqual([]);
+    // wrong, nowhere; the bicycle deleted.
+    expect(await truth(db, tenant, '2026-07-15', T4)).toEqual(['a honda 2026-07-01..2026-08-01']);
+    expect(await truth(db, tenant, '2026-08-05', T4)).toEqual(['a vw 2026-08-01..2026-08-16']);
+    expect(await truth(db, tenant, '2026-09-15', T4)).toEqual(['a toyota 2026-08-16..']);
+    expect(await truth(db, tenant, '2026-02-15', T4, 'lives in')).toEqual([]);
+    expect(await truth(db, tenant, '2026-11-15', T4, 'rides')).toEqual([]);
+    expect(await truth(db, tenant, '2026-11-15', T3, 'rides')).toEqual(['a bicycle 2026-11-01..']);
     // As known before the VW arrived: the Honda until the Toyota; before the Toyota: open.
     expect(await truth(db, tenant, '2026-08-05', T2)).toEqual(['a honda 2026-07-01..2026-08-16']);
     expect(await truth(db, tenant, '2026-09-15', T1)).toEqual(['a honda 2026-07-01..']);
-    // The feed tells each version once.
-    const changes = await changesAfter(db, tenant, 0, 100);
-    expect(changes.filter((c) => c.kind === 'FACT_CORRECTED')).toHaveLength(2);
     expect(await migrateStore(db, AT)).toEqual([]);
   });
 
   it('a run cut short is completed by the next', async () => {
     const { db, tenant, expected } = await previousVersionStore();
-    // The rule's supersession of the first version fails: the versions are in, not settled.
     const spy = vi
-      .spyOn(db.claims, 'insertMany')
+      .spyOn(db.factRecords, 'insertMany')
       .mockRejectedValueOnce(
         Object.assign(new Error('socket closed'), { name: 'MongoNetworkError' }),
       );
@@ -390,16 +377,14 @@ describe('facts an earlier version superseded by a replacement, without their co
     } finally {
       spy.mockRestore();
     }
-    expect(await db.migrations.countDocuments({ _id: '2026-12-05-corrected-versions' })).toBe(0);
+    expect(await db.migrations.countDocuments({ _id: '2026-12-08-derived-histories' })).toBe(0);
     await migrateStore(db, AT);
-    expect(await factsOf(db, tenant)).toEqual(expected);
+    expect(await stored(db, tenant)).toEqual(expected);
   });
 
   it('six replicas opening it at once all start, and leave it as one opening does', async () => {
     const { db, tenant, expected } = await previousVersionStore();
     await sixReplicasOpen(db);
-    expect(await factsOf(db, tenant)).toEqual(expected);
-    const changes = await changesAfter(db, tenant, 0, 100);
-    expect(changes.filter((c) => c.kind === 'FACT_CORRECTED')).toHaveLength(2);
+    expect(await stored(db, tenant)).toEqual(expected);
   });
 });

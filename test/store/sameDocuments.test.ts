@@ -155,7 +155,7 @@ describe('one builder per stored document kind', () => {
     const { collections: db } = await openTestDatabase();
     await recordSample(db);
     const before = await storedDocuments(db);
-    const claims = await db.claims.find({}).sort({ _id: 1 }).toArray();
+    const records = await db.factRecords.find({}).sort({ _id: 1 }).toArray();
     const outcome = await importJsonl(db, {
       workspace: WORKSPACE,
       content: await exportedFile(db),
@@ -168,6 +168,6 @@ describe('one builder per stored document kind', () => {
       memories: 0,
     });
     expect(await storedDocuments(db)).toEqual(before);
-    expect(await db.claims.find({}).sort({ _id: 1 }).toArray()).toEqual(claims);
+    expect(await db.factRecords.find({}).sort({ _id: 1 }).toArray()).toEqual(records);
   });
 });

@@ -80,21 +80,27 @@ describe('soft delete (claimed by its record)', () => {
   it('a second delete is not found, and so is an unknown id or another dataset', async () => {
     const refused = (reason: string) =>
       expect.objectContaining({ name: 'FactNotFoundError', reason, message: 'Fact not found' });
-    await expect(
-      deleteFact(database.collections, tenant, FACT, new Date()),
-    ).rejects.toEqual(refused('already_invalidated'));
+    await expect(deleteFact(database.collections, tenant, FACT, new Date())).rejects.toEqual(
+      refused('already_invalidated'),
+    );
     await expect(
       deleteFact(database.collections, tenant, '22222222-2222-4222-8222-222222222222', new Date()),
     ).rejects.toEqual(refused('not_found'));
     await expect(
-      deleteFact(database.collections,
+      deleteFact(
+        database.collections,
         { ...tenant, dataset: 'd2' },
-        '11111111-1111-4111-8111-111111111111', new Date()),
+        '11111111-1111-4111-8111-111111111111',
+        new Date(),
+      ),
     ).rejects.toEqual(refused('not_found'));
     await expect(
-      deleteFact(database.collections,
+      deleteFact(
+        database.collections,
         { ...tenant, workspaceId: workspaceIdFor('w2') },
-        '11111111-1111-4111-8111-111111111111', new Date()),
+        '11111111-1111-4111-8111-111111111111',
+        new Date(),
+      ),
     ).rejects.toEqual(refused('not_found'));
   });
 
