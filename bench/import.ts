@@ -11,12 +11,9 @@ import { BATCH_SIZE } from '../src/store/bulkWrite.js';
 import type { Collections } from '../src/store/collections.js';
 import { type Database, openDatabase } from '../src/store/database.js';
 import { datasetDocumentId } from '../src/store/datasets.js';
-import {
-  type DatasetDoc,
-  type InvalidationClaimDoc,
-  invalidationClaim,
-  type WorkspaceDoc,
-} from '../src/store/documents.js';
+import type { DatasetDoc, FactDoc, FactRecordDoc, WorkspaceDoc } from '../src/store/documents.js';
+import { recordsFromFactDocs } from '../src/store/factRecords.js';
+import { derive } from '../src/store/materialise.js';
 import { workspaceIdFor } from '../src/store/workspaces.js';
 import { parseImportFile } from '../src/transfer/format.js';
 import { importJsonl } from '../src/transfer/importJsonl.js';
@@ -41,8 +38,8 @@ import {
  *      building, then `writeBulk`'s unordered bulkWrite batches), and
  *   B. raw `insertMany` (ordered: false, batches of the import's BATCH_SIZE, one batch at
  *      a time like the import) of the very same documents: the workspace, the datasets,
- *      the entities, the episodes, the facts, the facts' invalidation claims and the
- *      memories, produced once, before timing, by the same parser with the same `now`.
+ *      the entities, the episodes, the facts' records and the history derived from them,
+ *      and the memories, produced once, before timing, by the same parser with the same `now`.
  *
  * Both databases get the store's indexes (openDatabase) before their round, so both pay
  * the same index maintenance. Rounds go A B A B..., each on a database created for it and
@@ -130,7 +127,7 @@ interface Documents {
   entities: Document[];
   episodes: Document[];
   facts: Document[];
-  claims: InvalidationClaimDoc[];
+  factRecords: FactRecordDoc[];
   memories: Document[];
 }
 const COLLECTIONS = [
@@ -139,13 +136,14 @@ const COLLECTIONS = [
   'entities',
   'episodes',
   'facts',
-  'claims',
+  'factRecords',
   'memories',
 ] as const satisfies readonly (keyof Documents & keyof Collections)[];
 
 /**
  * The documents `importJsonl` stores for `content` in a fresh database: the parser's
- * output, plus the workspace and dataset records and the claims `writeBulk` adds (the
+ * output, plus the workspace and dataset records, the fact records `writeBulk` adds and the
+ * history derived from them (the
  * first pair's data check proves that this re-statement matches).
  */
 function documentsOf(content: string, now: Date): Documents {
@@ -164,27 +162,22 @@ function documentsOf(content: string, now: Date): Documents {
     entities: [],
     episodes: [],
     facts: [],
-    claims: [],
+    factRecords: [],
     memories: [],
   };
+  const facts: FactDoc[] = [];
   for (const r of parsed.records) {
     if (r.kind === 'entity') docs.entities.push(r.doc);
     else if (r.kind === 'episode') docs.episodes.push(r.doc);
     else if (r.kind === 'memory') docs.memories.push(r.doc);
-    else {
-      const f = r.doc;
-      docs.facts.push(f);
-      if (f.invalidAt !== null && f.invalidReason !== null) {
-        docs.claims.push(
-          invalidationClaim(
-            f,
-            f,
-            { reason: f.invalidReason, at: f.invalidAt, supersededBy: f.supersededBy },
-            true,
-          ),
-        );
-      }
-    }
+    else facts.push(r.doc);
+  }
+  // Facts are stored as their records and the history derived from them, seen through.
+  const records = recordsFromFactDocs(facts).map((r) => ({ ...r, materialised: true }));
+  docs.factRecords.push(...records);
+  for (const dataset of parsed.datasets) {
+    const own = records.filter((r) => r.dataset === dataset);
+    docs.facts.push(...derive({ workspaceId, dataset }, own).docs.values());
   }
   return docs;
 }

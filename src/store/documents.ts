@@ -1,6 +1,6 @@
 import type { ObjectId } from 'mongodb';
 import type { Scope } from '../domain/apiKey.js';
-import { derivedUuid, documentId, normalizeUuid } from '../domain/ids.js';
+import { documentId, normalizeUuid } from '../domain/ids.js';
 import { type EntityType, entityKey, predicateKey } from '../domain/names.js';
 import { factRecallTerms, quoteRecallTerms, recallTerms } from '../domain/recallTerms.js';
 import type { Tenant } from './tenant.js';
@@ -121,7 +121,7 @@ export interface EntityDoc {
   updatedAt: Date;
 }
 
-export type InvalidReason = 'superseded' | 'deleted';
+type InvalidReason = 'superseded' | 'deleted';
 
 export interface FactDoc {
   _id: string;

@@ -31,7 +31,7 @@ export interface Pair {
 export const pairKey = (p: Pair) => JSON.stringify([p.subjectKey, p.predicateKey]);
 
 /** The pair a statement belongs to. */
-export const pairOf = (f: { subject: string; predicate: string }): Pair => ({
+const pairOf = (f: { subject: string; predicate: string }): Pair => ({
   subjectKey: entityKey(f.subject),
   predicateKey: predicateKey(f.predicate),
 });

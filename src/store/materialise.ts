@@ -104,8 +104,11 @@ export async function materialisePairs(
   return out;
 }
 
-/** The pairs' history as derived from their records: the documents and the runs. */
-function derive(
+/**
+ * The pairs' history as derived from their records: the documents and the runs. Pure;
+ * `bench/import.ts` states with it what an import stores.
+ */
+export function derive(
   tenant: Tenant,
   records: readonly FactRecordDoc[],
 ): { docs: Map<string, FactDoc>; runs: FactRun[] } {

@@ -588,8 +588,7 @@ const MUTATION_CASES: Record<string, MutationCase> = {
     objects:
       '{ factId subject subjectEntity { facts(includeInvalidated: true) { object sourceQuote episode { content } } } }',
     // The restored version: a document of its own, so the deleted time stays in the history.
-    idsData: (v, vars) =>
-      expect(v).toEqual({ factId: expect.not.stringMatching(`^${vars.id}$`) }),
+    idsData: (v, vars) => expect(v).toEqual({ factId: expect.not.stringMatching(`^${vars.id}$`) }),
     otherWorkspace: 'NOT_FOUND',
   },
   recordEpisode: {

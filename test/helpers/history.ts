@@ -24,7 +24,14 @@ export async function writtenDocuments(db: Db, filter: Filter<Document> = {}): P
   return docs;
 }
 
-const TIME_FIELDS = ['recordedAt', 'invalidAt', 'createdAt', 'updatedAt', 'completedAt', 'at'] as const;
+const TIME_FIELDS = [
+  'recordedAt',
+  'invalidAt',
+  'createdAt',
+  'updatedAt',
+  'completedAt',
+  'at',
+] as const;
 
 /** The instants of the fact records among `docs`: every instant a fact document may carry. */
 function recordInstants(docs: Documents): Set<number> {
