@@ -170,7 +170,10 @@ async function writeBulkBatches(
   for (const { tenant, pairs } of pairsByTenant(records)) {
     for (let i = 0; i < pairs.length; i += PAIRS_PER_STEP) {
       const step = pairs.slice(i, i + PAIRS_PER_STEP);
-      const { before, after } = await materialisePairs(db, tenant, step, { feed: false });
+      const { before, after } = await materialisePairs(db, tenant, step, {
+        feed: false,
+        redact: false,
+      });
       const had = new Set(before.map((d) => d._id));
       facts += after.filter((d) => !had.has(d._id)).length;
       const inStep = new Set(step.map(pairKey));

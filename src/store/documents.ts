@@ -305,10 +305,18 @@ export interface FactRecordDoc {
   /** The pair whose history it belongs to (a said-wrong: its target's). */
   subjectKey: string;
   predicateKey: string;
-  kind: 'asserted' | 'saidWrong' | 'deleted' | 'restored';
+  /**
+   * `erased`: an erasure of `episodeId` in progress on this pair: the episode's records
+   * count for nothing from then on, and all of them, this one too, are removed once the
+   * pair is derived without them (a retry finds the erasure's pairs by it).
+   */
+  kind: 'asserted' | 'saidWrong' | 'deleted' | 'restored' | 'erased';
   /** The fact it is about (asserted: the fact; the others: the fact as first recorded). */
   factId: string;
-  /** An assertion's episode; a said-wrong's: the episode of the fact that said it. */
+  /**
+   * An assertion's episode; a said-wrong's: the episode of the fact that said it; an
+   * erasure's: the episode erased.
+   */
   episodeId: string | null;
   /** A said-wrong's: the fact that listed it in `supersedes` (null: an import without one). */
   by: string | null;

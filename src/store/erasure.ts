@@ -1,12 +1,13 @@
 import { derivedUuid, newId, normalizeUuid } from '../domain/ids.js';
 import { entityKey } from '../domain/names.js';
 import { rootFactId } from '../domain/pairHistory.js';
+import { isOnlyDuplicateKeys } from './bulkErrors.js';
 import { announceFeedWrite, appendChanges, redactChanges } from './changes.js';
 import type { Collections } from './collections.js';
 import { datasetDocumentId } from './datasets.js';
 import { type AuditDoc, entityDocumentId, episodeDocumentId } from './documents.js';
-import { distinctPairs } from './factRecords.js';
-import { materialisePairs } from './materialise.js';
+import { distinctPairs, erasureRecord } from './factRecords.js';
+import { materialisePairs, removeErasedRecords } from './materialise.js';
 import { episodeRecordInput } from './recordEpisode.js';
 import type { Tenant } from './tenant.js';
 import { forgetTerms } from './vocabulary.js';
@@ -100,17 +101,18 @@ export async function eraseEpisode(
   const tag = { comment: 'store:eraseEpisode' };
   // What it produced: its facts' documents (their versions too) and its records (what its
   // facts asserted, and what they said was wrong).
-  const [produced, ownRecords] = await Promise.all([
+  const [produced, found] = await Promise.all([
     db.facts.find({ ...scope, episodeId: id }, tag).toArray(),
     db.factRecords.find({ ...scope, episodeId: id }, tag).toArray(),
   ]);
+  const ownRecords = found.filter((r) => r.kind !== 'erased');
   const producedIds = [
     ...new Set([
       ...ownRecords.filter((r) => r.kind === 'asserted').map((r) => r.factId),
       ...produced.map(rootFactId),
     ]),
   ];
-  const pairs = distinctPairs([...produced, ...ownRecords]);
+  const pairs = distinctPairs([...produced, ...found]);
   // The feed forgets its facts first (a crash after this leaves the content for the repeat
   // to erase, never a change about erased content), and once more at the end.
   const erased = {
@@ -119,31 +121,30 @@ export async function eraseEpisode(
   };
   await redactChanges(db, tenant, erased);
 
-  // 1. Its records go: its facts' assertions and the deletes and restores of them, and what
-  // its facts said was wrong. Their pairs' records are marked unseen first, so the
-  // start-up repair materialises a pair a crash leaves half-erased.
-  if (pairs.length > 0) {
-    await db.factRecords.updateMany(
-      {
-        ...scope,
-        subjectKey: { $in: [...new Set(pairs.map((p) => p.subjectKey))] },
-        predicateKey: { $in: [...new Set(pairs.map((p) => p.predicateKey))] },
-      },
-      { $set: { materialised: false } },
-      tag,
-    );
+  // 1. Its records count for nothing from here on: an `erased` record on each of its pairs
+  // (inserted, so it exists once and races nothing) leaves out its facts' assertions,
+  // their deletes and restores, and what its facts said was wrong. A retry, or the
+  // start-up repair (the record is unseen until its pair is materialised), finds the
+  // pairs by it until step 2 removes them all.
+  const marks = pairs.map((pair) => erasureRecord(tenant, pair, id, now));
+  if (marks.length > 0) {
+    try {
+      await db.factRecords.insertMany(marks, { ordered: false, ...tag });
+    } catch (error) {
+      // Marked already, by an attempt a fault cut short.
+      if (!isOnlyDuplicateKeys(error)) throw error;
+    }
   }
-  await db.factRecords.deleteMany(
-    { ...scope, $or: [{ episodeId: id }, { factId: { $in: producedIds } }] },
-    tag,
-  );
 
   // 2. The pairs as if it had never been recorded: its facts' documents go, what they
-  // superseded is believed again, and the feed keeps no change that history no longer tells.
+  // superseded is believed again, and the feed keeps no change that history no longer
+  // tells; then its records go.
   const { before, after } = await materialisePairs(db, tenant, pairs, {
     feed: true,
     redact: true,
   });
+  await removeErasedRecords(db, tenant, pairs);
+
   // Restored: the facts its facts had superseded (or ended), believed again.
   const erasedIds = new Set(producedIds);
   const touched = new Set(

@@ -1,10 +1,10 @@
-import { derivePairHistory, rootFactId } from '../domain/pairHistory.js';
+import { rootFactId } from '../domain/pairHistory.js';
 import { insertOnce } from './claims.js';
 import type { Collections } from './collections.js';
 import type { FactDoc } from './documents.js';
-import { lifecycleRecord, type Pair, pairRecordOf, recordsOfPairs } from './factRecords.js';
+import { lifecycleRecord, type Pair, recordsOfPairs } from './factRecords.js';
 import { FactNotFoundError, findFact } from './facts.js';
-import { materialisePairs } from './materialise.js';
+import { historyOfRecords, materialisePairs } from './materialise.js';
 import type { Tenant } from './tenant.js';
 
 /**
@@ -35,6 +35,21 @@ async function lifecycleTarget(db: Collections, tenant: Tenant, factId: string) 
 }
 
 /**
+ * Before a refusal: materialises the pair if a record of it is still unseen, so a retry of
+ * a delete or restore whose first attempt a fault cut short (its record stored, the pair
+ * not materialised) completes that attempt while it answers that it was done.
+ */
+async function completeUnseen(
+  db: Collections,
+  tenant: Tenant,
+  target: { pair: Pair; records: readonly { materialised: boolean }[] },
+): Promise<void> {
+  if (target.records.some((r) => !r.materialised)) {
+    await materialisePairs(db, tenant, [target.pair], { feed: true, redact: true });
+  }
+}
+
+/**
  * A soft delete (`deleteFact`, Memory Soda's DELETE): the fact is wrong from `at` on, in
  * whichever version is believed. Refused (FactNotFoundError) when nothing of it is
  * believed now (an unknown id, a fact deleted already or superseded whole), or when a
@@ -49,17 +64,20 @@ export async function deleteFact(
   const target = await lifecycleTarget(db, tenant, factId);
   if (!target) throw new FactNotFoundError('not_found', 'Fact not found');
   const { root, pair, records } = target;
-  const believed = derivePairHistory(records.map(pairRecordOf)).some(
+  const believed = historyOfRecords(records).some(
     (run) => run.factId === root && run.invalidAt === null,
   );
-  if (!believed) throw new FactNotFoundError('already_invalidated', 'Fact not found');
+  if (!believed) {
+    await completeUnseen(db, tenant, target);
+    throw new FactNotFoundError('already_invalidated', 'Fact not found');
+  }
   const won = await insertOnce(
     db.factRecords,
     lifecycleRecord(tenant, pair, 'deleted', root, target.deletes, at),
     'store:deleteFact',
   );
   // A loser materialises too: the winner's write may be the one a fault cut short.
-  await materialisePairs(db, tenant, [pair], { feed: true });
+  await materialisePairs(db, tenant, [pair], { feed: true, redact: true });
   if (!won) throw new FactNotFoundError('already_invalidated', 'Fact not found');
   return (await findFact(db, tenant, factId))!;
 }
@@ -81,13 +99,16 @@ export async function restoreFact(
     new FactNotFoundError(why, 'No deleted fact with that id');
   const target = await lifecycleTarget(db, tenant, factId);
   if (!target) throw refuse('not_found');
-  if (target.deletes <= target.restores) throw refuse('not_invalidated');
+  if (target.deletes <= target.restores) {
+    await completeUnseen(db, tenant, target);
+    throw refuse('not_invalidated');
+  }
   const won = await insertOnce(
     db.factRecords,
     lifecycleRecord(tenant, target.pair, 'restored', target.root, target.restores, now),
     'store:restoreFact',
   );
-  const { after } = await materialisePairs(db, tenant, [target.pair], { feed: true });
+  const { after } = await materialisePairs(db, tenant, [target.pair], { feed: true, redact: true });
   if (!won) throw refuse('not_invalidated');
   return (
     after.find((d) => rootFactId(d) === target.root && d.invalidAt === null) ??

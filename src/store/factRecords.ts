@@ -130,7 +130,28 @@ export function lifecycleRecord(
   };
 }
 
-/** What the domain function reads of a record. */
+/** An erasure of `episodeId` in progress on `pair` (store/erasure.ts). */
+export function erasureRecord(
+  tenant: Tenant,
+  pair: Pair,
+  episodeId: string,
+  at: Date,
+): FactRecordDoc {
+  return {
+    _id: factRecordId(tenant, 'erased', episodeId, pair.subjectKey, pair.predicateKey),
+    ...scoped(tenant, pair),
+    kind: 'erased',
+    factId: '',
+    episodeId,
+    by: null,
+    generation: null,
+    at,
+    fact: null,
+    materialised: false,
+  };
+}
+
+/** What the domain function reads of a record (never an `erased` one: store/materialise.ts). */
 export function pairRecordOf(doc: FactRecordDoc): PairRecord {
   switch (doc.kind) {
     case 'asserted':
@@ -150,6 +171,8 @@ export function pairRecordOf(doc: FactRecordDoc): PairRecord {
     case 'deleted':
     case 'restored':
       return { kind: doc.kind, factId: doc.factId, at: doc.at };
+    case 'erased':
+      throw new Error('an erasure record is not part of a history');
   }
 }
 

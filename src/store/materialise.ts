@@ -33,8 +33,12 @@ import type { Tenant } from './tenant.js';
 export interface MaterialiseOptions {
   /** Append the changes the history tells (an import and a migration do not). */
   feed: boolean;
-  /** Redact the pairs' changes that the history no longer tells (an erasure). */
-  redact?: boolean;
+  /**
+   * Redact the pairs' history changes that the history no longer tells: a supersession by
+   * an erased fact, or a version a racing writer derived from records that a record with
+   * an earlier instant, stored later, has since changed.
+   */
+  redact: boolean;
   /** Changes the write itself tells, appended before the history's (with `feed`). */
   preface?: readonly NewChange[];
 }
@@ -105,6 +109,34 @@ export async function materialisePairs(
 }
 
 /**
+ * The records that count: none of an episode being erased (an `erased` record of the
+ * pair names it), nor the erasure's own. A delete or restore of an erased fact, or a
+ * said-wrong of one, is left out by the derivation, which ignores records of facts not
+ * asserted.
+ */
+function counted(records: readonly FactRecordDoc[]): FactRecordDoc[] {
+  const erasing = new Set(
+    records.flatMap((r) =>
+      r.kind === 'erased' ? [JSON.stringify([pairKey(r), r.episodeId])] : [],
+    ),
+  );
+  if (erasing.size === 0) return [...records];
+  return records.filter(
+    (r) =>
+      r.kind !== 'erased' &&
+      !(
+        (r.kind === 'asserted' || r.kind === 'saidWrong') &&
+        erasing.has(JSON.stringify([pairKey(r), r.episodeId]))
+      ),
+  );
+}
+
+/** One pair's history from its records, as materialising it derives it. */
+export function historyOfRecords(records: readonly FactRecordDoc[]): FactRun[] {
+  return derivePairHistory(counted(records).map(pairRecordOf));
+}
+
+/**
  * The pairs' history as derived from their records: the documents and the runs. Pure;
  * `bench/import.ts` states with it what an import stores.
  */
@@ -113,7 +145,7 @@ export function derive(
   records: readonly FactRecordDoc[],
 ): { docs: Map<string, FactDoc>; runs: FactRun[] } {
   const byPair = new Map<string, FactRecordDoc[]>();
-  for (const r of records) {
+  for (const r of counted(records)) {
     const key = pairKey(r);
     const list = byPair.get(key);
     if (list) list.push(r);
@@ -255,6 +287,19 @@ async function materialiseSome(
   for (let round = 0; round < MAX_ROUNDS; round++) {
     const derived = derive(tenant, records);
     const plan = planOf(stored, derived.docs);
+    // The changes that history no longer tells go before the documents that stop telling
+    // them, so a retry after a fault still finds them by the documents it reads.
+    if (options.redact && planSize(plan) > 0) {
+      const ids = new Set(
+        [...stored, ...derived.docs.values()].flatMap((d) => [d.factId, rootFactId(d)]),
+      );
+      await redactFactChangesExcept(
+        db,
+        tenant,
+        [...ids],
+        new Set(historyChanges(derived.runs, records).map((c) => c.changeId)),
+      );
+    }
     if (planSize(plan) > 0) {
       await writePlan(db, tenant, plan);
       written += planSize(plan);
@@ -271,15 +316,6 @@ async function materialiseSome(
         ...(options.preface ?? []),
         ...historyChanges(derived.runs, records),
       ]);
-    }
-    if (options.redact) {
-      const ids = new Set([...before, ...stored].flatMap((d) => [d.factId, rootFactId(d)]));
-      await redactFactChangesExcept(
-        db,
-        tenant,
-        [...ids],
-        new Set(historyChanges(derived.runs, records).map((c) => c.changeId)),
-      );
     }
     const unseen = records.filter((r) => !r.materialised).map((r) => r._id);
     if (unseen.length > 0) {
@@ -302,7 +338,11 @@ async function materialiseSome(
  */
 function historyChanges(runs: readonly FactRun[], records: readonly FactRecordDoc[]) {
   const changes: NewChange[] = [];
-  const asserted = new Map(records.filter((r) => r.kind === 'asserted').map((r) => [r.factId, r]));
+  const asserted = new Map(
+    counted(records)
+      .filter((r) => r.kind === 'asserted')
+      .map((r) => [r.factId, r]),
+  );
   for (const run of runs) {
     const episodeId = asserted.get(run.factId)?.episodeId ?? null;
     if (run.endedBy === 'successor' && run.invalidAt && run.invalidAt > run.recordedAt) {
@@ -324,7 +364,7 @@ function historyChanges(runs: readonly FactRun[], records: readonly FactRecordDo
       });
     }
   }
-  for (const r of records) {
+  for (const r of counted(records)) {
     if (r.kind === 'asserted' || !asserted.has(r.factId)) continue;
     const kind =
       r.kind === 'deleted'
@@ -343,6 +383,32 @@ function historyChanges(runs: readonly FactRun[], records: readonly FactRecordDo
   return changes.sort(
     (a, b) => a.at.getTime() - b.at.getTime() || (a.changeId < b.changeId ? -1 : 1),
   );
+}
+
+/**
+ * Removes the records of the erasures in progress on the pairs (`erased` records, and the
+ * records of their episodes and of those episodes' facts), once the pairs are derived
+ * without them. Returns how many it removed.
+ */
+export async function removeErasedRecords(
+  db: Collections,
+  tenant: Tenant,
+  pairs: readonly Pair[],
+): Promise<number> {
+  const records = await recordsOfPairs(db, tenant, pairs);
+  const erasing = new Set(records.flatMap((r) => (r.kind === 'erased' ? [r.episodeId] : [])));
+  if (erasing.size === 0) return 0;
+  const facts = new Set(
+    records.filter((r) => r.kind === 'asserted' && erasing.has(r.episodeId)).map((r) => r.factId),
+  );
+  const ids = records
+    .filter((r) => (r.episodeId !== null && erasing.has(r.episodeId)) || facts.has(r.factId))
+    .map((r) => r._id);
+  const { deletedCount } = await db.factRecords.deleteMany(
+    { _id: { $in: ids }, workspaceId: tenant.workspaceId, dataset: tenant.dataset },
+    { comment: 'store:removeErasedRecords' },
+  );
+  return deletedCount;
 }
 
 /** Materialises the pairs whose records a fault left unseen (run at start-up). */
@@ -367,7 +433,10 @@ export async function repairFactHistories(db: Collections): Promise<number> {
     entry.pairs.set(pairKey(r), { subjectKey: r.subjectKey, predicateKey: r.predicateKey });
   }
   for (const { tenant, pairs } of byTenant.values()) {
-    await materialisePairs(db, tenant, [...pairs.values()], { feed: true });
+    // An erasure cut short is among them: its records marked erased count for nothing,
+    // and the changes only they told are redacted.
+    await materialisePairs(db, tenant, [...pairs.values()], { feed: true, redact: true });
+    await removeErasedRecords(db, tenant, [...pairs.values()]);
   }
   return pending.length;
 }

@@ -230,8 +230,12 @@ async function deriveHistories(db: Collections): Promise<number> {
         // Another process opening the store wrote them first: the same documents.
         if (!isOnlyDuplicateKeys(error)) throw error;
       }
-      written += (await materialisePairs(db, tenant, distinctPairs(unrecorded), { feed: false }))
-        .written;
+      written += (
+        await materialisePairs(db, tenant, distinctPairs(unrecorded), {
+          feed: false,
+          redact: false,
+        })
+      ).written;
     };
     const cursor = db.facts
       .find({ workspaceId, dataset }, tag)

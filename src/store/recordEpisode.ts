@@ -439,6 +439,7 @@ async function completeEpisodeSteps(
   const claimedAt = record.recordedAt.toISOString();
   await materialisePairs(db, tenant, distinctPairs(records), {
     feed: true,
+    redact: true,
     preface: [
       {
         changeId: `episode-recorded:${episodeId}@${claimedAt}`,
