@@ -294,13 +294,12 @@ export async function redactChanges(
   await redactSlots(db, tenant, slots, 'redacted');
 }
 
-/** The kinds of change a fact's history tells (store/materialise.ts `historyChanges`). */
-const HISTORY_KINDS: DatasetChangeKind[] = [
-  'FACT_SUPERSEDED',
-  'FACT_DELETED',
-  'FACT_RESTORED',
-  'FACT_CORRECTED',
-];
+/**
+ * The prefix of the changes a derived history tells (store/materialise.ts
+ * `historyChanges`): the only ones a materialisation redacts when its history no longer
+ * tells them (changes written before the history was derived keep theirs).
+ */
+export const HISTORY_CHANGE = 'history:';
 
 /**
  * Redacts the history changes about `factIds` that are not in `keep`: what an erasure
@@ -320,13 +319,13 @@ export async function redactFactChangesExcept(
         dataset: tenant.dataset,
         factId: { $in: [...factIds] },
       },
-      { projection: { _id: 1, seq: 1, kind: 1, changeId: 1 }, comment: 'store:redactChanges' },
+      { projection: { _id: 1, seq: 1, changeId: 1 }, comment: 'store:redactChanges' },
     )
     .toArray();
   await redactSlots(
     db,
     tenant,
-    slots.filter((c) => HISTORY_KINDS.includes(c.kind) && !keep.has(c.changeId)),
+    slots.filter((c) => c.changeId.startsWith(HISTORY_CHANGE) && !keep.has(c.changeId)),
     'redacted',
   );
 }

@@ -328,6 +328,11 @@ export interface FactRecordDoc {
   fact: AssertedStatement | null;
   /** False until a materialisation of its pair that read it was seen through. */
   materialised: boolean;
+  /**
+   * Written without the change feed (an import, a migration): the changes it causes are
+   * not told, however often its pair is materialised. Absent: told.
+   */
+  untold?: boolean;
 }
 
 /** A fact as asserted: the statement, its valid time as given, and `replaceExisting`. */

@@ -311,5 +311,7 @@ export function recordsFromFactDocs(
       }
     }
   }
+  // Their changes were told by the feed that wrote them, or never (an import).
+  for (const record of records) record.untold = true;
   return records;
 }

@@ -1,7 +1,12 @@
 import type { AnyBulkWriteOperation } from 'mongodb';
 import { derivePairHistory, type FactRun, rootFactId } from '../domain/pairHistory.js';
 import { isOnlyDuplicateKeys } from './bulkErrors.js';
-import { appendChanges, type NewChange, redactFactChangesExcept } from './changes.js';
+import {
+  appendChanges,
+  HISTORY_CHANGE,
+  type NewChange,
+  redactFactChangesExcept,
+} from './changes.js';
 import type { Collections } from './collections.js';
 import { UNPAGED_BATCH_SIZE, UPSERTS_PER_COMMAND } from './database.js';
 import { type FactDoc, type FactRecordDoc, factDocument } from './documents.js';
@@ -343,20 +348,28 @@ function historyChanges(runs: readonly FactRun[], records: readonly FactRecordDo
       .filter((r) => r.kind === 'asserted')
       .map((r) => [r.factId, r]),
   );
+  // A change is told when what caused it was: the successor that ended or corrected a
+  // run, or the delete, restore or said-wrong record itself.
+  const told = (factId: string | null) => factId === null || !asserted.get(factId)?.untold;
   for (const run of runs) {
     const episodeId = asserted.get(run.factId)?.episodeId ?? null;
-    if (run.endedBy === 'successor' && run.invalidAt && run.invalidAt > run.recordedAt) {
+    if (
+      run.endedBy === 'successor' &&
+      run.invalidAt &&
+      run.invalidAt > run.recordedAt &&
+      told(run.supersededBy)
+    ) {
       changes.push({
-        changeId: `fact-superseded:${run.id}@${run.invalidAt.toISOString()}`,
+        changeId: `${HISTORY_CHANGE}superseded:${run.id}@${run.invalidAt.toISOString()}`,
         kind: 'FACT_SUPERSEDED',
         at: run.invalidAt,
         factId: run.id,
         episodeId,
       });
     }
-    if (run.startedBy === 'correction') {
+    if (run.startedBy === 'correction' && told(run.correctedBy)) {
       changes.push({
-        changeId: `fact-corrected:${run.id}`,
+        changeId: `${HISTORY_CHANGE}corrected:${run.id}`,
         kind: 'FACT_CORRECTED',
         at: run.recordedAt,
         factId: run.id,
@@ -365,7 +378,7 @@ function historyChanges(runs: readonly FactRun[], records: readonly FactRecordDo
     }
   }
   for (const r of counted(records)) {
-    if (r.kind === 'asserted' || !asserted.has(r.factId)) continue;
+    if (r.kind === 'asserted' || r.untold || !asserted.has(r.factId)) continue;
     const kind =
       r.kind === 'deleted'
         ? 'FACT_DELETED'
@@ -373,7 +386,7 @@ function historyChanges(runs: readonly FactRun[], records: readonly FactRecordDo
           ? 'FACT_RESTORED'
           : 'FACT_SUPERSEDED';
     changes.push({
-      changeId: `fact-${r.kind}:${r._id}`,
+      changeId: `${HISTORY_CHANGE}${r.kind}:${r._id}`,
       kind,
       at: r.at,
       factId: r.factId,

@@ -7,6 +7,7 @@ import { lifecycleRecord } from '../../src/store/factRecords.js';
 import { repairFactHistories } from '../../src/store/materialise.js';
 import { repairMemoryWrites } from '../../src/store/memoryWrites.js';
 import { recordEpisode } from '../../src/store/recordEpisode.js';
+import { importJsonl } from '../../src/transfer/importJsonl.js';
 import {
   ChangeArchiveMemoryDocument,
   ChangeCreateMemoryDocument,
@@ -368,6 +369,59 @@ describe('no gaps, however writers race', () => {
     const after = await feed(ds, seen);
     expect(after).toHaveLength(1);
     expect(after[0]!.at).toBe(slowAt.toISOString());
+  });
+});
+
+describe('an import is not told by the feed, then or later', () => {
+  it('a write to an imported pair tells what it did, not the imported history', async () => {
+    const ds = 'feed-import';
+    const id = (n: number) => `00000000-0000-4000-8000-0000000000${String(n).padStart(2, '0')}`;
+    const line = (n: number, object: string, validAt: string, more = {}) =>
+      JSON.stringify({
+        type: 'fact',
+        dataset: ds,
+        factId: id(n),
+        subject: 'user',
+        predicate: 'drives',
+        object,
+        confidence: 0.9,
+        validAt,
+        recordedAt: validAt,
+        replaceExisting: true,
+        ...more,
+      });
+    const outcome = await importJsonl(t.database.collections, {
+      workspace: 'acme',
+      now: new Date('2026-11-01T00:00:00.000Z'),
+      content: [
+        line(1, 'a bicycle', '2026-01-01T00:00:00.000Z', {
+          invalidAt: '2026-02-01T00:00:00.000Z',
+          invalidReason: 'deleted',
+        }),
+        line(2, 'a Honda', '2026-03-01T00:00:00.000Z'),
+        line(3, 'a Fiat', '2026-05-01T00:00:00.000Z'),
+      ].join('\n'),
+    });
+    expect(outcome.ok).toBe(true);
+    expect(await feed(ds)).toEqual([]);
+
+    const later = await record(
+      ds,
+      episode([
+        fact('user', 'a Toyota', { validAt: '2026-09-01T00:00:00.000Z', replaceExisting: true }),
+      ]),
+    );
+    const changes = await feed(ds);
+    // The Toyota, and the Fiat it superseded (with its corrected version); nothing of the
+    // bicycle's delete or of the Honda's end at the Fiat, which the import wrote.
+    expect(changes.map((c) => c.kind)).toEqual([
+      'EPISODE_RECORDED',
+      'FACT_RECORDED',
+      'FACT_CORRECTED',
+      'FACT_SUPERSEDED',
+    ]);
+    expect(changes[1]!.fact!.factId).toBe(later.facts[0]!.factId);
+    expect(changes[3]!.fact!.factId).toBe(id(3));
   });
 });
 
