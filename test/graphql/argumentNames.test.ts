@@ -286,8 +286,10 @@ describe('restoreFact', () => {
     const answer = data(
       await t.graphql(ArgNamesRestoreFactDocument, { dataset: DATASET, factId }, admin),
     );
-    expect(answer.restoreFact).toEqual({ factId, invalidReason: null });
-    expect(await invalidReasonOf(factId)).toBeNull();
+    // The fact believed again as a version of its own (its deleted time stays in history).
+    expect(answer.restoreFact).toEqual({ factId: expect.any(String), invalidReason: null });
+    expect(answer.restoreFact.factId).not.toBe(factId);
+    expect(await invalidReasonOf(answer.restoreFact.factId)).toBeNull();
   });
 
   it('still restores by its deprecated name id, answering the same', async () => {
@@ -295,8 +297,10 @@ describe('restoreFact', () => {
     const answer = data(
       await t.graphql(ArgNamesRestoreFactOldNameDocument, { dataset: DATASET, id: factId }, admin),
     );
-    expect(answer.restoreFact).toEqual({ factId, invalidReason: null });
-    expect(await invalidReasonOf(factId)).toBeNull();
+    // The fact believed again as a version of its own (its deleted time stays in history).
+    expect(answer.restoreFact).toEqual({ factId: expect.any(String), invalidReason: null });
+    expect(answer.restoreFact.factId).not.toBe(factId);
+    expect(await invalidReasonOf(answer.restoreFact.factId)).toBeNull();
   });
 
   it('refuses neither name, naming factId', async () => {
