@@ -5,6 +5,7 @@ import { deleteFact, restoreFact } from '../../src/store/factLifecycle.js';
 import { listFacts } from '../../src/store/facts.js';
 import { type EpisodeInput, episodeFactId, recordEpisode } from '../../src/store/recordEpisode.js';
 import type { Tenant } from '../../src/store/tenant.js';
+import { importJsonl } from '../../src/transfer/importJsonl.js';
 import { openTestDatabase } from '../helpers/database.js';
 import { episodeInput, factInput, testTenant } from '../helpers/episodeInput.js';
 
@@ -193,6 +194,82 @@ describe('the history is derived from the records', () => {
         expect(shown, what).toEqual(expected);
       }
     }
+  });
+});
+
+describe('import derives too', () => {
+  it('"works at acme" then "works at globex", replacing, imported without derived fields: what recording them answers', async () => {
+    const line = (factId: string, object: string, validAt: string, recordedAt: string) =>
+      JSON.stringify({
+        type: 'fact',
+        dataset: 'imported',
+        factId,
+        subject: 'user',
+        predicate: 'works at',
+        object,
+        confidence: 0.9,
+        validAt,
+        recordedAt,
+        replaceExisting: true,
+      });
+    const acme = '00000000-0000-4000-8000-00000000a001';
+    const globex = '00000000-0000-4000-8000-00000000a002';
+    const outcome = await importJsonl(db, {
+      workspace: 'derived history',
+      now: new Date('2027-01-01T00:00:00.000Z'),
+      content: [
+        line(acme, 'acme', '2026-01-01T00:00:00.000Z', '2026-01-02T00:00:00.000Z'),
+        line(globex, 'globex', '2026-06-01T00:00:00.000Z', '2026-06-02T00:00:00.000Z'),
+      ].join('\n'),
+    });
+    expect(outcome.ok).toBe(true);
+
+    // The same two recorded, at the same instants, on a dataset of their own.
+    const recorded = freshTenant();
+    const first = episodeInput([
+      factInput('user', 'works at', 'acme', {
+        validAt: new Date('2026-01-01T00:00:00.000Z'),
+        replaceExisting: true,
+      }),
+    ]);
+    const second = episodeInput([
+      factInput('user', 'works at', 'globex', {
+        validAt: new Date('2026-06-01T00:00:00.000Z'),
+        replaceExisting: true,
+      }),
+    ]);
+    await recordEpisode(db, recorded, first, new Date('2026-01-02T00:00:00.000Z'));
+    await recordEpisode(db, recorded, second, new Date('2026-06-02T00:00:00.000Z'));
+
+    const imported = testTenant('derived history', 'imported');
+    const names = new Map([
+      [acme, 'acme'],
+      [globex, 'globex'],
+      [factOf(recorded, first), 'acme'],
+      [factOf(recorded, second), 'globex'],
+    ]);
+    for (const validAt of ['2026-03-01', '2026-07-01']) {
+      for (const knownAt of ['2026-03-01', '2026-07-01', '2027-02-01']) {
+        const at = [
+          new Date(`${validAt}T00:00:00.000Z`),
+          new Date(`${knownAt}T00:00:00.000Z`),
+        ] as const;
+        expect(await factsAt(imported, names, ...at), `${validAt} as known ${knownAt}`).toEqual(
+          await factsAt(recorded, names, ...at),
+        );
+      }
+    }
+    // Acme, as known now: true until globex began, through its corrected version.
+    expect(
+      await factsAt(
+        imported,
+        names,
+        new Date('2026-03-01T00:00:00.000Z'),
+        new Date('2027-02-01T00:00:00.000Z'),
+      ),
+    ).toEqual([
+      { fact: 'acme', validAt: '2026-01-01T00:00:00.000Z', validUntil: '2026-06-01T00:00:00.000Z' },
+    ]);
   });
 });
 
