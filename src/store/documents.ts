@@ -145,8 +145,7 @@ export interface FactDoc {
   supersededBy: string | null;
   /**
    * Recorded with `replaceExisting`: the one value of its subject and predicate at a time
-   * (domain/replacement.ts), which racing writers read to converge. Absent on facts stored
-   * before it was kept: false.
+   * (domain/pairHistory.ts). Absent on facts stored before it was kept: false.
    */
   replaceExisting?: boolean;
   /** Derived: lower-cased subject, object and predicate, for entity and history lookups. */

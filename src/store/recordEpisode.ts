@@ -44,21 +44,18 @@ import { addToVocabulary } from './vocabulary.js';
  *      then insert the episode document;
  *   3. upsert the listed entities (lower-cased names), moving `updatedAt` forward, and move
  *      `updatedAt` of existing entities the facts mention;
- *   4. insert the facts, whose ids are derived from (episode, position); a fact with a
- *      successor already recorded (domain/replacement.ts) is stored ending where that one
- *      begins (one read first: store/supersession.ts `replacementBounds`);
- *   5. supersede: the listed facts (and their corrected versions), then what the rule of
- *      domain/replacement.ts decides over what is read after the insert (so of two racing
- *      episodes, at least one sees the other), pass after pass until nothing is left, each
- *      through the per-fact invalidation claim (store/facts.ts), so a fact is superseded
- *      once, with its corrected version when it began before its successor; a few
- *      commands a pass for any number of facts (store/supersession.ts);
+ *   4. insert the records of the facts as asserted (ids derived from (episode,
+ *      position)) and of the facts they say were wrong (store/factRecords.ts);
+ *   5. materialise the pairs those records belong to: their fact documents made what
+ *      domain/pairHistory.ts derives from all their records, seen through against racing
+ *      writers, then the feed (store/materialise.ts); a few commands for any number of
+ *      facts;
  *   6. mark the record complete.
  *
- * Transaction time is the attempt's: what a call writes carries the instant of that call
- * (`now`), so a fact's `recordedAt` is when it became visible, also when a retry (or the
- * start-up repair) completes an attempt that a failure cut short; what the earlier attempt
- * already stored keeps its own. Every step after the claim ignores "already there", so
+ * Transaction time is the attempt's: a record carries the instant of the call that stored
+ * it (`now`), also when a retry (or the start-up repair) completes an attempt that a
+ * failure cut short; what the earlier attempt already stored keeps its own, and the
+ * history derived from it begins there. Every step after the claim ignores "already there", so
  * re-running the whole call (a retry after a timeout, the loser of a race, or
  * `repairEpisodeRecords` at start-up) completes the work and changes nothing twice. A
  * crash between steps leaves nothing a reader sees as broken: facts exist before anything

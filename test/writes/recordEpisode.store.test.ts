@@ -210,7 +210,7 @@ describe('two episodes superseding the same fact at once', () => {
 
 const DAY = 86_400_000;
 
-/** validAt, then recordedAt, then factId: the order that decides (domain/replacement.ts). */
+/** validAt, then recordedAt, then factId: the order that decides (domain/pairHistory.ts). */
 const timelineOrder = (a: FactDoc, b: FactDoc) =>
   a.validAt.getTime() - b.validAt.getTime() ||
   a.recordedAt.getTime() - b.recordedAt.getTime() ||
