@@ -177,7 +177,8 @@ function documentsOf(content: string, now: Date): Documents {
   docs.factRecords.push(...records);
   for (const dataset of parsed.datasets) {
     const own = records.filter((r) => r.dataset === dataset);
-    docs.facts.push(...derive({ workspaceId, dataset }, own).docs.values());
+    const derived = derive({ workspaceId, dataset }, own);
+    docs.facts.push(...[...derived.docs.keys()].map(derived.build));
   }
   return docs;
 }

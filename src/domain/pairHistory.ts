@@ -147,9 +147,15 @@ export function derivePairHistory(records: readonly PairRecord[]): FactRun[] {
     // What can change the fact's state, each at its recording instant (none before the
     // fact's own): the later facts that end it, its deletes, restores and said-wrongs.
     const events: { at: number; record: OtherRecord | AssertedFact }[] = [];
-    for (let j = index + 1; j < asserted.length; j++) {
+    // The enders in the facts' order (so by validAt): one can set the end only if it was
+    // recorded before every ender ahead of it, which is otherwise there first with an end
+    // no later. Once one was recorded by the fact's own arrival, none after it can.
+    let firstAt = Number.POSITIVE_INFINITY;
+    for (let j = index + 1; j < asserted.length && firstAt > fact.at.getTime(); j++) {
       const later = asserted[j]!;
-      if (endsFact(fact, later)) events.push({ at: later.at.getTime(), record: later });
+      if (!endsFact(fact, later) || later.at.getTime() >= firstAt) continue;
+      firstAt = later.at.getTime();
+      events.push({ at: firstAt, record: later });
     }
     for (const r of others.get(fact.factId) ?? []) events.push({ at: r.at.getTime(), record: r });
     const from = fact.at.getTime();

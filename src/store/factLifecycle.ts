@@ -110,8 +110,6 @@ export async function restoreFact(
   );
   const { after } = await materialisePairs(db, tenant, [target.pair], { feed: true, redact: true });
   if (!won) throw refuse('not_invalidated');
-  return (
-    after.find((d) => rootFactId(d) === target.root && d.invalidAt === null) ??
-    (await findFact(db, tenant, factId))!
-  );
+  const believed = after.find((d) => rootFactId(d) === target.root && d.invalidAt === null);
+  return (await findFact(db, tenant, believed?.factId ?? factId))!;
 }

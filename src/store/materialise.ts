@@ -1,4 +1,5 @@
 import type { AnyBulkWriteOperation } from 'mongodb';
+import { entityKey, predicateKey } from '../domain/names.js';
 import { derivePairHistory, type FactRun, rootFactId } from '../domain/pairHistory.js';
 import { isOnlyDuplicateKeys } from './bulkErrors.js';
 import {
@@ -9,7 +10,13 @@ import {
 } from './changes.js';
 import type { Collections } from './collections.js';
 import { UNPAGED_BATCH_SIZE, UPSERTS_PER_COMMAND } from './database.js';
-import { type FactDoc, type FactRecordDoc, factDocument } from './documents.js';
+import {
+  type FactDoc,
+  type FactFields,
+  type FactRecordDoc,
+  factDocument,
+  factDocumentId,
+} from './documents.js';
 import { type Pair, pairKey, pairRecordOf, recordsOfPairs } from './factRecords.js';
 import type { Tenant } from './tenant.js';
 
@@ -49,10 +56,14 @@ export interface MaterialiseOptions {
 }
 
 export interface Materialised {
-  /** The pairs' documents before the first write of this call. */
+  /**
+   * The pairs' documents that could change (all of them for an erasure, an import or a
+   * migration; the runs open at the earliest unseen record for a write at the tail),
+   * before the first write of this call.
+   */
   before: FactDoc[];
-  /** The pairs' documents as derived, now stored. */
-  after: FactDoc[];
+  /** The same documents as derived, now stored (without their terms). */
+  after: DerivedDoc[];
   /** Documents this call inserted, replaced or removed. */
   written: number;
 }
@@ -94,7 +105,7 @@ const sameValue = (a: unknown, b: unknown): boolean => {
   return (a ?? null) === (b ?? null);
 };
 
-const sameDocument = (a: FactDoc, b: FactDoc) => COMPARED.every((k) => sameValue(a[k], b[k]));
+const sameDocument = (a: DerivedDoc, b: DerivedDoc) => COMPARED.every((k) => sameValue(a[k], b[k]));
 
 /** Makes the pairs' fact documents what their records derive, and tells it in the feed. */
 export async function materialisePairs(
@@ -142,13 +153,40 @@ export function historyOfRecords(records: readonly FactRecordDoc[]): FactRun[] {
 }
 
 /**
- * The pairs' history as derived from their records: the documents and the runs. Pure;
- * `bench/import.ts` states with it what an import stores.
+ * A derived document as materialisation compares it: every field but the terms, which
+ * derive from the statement alone and are computed (by `factDocument`) only for the
+ * documents written.
+ */
+type DerivedDoc = Omit<FactDoc, 'recallTerms' | 'quoteTerms'>;
+
+/** The fields a run's document is built from: its fact's record, the run's times. */
+function runFields(record: FactRecordDoc, run: FactRun): FactFields {
+  const { replaceExisting, ...statement } = record.fact!;
+  return {
+    ...statement,
+    factId: run.id,
+    episodeId: record.episodeId,
+    validAt: run.validAt,
+    validUntil: run.validUntil,
+    recordedAt: run.recordedAt,
+    invalidAt: run.invalidAt,
+    invalidReason: run.invalidReason,
+    supersededBy: run.supersededBy,
+    replaceExisting,
+    correctionOf: run.correctionOf,
+    correctedBy: run.correctedBy,
+  };
+}
+
+/**
+ * The pairs' history as derived from their records: the documents (without their terms)
+ * and the runs, and the whole document of each (`build`). Pure; `bench/import.ts` states
+ * with it what an import stores.
  */
 export function derive(
   tenant: Tenant,
   records: readonly FactRecordDoc[],
-): { docs: Map<string, FactDoc>; runs: FactRun[] } {
+): { docs: Map<string, DerivedDoc>; runs: FactRun[]; build: (id: string) => FactDoc } {
   const byPair = new Map<string, FactRecordDoc[]>();
   for (const r of counted(records)) {
     const key = pairKey(r);
@@ -156,41 +194,63 @@ export function derive(
     if (list) list.push(r);
     else byPair.set(key, [r]);
   }
-  const docs = new Map<string, FactDoc>();
+  const docs = new Map<string, DerivedDoc>();
+  const fields = new Map<string, FactFields>();
   const runs: FactRun[] = [];
   for (const list of byPair.values()) {
     const asserted = new Map(list.filter((r) => r.kind === 'asserted').map((r) => [r.factId, r]));
     for (const run of derivePairHistory(list.map(pairRecordOf))) {
-      const record = asserted.get(run.factId)!;
-      const { replaceExisting, ...statement } = record.fact!;
-      const doc = factDocument(tenant, {
-        ...statement,
-        factId: run.id,
-        episodeId: record.episodeId,
-        validAt: run.validAt,
-        validUntil: run.validUntil,
-        recordedAt: run.recordedAt,
-        invalidAt: run.invalidAt,
-        invalidReason: run.invalidReason,
-        supersededBy: run.supersededBy,
-        replaceExisting,
-        correctionOf: run.correctionOf,
-        correctedBy: run.correctedBy,
+      const f = runFields(asserted.get(run.factId)!, run);
+      const _id = factDocumentId(tenant, f.factId);
+      docs.set(_id, {
+        _id,
+        workspaceId: tenant.workspaceId,
+        dataset: tenant.dataset,
+        ...f,
+        correctionOf: f.correctionOf ?? null,
+        correctedBy: f.correctedBy ?? null,
+        subjectKey: entityKey(f.subject),
+        objectKey: entityKey(f.object),
+        predicateKey: predicateKey(f.predicate),
       });
-      docs.set(doc._id, doc);
+      fields.set(_id, f);
       runs.push(run);
     }
   }
-  return { docs, runs };
+  return { docs, runs, build: (id) => factDocument(tenant, fields.get(id)!) };
 }
 
-/** The pairs' stored fact documents (their terms left in the database). */
+/**
+ * The instant from which the pairs' history may differ from what is stored: the earliest
+ * record not yet seen through by a materialisation (an erasure in progress: from the
+ * start, as it removes records of any instant). A run that ended before it depends on
+ * earlier records only, seen through already, so a write at the tail of a long history
+ * reads and compares only the documents that can change.
+ */
+function frontierOf(records: readonly FactRecordDoc[]): number {
+  let frontier = Number.POSITIVE_INFINITY;
+  for (const r of records) {
+    if (r.materialised) continue;
+    if (r.kind === 'erased') return Number.NEGATIVE_INFINITY;
+    frontier = Math.min(frontier, r.at.getTime());
+  }
+  return frontier;
+}
+
+/** Whether a document's run reaches the frontier (it is the stored history's that can change). */
+const reaches = (d: Pick<FactDoc, 'recordedAt' | 'invalidAt'>, frontier: number) =>
+  d.invalidAt === null || d.invalidAt.getTime() >= frontier || d.recordedAt.getTime() >= frontier;
+
+/** The pairs' stored fact documents that reach `frontier` (their terms left in the database). */
 async function documentsOfPairs(
   db: Collections,
   tenant: Tenant,
   pairs: readonly Pair[],
+  frontier: number,
 ): Promise<FactDoc[]> {
+  if (frontier === Number.POSITIVE_INFINITY) return [];
   const wanted = new Set(pairs.map(pairKey));
+  const since = new Date(frontier);
   const docs = await db.facts
     .find(
       {
@@ -198,6 +258,15 @@ async function documentsOfPairs(
         dataset: tenant.dataset,
         subjectKey: { $in: [...new Set(pairs.map((p) => p.subjectKey))] },
         predicateKey: { $in: [...new Set(pairs.map((p) => p.predicateKey))] },
+        ...(frontier === Number.NEGATIVE_INFINITY
+          ? {}
+          : {
+              $or: [
+                { invalidAt: null },
+                { invalidAt: { $gte: since } },
+                { recordedAt: { $gte: since } },
+              ],
+            }),
       },
       { comment: 'store:documentsOfPairs', projection: { recallTerms: 0, quoteTerms: 0 } },
     )
@@ -206,25 +275,41 @@ async function documentsOfPairs(
   return docs.filter((d) => wanted.has(pairKey(d)));
 }
 
+/** The derived documents that reach `frontier`: those the stored ones are compared with. */
+function reachingFrontier(docs: Map<string, DerivedDoc>, frontier: number) {
+  if (frontier === Number.NEGATIVE_INFINITY) return docs;
+  if (frontier === Number.POSITIVE_INFINITY) return new Map<string, DerivedDoc>();
+  return new Map([...docs].filter(([, d]) => reaches(d, frontier)));
+}
+
 interface Plan {
   remove: string[];
   /** Documents that stop being believed: written with the removals. */
-  closing: FactDoc[];
-  insert: FactDoc[];
-  replace: FactDoc[];
+  closing: DerivedDoc[];
+  insert: DerivedDoc[];
+  replace: DerivedDoc[];
 }
 
-function planOf(stored: readonly FactDoc[], derived: Map<string, FactDoc>): Plan {
+/**
+ * What to write so that the stored documents in view are as derived: a stored one the
+ * history does not hold goes, one that differs is rewritten, and a derived one in view
+ * (`inView`) that is not stored is inserted (those out of view were seen through before).
+ */
+function planOf(
+  stored: readonly FactDoc[],
+  derived: Map<string, DerivedDoc>,
+  inView: Map<string, DerivedDoc>,
+): Plan {
   const plan: Plan = { remove: [], closing: [], insert: [], replace: [] };
   const there = new Map(stored.map((d) => [d._id, d]));
-  for (const d of stored) if (!derived.has(d._id)) plan.remove.push(d._id);
-  for (const [id, doc] of derived) {
-    const now = there.get(id);
-    if (!now) plan.insert.push(doc);
-    else if (!sameDocument(now, doc)) {
-      (doc.invalidAt !== null && now.invalidAt === null ? plan.closing : plan.replace).push(doc);
+  for (const d of stored) {
+    const doc = derived.get(d._id);
+    if (!doc) plan.remove.push(d._id);
+    else if (!sameDocument(d, doc)) {
+      (doc.invalidAt !== null && d.invalidAt === null ? plan.closing : plan.replace).push(doc);
     }
   }
+  for (const [id, doc] of inView) if (!there.has(id)) plan.insert.push(doc);
   return plan;
 }
 
@@ -253,7 +338,12 @@ async function replaceWhole(db: Collections, tenant: Tenant, docs: readonly Fact
   }
 }
 
-async function writePlan(db: Collections, tenant: Tenant, plan: Plan): Promise<void> {
+async function writePlan(
+  db: Collections,
+  tenant: Tenant,
+  plan: Plan,
+  build: (id: string) => FactDoc,
+): Promise<void> {
   const scope = { workspaceId: tenant.workspaceId, dataset: tenant.dataset };
   if (plan.remove.length > 0) {
     await db.facts.deleteMany(
@@ -261,16 +351,27 @@ async function writePlan(db: Collections, tenant: Tenant, plan: Plan): Promise<v
       { comment: 'store:materialise' },
     );
   }
-  await replaceWhole(db, tenant, plan.closing);
+  await replaceWhole(
+    db,
+    tenant,
+    plan.closing.map((d) => build(d._id)),
+  );
   if (plan.insert.length > 0) {
     try {
-      await db.facts.insertMany(plan.insert, { ordered: false, comment: 'store:materialise' });
+      await db.facts.insertMany(
+        plan.insert.map((d) => build(d._id)),
+        { ordered: false, comment: 'store:materialise' },
+      );
     } catch (error) {
       // Inserted meanwhile by a racing writer: the round's check reads what it holds.
       if (!isOnlyDuplicateKeys(error)) throw error;
     }
   }
-  await replaceWhole(db, tenant, plan.replace);
+  await replaceWhole(
+    db,
+    tenant,
+    plan.replace.map((d) => build(d._id)),
+  );
 }
 
 const recordSetKey = (records: readonly FactRecordDoc[]) =>
@@ -286,17 +387,20 @@ async function materialiseSome(
   options: MaterialiseOptions,
 ): Promise<Materialised> {
   let records = await recordsOfPairs(db, tenant, pairs);
-  let stored = await documentsOfPairs(db, tenant, pairs);
+  // Only ever earlier, round after round: what this call may have written stays in view.
+  let frontier = frontierOf(records);
+  let stored = await documentsOfPairs(db, tenant, pairs, frontier);
   const before = stored;
   let written = 0;
   for (let round = 0; round < MAX_ROUNDS; round++) {
     const derived = derive(tenant, records);
-    const plan = planOf(stored, derived.docs);
+    const inView = reachingFrontier(derived.docs, frontier);
+    const plan = planOf(stored, derived.docs, inView);
     // The changes that history no longer tells go before the documents that stop telling
     // them, so a retry after a fault still finds them by the documents it reads.
     if (options.redact && planSize(plan) > 0) {
       const ids = new Set(
-        [...stored, ...derived.docs.values()].flatMap((d) => [d.factId, rootFactId(d)]),
+        [...stored, ...inView.values()].flatMap((d) => [d.factId, rootFactId(d)]),
       );
       await redactFactChangesExcept(
         db,
@@ -306,15 +410,21 @@ async function materialiseSome(
       );
     }
     if (planSize(plan) > 0) {
-      await writePlan(db, tenant, plan);
+      await writePlan(db, tenant, plan, derived.build);
       written += planSize(plan);
     }
     // Seen through: the records are still those it derived from, the documents as derived.
     const again = await recordsOfPairs(db, tenant, pairs);
     const changed = recordSetKey(again) !== recordSetKey(records);
     records = again;
-    stored = await documentsOfPairs(db, tenant, pairs);
-    if (changed || planSize(planOf(stored, derived.docs)) > 0) continue;
+    frontier = Math.min(frontier, frontierOf(records));
+    stored = await documentsOfPairs(db, tenant, pairs, frontier);
+    if (
+      changed ||
+      planSize(planOf(stored, derived.docs, reachingFrontier(derived.docs, frontier))) > 0
+    ) {
+      continue;
+    }
 
     if (options.feed) {
       await appendChanges(db, tenant, [
@@ -330,7 +440,7 @@ async function materialiseSome(
         { comment: 'store:materialise' },
       );
     }
-    return { before, after: [...derived.docs.values()], written };
+    return { before, after: [...reachingFrontier(derived.docs, frontier).values()], written };
   }
   throw new Error(`the history of ${pairs.length} pair(s) did not settle in ${MAX_ROUNDS} rounds`);
 }
