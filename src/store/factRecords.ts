@@ -185,17 +185,45 @@ export async function recordsOfPairs(
   tenant: Tenant,
   pairs: readonly Pair[],
 ): Promise<FactRecordDoc[]> {
+  return readRecordsOfPairs(db, tenant, pairs);
+}
+
+/**
+ * The ids of the pairs' records: what a materialisation reads again to see its write
+ * through (a record added or removed meanwhile changes them; a record never changes but
+ * for its `materialised` flag).
+ */
+export async function recordIdsOfPairs(
+  db: Collections,
+  tenant: Tenant,
+  pairs: readonly Pair[],
+): Promise<string[]> {
+  const docs = await readRecordsOfPairs<Pick<FactRecordDoc, '_id' | 'subjectKey' | 'predicateKey'>>(
+    db,
+    tenant,
+    pairs,
+    { _id: 1, subjectKey: 1, predicateKey: 1 },
+  );
+  return docs.map((d) => d._id);
+}
+
+async function readRecordsOfPairs<T extends Pair = FactRecordDoc>(
+  db: Collections,
+  tenant: Tenant,
+  pairs: readonly Pair[],
+  projection?: Record<string, 1>,
+): Promise<T[]> {
   if (pairs.length === 0) return [];
   const wanted = new Set(pairs.map(pairKey));
   const docs = await db.factRecords
-    .find(
+    .find<T>(
       {
         workspaceId: tenant.workspaceId,
         dataset: tenant.dataset,
         subjectKey: { $in: [...new Set(pairs.map((p) => p.subjectKey))] },
         predicateKey: { $in: [...new Set(pairs.map((p) => p.predicateKey))] },
       },
-      { comment: 'store:recordsOfPairs' },
+      { comment: 'store:recordsOfPairs', ...(projection ? { projection } : {}) },
     )
     .batchSize(UNPAGED_BATCH_SIZE)
     .toArray();

@@ -1,4 +1,4 @@
-import type { AnyBulkWriteOperation } from 'mongodb';
+import type { AnyBulkWriteOperation, Filter } from 'mongodb';
 import { entityKey, predicateKey } from '../domain/names.js';
 import { derivePairHistory, type FactRun, rootFactId } from '../domain/pairHistory.js';
 import { isOnlyDuplicateKeys } from './bulkErrors.js';
@@ -17,7 +17,13 @@ import {
   factDocument,
   factDocumentId,
 } from './documents.js';
-import { type Pair, pairKey, pairRecordOf, recordsOfPairs } from './factRecords.js';
+import {
+  type Pair,
+  pairKey,
+  pairRecordOf,
+  recordIdsOfPairs,
+  recordsOfPairs,
+} from './factRecords.js';
 import type { Tenant } from './tenant.js';
 
 /**
@@ -221,36 +227,77 @@ export function derive(
 }
 
 /**
- * The instant from which the pairs' history may differ from what is stored: the earliest
- * record not yet seen through by a materialisation (an erasure in progress: from the
- * start, as it removes records of any instant). A run that ended before it depends on
- * earlier records only, seen through already, so a write at the tail of a long history
- * reads and compares only the documents that can change.
+ * The stored documents a materialisation compares and rewrites: those the records not yet
+ * seen through by a materialisation can change. A run that ended before the earliest of
+ * them (`from`) depends on earlier records only, seen through already; a run still
+ * believed changes only if one of them ends it earlier (a fact valid from before its end,
+ * `validFrom`) or is about its fact (a delete, a restore, a said-wrong: `facts`). So a
+ * write at the tail of a long history reads a few documents, not the history. An erasure
+ * in progress removes records of any instant: everything is in view.
  */
-function frontierOf(records: readonly FactRecordDoc[]): number {
-  let frontier = Number.POSITIVE_INFINITY;
-  for (const r of records) {
-    if (r.materialised) continue;
-    if (r.kind === 'erased') return Number.NEGATIVE_INFINITY;
-    frontier = Math.min(frontier, r.at.getTime());
-  }
-  return frontier;
+interface View {
+  whole: boolean;
+  from: number;
+  validFrom: number;
+  facts: Set<string>;
 }
 
-/** Whether a document's run reaches the frontier (it is the stored history's that can change). */
-const reaches = (d: Pick<FactDoc, 'recordedAt' | 'invalidAt'>, frontier: number) =>
-  d.invalidAt === null || d.invalidAt.getTime() >= frontier || d.recordedAt.getTime() >= frontier;
+function viewOf(records: readonly FactRecordDoc[], previous?: View): View {
+  const view: View = previous
+    ? { ...previous, facts: new Set(previous.facts) }
+    : {
+        whole: false,
+        from: Number.POSITIVE_INFINITY,
+        validFrom: Number.POSITIVE_INFINITY,
+        facts: new Set(),
+      };
+  for (const r of records) {
+    if (r.materialised) continue;
+    if (r.kind === 'erased') view.whole = true;
+    view.from = Math.min(view.from, r.at.getTime());
+    if (r.kind === 'asserted') {
+      view.validFrom = Math.min(view.validFrom, r.fact!.validAt.getTime());
+    } else {
+      view.facts.add(r.factId);
+    }
+  }
+  return view;
+}
 
-/** The pairs' stored fact documents that reach `frontier` (their terms left in the database). */
-async function documentsOfPairs(
+const empty = (view: View) => !view.whole && view.from === Number.POSITIVE_INFINITY;
+
+/** Whether a document is in view (the same test as documentsInView's query). */
+function inView(d: DerivedDoc, view: View): boolean {
+  if (view.whole) return true;
+  if (empty(view)) return false;
+  if (d.recordedAt.getTime() >= view.from) return true;
+  if (d.invalidAt !== null) return d.invalidAt.getTime() >= view.from;
+  return (
+    d.validUntil === null ||
+    d.validUntil.getTime() > view.validFrom ||
+    view.facts.has(rootFactId(d))
+  );
+}
+
+/** The pairs' stored fact documents in view (their terms left in the database). */
+async function documentsInView(
   db: Collections,
   tenant: Tenant,
   pairs: readonly Pair[],
-  frontier: number,
+  view: View,
 ): Promise<FactDoc[]> {
-  if (frontier === Number.POSITIVE_INFINITY) return [];
+  if (empty(view)) return [];
   const wanted = new Set(pairs.map(pairKey));
-  const since = new Date(frontier);
+  const from = new Date(view.from);
+  const facts = [...view.facts];
+  const believed: Filter<FactDoc>[] = [{ invalidAt: null, validUntil: null }];
+  if (view.validFrom !== Number.POSITIVE_INFINITY) {
+    believed.push({ invalidAt: null, validUntil: { $gt: new Date(view.validFrom) } });
+  }
+  if (facts.length > 0) {
+    believed.push({ invalidAt: null, factId: { $in: facts } });
+    believed.push({ invalidAt: null, correctionOf: { $in: facts } });
+  }
   const docs = await db.facts
     .find(
       {
@@ -258,14 +305,10 @@ async function documentsOfPairs(
         dataset: tenant.dataset,
         subjectKey: { $in: [...new Set(pairs.map((p) => p.subjectKey))] },
         predicateKey: { $in: [...new Set(pairs.map((p) => p.predicateKey))] },
-        ...(frontier === Number.NEGATIVE_INFINITY
+        ...(view.whole
           ? {}
           : {
-              $or: [
-                { invalidAt: null },
-                { invalidAt: { $gte: since } },
-                { recordedAt: { $gte: since } },
-              ],
+              $or: [{ recordedAt: { $gte: from } }, { invalidAt: { $gte: from } }, ...believed],
             }),
       },
       { comment: 'store:documentsOfPairs', projection: { recallTerms: 0, quoteTerms: 0 } },
@@ -275,11 +318,10 @@ async function documentsOfPairs(
   return docs.filter((d) => wanted.has(pairKey(d)));
 }
 
-/** The derived documents that reach `frontier`: those the stored ones are compared with. */
-function reachingFrontier(docs: Map<string, DerivedDoc>, frontier: number) {
-  if (frontier === Number.NEGATIVE_INFINITY) return docs;
-  if (frontier === Number.POSITIVE_INFINITY) return new Map<string, DerivedDoc>();
-  return new Map([...docs].filter(([, d]) => reaches(d, frontier)));
+/** The derived documents in view: those the stored ones are compared with. */
+function derivedInView(docs: Map<string, DerivedDoc>, view: View) {
+  if (view.whole) return docs;
+  return new Map([...docs].filter(([, d]) => inView(d, view)));
 }
 
 interface Plan {
@@ -374,11 +416,7 @@ async function writePlan(
   );
 }
 
-const recordSetKey = (records: readonly FactRecordDoc[]) =>
-  records
-    .map((r) => r._id)
-    .sort()
-    .join(',');
+const idSetKey = (ids: readonly string[]) => [...ids].sort().join(',');
 
 async function materialiseSome(
   db: Collections,
@@ -387,20 +425,20 @@ async function materialiseSome(
   options: MaterialiseOptions,
 ): Promise<Materialised> {
   let records = await recordsOfPairs(db, tenant, pairs);
-  // Only ever earlier, round after round: what this call may have written stays in view.
-  let frontier = frontierOf(records);
-  let stored = await documentsOfPairs(db, tenant, pairs, frontier);
+  // Only ever wider, round after round: what this call may have written stays in view.
+  let view = viewOf(records);
+  let stored = await documentsInView(db, tenant, pairs, view);
   const before = stored;
   let written = 0;
   for (let round = 0; round < MAX_ROUNDS; round++) {
     const derived = derive(tenant, records);
-    const inView = reachingFrontier(derived.docs, frontier);
-    const plan = planOf(stored, derived.docs, inView);
+    const viewed = derivedInView(derived.docs, view);
+    const plan = planOf(stored, derived.docs, viewed);
     // The changes that history no longer tells go before the documents that stop telling
     // them, so a retry after a fault still finds them by the documents it reads.
     if (options.redact && planSize(plan) > 0) {
       const ids = new Set(
-        [...stored, ...inView.values()].flatMap((d) => [d.factId, rootFactId(d)]),
+        [...stored, ...viewed.values()].flatMap((d) => [d.factId, rootFactId(d)]),
       );
       await redactFactChangesExcept(
         db,
@@ -414,15 +452,14 @@ async function materialiseSome(
       written += planSize(plan);
     }
     // Seen through: the records are still those it derived from, the documents as derived.
-    const again = await recordsOfPairs(db, tenant, pairs);
-    const changed = recordSetKey(again) !== recordSetKey(records);
-    records = again;
-    frontier = Math.min(frontier, frontierOf(records));
-    stored = await documentsOfPairs(db, tenant, pairs, frontier);
-    if (
-      changed ||
-      planSize(planOf(stored, derived.docs, reachingFrontier(derived.docs, frontier))) > 0
-    ) {
+    const again = await recordIdsOfPairs(db, tenant, pairs);
+    const changed = idSetKey(again) !== idSetKey(records.map((r) => r._id));
+    if (changed) {
+      records = await recordsOfPairs(db, tenant, pairs);
+      view = viewOf(records, view);
+    }
+    stored = await documentsInView(db, tenant, pairs, view);
+    if (changed || planSize(planOf(stored, derived.docs, derivedInView(derived.docs, view))) > 0) {
       continue;
     }
 
@@ -440,7 +477,7 @@ async function materialiseSome(
         { comment: 'store:materialise' },
       );
     }
-    return { before, after: [...reachingFrontier(derived.docs, frontier).values()], written };
+    return { before, after: [...derivedInView(derived.docs, view).values()], written };
   }
   throw new Error(`the history of ${pairs.length} pair(s) did not settle in ${MAX_ROUNDS} rounds`);
 }
