@@ -88,5 +88,10 @@ await runCommand(async ({ database, embedded }) => {
   process.stdout.write(
     `Imported into workspace "${workspace}": ${counts.entities} new entities, ${counts.episodes} new episodes, ${counts.facts} new facts, ${counts.memories} new memories (${outcome.records} records read).\n`,
   );
+  if (outcome.rederived > 0) {
+    process.stdout.write(
+      `Facts stored as their records derive, not as the file states them: ${outcome.rederived} (their invalidAt, supersededBy, validUntil or version fields disagreed with the history their records give; docs/IMPORT_EXPORT.md, "Facts are imported as records").\n`,
+    );
+  }
   if (embedded) await reportEmbeddedSize(db, (line) => process.stdout.write(`${line}\n`));
 });

@@ -5,7 +5,7 @@ import { UPSERTS_PER_COMMAND } from './database.js';
 import { ensureDatasets } from './datasets.js';
 import type { EntityDoc, EpisodeDoc, FactDoc, FactRecordDoc, MemoryDoc } from './documents.js';
 import { distinctPairs, type Pair, pairKey, recordsFromFactDocs } from './factRecords.js';
-import { materialisePairs } from './materialise.js';
+import { materialisePairs, storedAsStated } from './materialise.js';
 import type { Tenant } from './tenant.js';
 import { addToVocabulary } from './vocabulary.js';
 
@@ -26,6 +26,17 @@ export interface BulkCounts {
   episodes: number;
   facts: number;
   memories: number;
+}
+
+/** What a bulk write stored: how many documents were new, and how its facts came out. */
+export interface BulkWritten {
+  counts: BulkCounts;
+  /**
+   * Fact lines stored otherwise than they state (their derived fields disagreed with the
+   * history their records derive, or they were a version the derivation names otherwise):
+   * docs/IMPORT_EXPORT.md, "Facts are imported as records".
+   */
+  rederived: number;
 }
 
 /**
@@ -84,7 +95,7 @@ export async function writeBulk(
   db: Collections,
   input: BulkInput,
   onProgress?: (done: number, total: number) => void,
-): Promise<BulkCounts> {
+): Promise<BulkWritten> {
   const totals: BulkCounts = {
     entities: input.entities.length,
     episodes: input.episodes.length,
@@ -104,7 +115,7 @@ async function writeBulkBatches(
   input: BulkInput,
   written: BulkCounts,
   onProgress?: (done: number, total: number) => void,
-): Promise<BulkCounts> {
+): Promise<BulkWritten> {
   const total =
     input.entities.length + input.episodes.length + input.facts.length + input.memories.length;
   let done = 0;
@@ -167,6 +178,7 @@ async function writeBulkBatches(
   // Their terms, for a question's typos (store/vocabulary.ts).
   await addToVocabulary(db, input.facts);
   let facts = 0;
+  let rederived = 0;
   for (const { tenant, pairs } of pairsByTenant(records)) {
     for (let i = 0; i < pairs.length; i += PAIRS_PER_STEP) {
       const step = pairs.slice(i, i + PAIRS_PER_STEP);
@@ -177,12 +189,28 @@ async function writeBulkBatches(
       const had = new Set(before.map((d) => d._id));
       facts += after.filter((d) => !had.has(d._id)).length;
       const inStep = new Set(step.map(pairKey));
-      const count = input.facts.filter(
+      const lines = input.facts.filter(
         (f) =>
           f.workspaceId === tenant.workspaceId &&
           f.dataset === tenant.dataset &&
           inStep.has(pairKey(f)),
-      ).length;
+      );
+      const stored = new Map(
+        (
+          await db.facts
+            .find(
+              {
+                _id: { $in: lines.map((f) => f._id) },
+                workspaceId: tenant.workspaceId,
+                dataset: tenant.dataset,
+              },
+              { projection: { recallTerms: 0, quoteTerms: 0 }, comment: 'store:writeBulk' },
+            )
+            .toArray()
+        ).map((d) => [d._id, d]),
+      );
+      rederived += lines.filter((f) => !storedAsStated(f, stored.get(f._id))).length;
+      const count = lines.length;
       written.facts += count;
       if (count > 0) progress(count);
     }
@@ -192,7 +220,7 @@ async function writeBulkBatches(
     progress(size);
   });
   await addToVocabulary(db, input.memories);
-  return { entities, episodes, facts, memories };
+  return { counts: { entities, episodes, facts, memories }, rederived };
 }
 
 /**

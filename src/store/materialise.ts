@@ -113,6 +113,10 @@ const sameValue = (a: unknown, b: unknown): boolean => {
 
 const sameDocument = (a: DerivedDoc, b: DerivedDoc) => COMPARED.every((k) => sameValue(a[k], b[k]));
 
+/** Whether a document as a write stated it is the one the derivation stored (an import's line). */
+export const storedAsStated = (stated: DerivedDoc, stored: DerivedDoc | undefined): boolean =>
+  stored !== undefined && sameDocument(stated, stored);
+
 /** Makes the pairs' fact documents what their records derive, and tells it in the feed. */
 export async function materialisePairs(
   db: Collections,

@@ -1,10 +1,22 @@
-import { type BulkCounts, BulkWriteFailedError, writeBulk } from '../store/bulkWrite.js';
+import {
+  type BulkCounts,
+  BulkWriteFailedError,
+  type BulkWritten,
+  writeBulk,
+} from '../store/bulkWrite.js';
 import type { Collections } from '../store/collections.js';
 import { ensureWorkspace, workspaceIdFor } from '../store/workspaces.js';
 import { type LineError, parseImportFile } from './format.js';
 
 export type ImportOutcome =
-  | { ok: true; counts: BulkCounts; records: number; workspaceId: string }
+  | {
+      ok: true;
+      counts: BulkCounts;
+      records: number;
+      workspaceId: string;
+      /** Fact lines stored as their records derive, not as they state (docs/IMPORT_EXPORT.md). */
+      rederived: number;
+    }
   | { ok: false; errors: LineError[] };
 
 /**
@@ -64,10 +76,10 @@ export async function importJsonl(
     memories: memories.length,
   };
   const records = parsed.records.length;
-  let counts: BulkCounts;
+  let written: BulkWritten;
   try {
     await ensureWorkspace(db, input.workspace, now);
-    counts = await writeBulk(
+    written = await writeBulk(
       db,
       { workspaceId, datasets: parsed.datasets, entities, episodes, facts, memories, now },
       input.onProgress,
@@ -84,5 +96,5 @@ export async function importJsonl(
       error,
     );
   }
-  return { ok: true, counts, records, workspaceId };
+  return { ok: true, counts: written.counts, records, workspaceId, rederived: written.rederived };
 }

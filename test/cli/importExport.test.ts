@@ -406,6 +406,48 @@ describe('npm run import: validation', () => {
 describe('npm run import / export', () => {
   let firstExport: string;
 
+  it('stores facts as their records derive, and says how many lines stated otherwise', async () => {
+    const line = (n: number, object: string, validAt: string) =>
+      JSON.stringify({
+        type: 'fact',
+        dataset: 'rederived',
+        factId: id(80 + n),
+        subject: 'zoë ünal',
+        predicate: 'works at',
+        object,
+        confidence: 0.9,
+        validAt,
+        recordedAt: validAt,
+        // Neither says it was superseded: the rule of replaceExisting does.
+        replaceExisting: true,
+      });
+    const file = join(dir, 'rederived.jsonl');
+    writeFileSync(
+      file,
+      `${[line(1, 'acme', '2026-01-01T00:00:00Z'), line(2, 'globex', '2026-06-01T00:00:00Z')].join('\n')}\n`,
+    );
+    const result = await cli('import', 'transfer_rederived', file, '--workspace', WORKSPACE);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain('0 new entities, 0 new episodes, 3 new facts');
+    expect(result.stdout).toMatch(
+      /\nFacts stored as their records derive, not as the file states them: 1 \(.*docs\/IMPORT_EXPORT\.md/,
+    );
+    // Acme superseded by globex, with its corrected version ending where globex begins.
+    const database = await openDatabase(testServerUri(), 'transfer_rederived');
+    const db = database.collections;
+    try {
+      const acme = await db.facts.findOne({ factId: id(81) });
+      expect(acme).toMatchObject({ invalidReason: 'superseded', supersededBy: id(82) });
+      expect(await db.facts.findOne({ correctionOf: id(81) })).toMatchObject({
+        correctedBy: id(82),
+        validUntil: new Date('2026-06-01T00:00:00Z'),
+        invalidAt: null,
+      });
+    } finally {
+      await database.close();
+    }
+  });
+
   it('imports the demo data and a file with every field; "dataset" on a line wins over --dataset', async () => {
     const result = await cli(
       'import',
