@@ -180,6 +180,17 @@ export interface FactDoc {
   correctedBy?: string | null;
 }
 
+/** What a fact says, as a recording gives it and the fact stores it. */
+export const STATEMENT_FIELDS = [
+  'subject',
+  'predicate',
+  'object',
+  'objectIsEntity',
+  'confidence',
+  'sourceQuote',
+] as const satisfies (keyof FactDoc)[];
+export type FactStatement = Pick<FactDoc, (typeof STATEMENT_FIELDS)[number]>;
+
 /**
  * A fact as the reads that answer clients return it: without what only filters and
  * writes use (the derived `recallTerms` and `predicateKey`, the storage `_id`, the restoration

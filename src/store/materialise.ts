@@ -16,6 +16,7 @@ import {
   type FactRecordDoc,
   factDocument,
   factDocumentId,
+  STATEMENT_FIELDS,
 } from './documents.js';
 import {
   type Pair,
@@ -83,12 +84,7 @@ const MAX_ROUNDS = 25;
 /** The fields materialisation derives and compares (the terms derive from the statement). */
 const COMPARED = [
   'factId',
-  'subject',
-  'predicate',
-  'object',
-  'objectIsEntity',
-  'confidence',
-  'sourceQuote',
+  ...STATEMENT_FIELDS,
   'episodeId',
   'validAt',
   'validUntil',

@@ -19,6 +19,8 @@ import {
   episodeDocumentId,
   type FactDoc,
   type FactRecordDoc,
+  type FactStatement,
+  STATEMENT_FIELDS,
 } from './documents.js';
 import { assertedRecord, distinctPairs, saidWrongRecord } from './factRecords.js';
 import { factsByIds } from './facts.js';
@@ -61,17 +63,6 @@ import { addToVocabulary } from './vocabulary.js';
  * crash between steps leaves nothing a reader sees as broken: facts exist before anything
  * names them in `supersededBy`, and the episode exists before its facts.
  */
-
-/** What a fact says, as a recording gives it and the fact stores it. */
-const STATEMENT_FIELDS = [
-  'subject',
-  'predicate',
-  'object',
-  'objectIsEntity',
-  'confidence',
-  'sourceQuote',
-] as const satisfies (keyof FactDoc)[];
-type FactStatement = Pick<FactDoc, (typeof STATEMENT_FIELDS)[number]>;
 
 const statementOf = (f: FactStatement): FactStatement =>
   Object.fromEntries(STATEMENT_FIELDS.map((k) => [k, f[k]])) as FactStatement;
