@@ -464,10 +464,12 @@ async function materialiseSome(
     }
 
     if (options.feed) {
-      await appendChanges(db, tenant, [
-        ...(options.preface ?? []),
-        ...historyChanges(derived.runs, records),
-      ]);
+      // What happened before the view was told by the materialisation that saw its records
+      // through (it appends before it marks them seen), so only the view's changes are new.
+      const told = historyChanges(derived.runs, records).filter(
+        (c) => view.whole || c.at.getTime() >= view.from,
+      );
+      await appendChanges(db, tenant, [...(options.preface ?? []), ...told]);
     }
     const unseen = records.filter((r) => !r.materialised).map((r) => r._id);
     if (unseen.length > 0) {
