@@ -313,9 +313,13 @@ describe('no gaps, however writers race', () => {
           }),
         ]),
       );
+      // Each call's instant fixed and distinct (the replacing ones in valid-time order, so
+      // each supersedes the one before: the records' instants decide the history, and calls
+      // within one millisecond would record them at once); the calls themselves race.
+      const base = Date.now();
       const writes = [...Array.from({ length: 20 }, () => delivered), ...replacing].map(
         (input, i) => () =>
-          recordEpisode(connections[i % 4]!.collections, tenant, input, new Date()),
+          recordEpisode(connections[i % 4]!.collections, tenant, input, new Date(base + i)),
       );
       // Interleaved: the deliveries and the replacements start together.
       const order = writes.map((_, i) => i).sort((a, b) => ((a * 7) % 31) - ((b * 7) % 31));
