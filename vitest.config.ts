@@ -11,7 +11,7 @@ export default defineConfig({
   resolve,
   test: {
     // Runs once for the whole run (both projects below see what it provides).
-    globalSetup: ['test/setup/database.ts', 'test/setup/explorer.ts'],
+    globalSetup: ['test/setup/database.ts', 'test/setup/explorer.ts', 'test/setup/model.ts'],
     reporters: process.env.CI
       ? ['default', ['json', { outputFile: '.vitest-report.json' }]]
       : ['default'],

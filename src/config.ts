@@ -139,6 +139,12 @@ const schema = z.object({
   /** Which GraphQL operations run: registered ones by hash (`only`), text too (`also`), text only (`off`). */
   TRUSTED_DOCUMENTS: z.enum(TRUSTED_DOCUMENT_MODES).default('also'),
   /**
+   * Recall by meaning (docs/RECALL.md): `on` loads the embedding model
+   * (models/all-minilm-l6-v2-q/) and stores a vector for each fact and memory; `off` recalls
+   * by words alone, as before vectors existed.
+   */
+  EMBEDDINGS: z.enum(['on', 'off']).default('on'),
+  /**
    * Where traces go, over OTLP/HTTP (OpenTelemetry's own variable; `/v1/traces` is added);
    * absent: tracing is off and costs nothing. The other OTEL_EXPORTER_OTLP_* variables
    * (headers, timeout) are read by the exporter itself.

@@ -1,0 +1,9 @@
+import { type Embedder, loadEmbedder } from '../../src/embeddings/embedder.js';
+
+let loading: Promise<Embedder> | null = null;
+
+/** The embedding model, loaded once per test process (test/setup/model.ts fetched it). */
+export function testEmbedder(): Promise<Embedder> {
+  loading ??= loadEmbedder();
+  return loading;
+}
