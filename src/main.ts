@@ -24,6 +24,7 @@ import { traceDatabase } from './http/tracing.js';
 import { serveGraphqlWebSocket } from './http/webSocket.js';
 import { openStore } from './openStore.js';
 import { databaseTimeouts } from './store/database.js';
+import { embedPending } from './store/embeddings.js';
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
@@ -61,8 +62,14 @@ async function main(): Promise<void> {
   const before =
     store.embedded && !devKey ? await workspacesBeforeDemo(store.database.collections) : null;
 
+  // The demo's vectors now, not at its first recall.
+  if (devKey && store.embedder) {
+    await embedPending(store.database.collections, store.embedder, null);
+  }
+
   const gateway = createGateway({
     database: store.database,
+    embedder: store.embedder,
     logger,
     metrics,
     graphiql: config.GRAPHIQL,

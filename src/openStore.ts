@@ -2,7 +2,10 @@ import type { MongoClientOptions } from 'mongodb';
 import { systemClock } from './clock.js';
 import { type Config, StartupError } from './config.js';
 import { acquireEmbeddedDb, type RunningFerretDb } from './embedded/ferretdb.js';
+import { type Embedder, loadEmbedder } from './embeddings/embedder.js';
+import { ensureModelFiles } from './embeddings/modelFiles.js';
 import { type Database, openDatabase } from './store/database.js';
+import { embedPending } from './store/embeddings.js';
 import { repairFactHistories } from './store/materialise.js';
 import { repairMemoryWrites } from './store/memoryWrites.js';
 import { migrateStore } from './store/migrations.js';
@@ -12,6 +15,8 @@ export interface OpenedStore {
   database: Database;
   /** Set when the embedded FerretDB is in use. */
   embedded: RunningFerretDb | null;
+  /** The embedding model, loaded (EMBEDDINGS=on), or null: recall by words alone. */
+  embedder: Embedder | null;
   /** Closes the client, then stops the embedded database if this process runs it. */
   close(): Promise<void>;
 }
@@ -21,14 +26,20 @@ export interface OpenedStore {
  * DATA_DIR (shared with any other process using that folder). Before serving, brings
  * documents written by an earlier version up to date (store/migrations.ts), then finishes
  * any history, memory write or episode recording whose follow-up a crash cut short (all
- * idempotent, so a replica doing the same at the same time does no harm).
+ * idempotent, so a replica doing the same at the same time does no harm). With
+ * EMBEDDINGS=on it loads the embedding model first (fetched once, checked by its sums: a
+ * missing or corrupt model is a StartupError of one line) and, last, stores the vectors of
+ * whatever is still without one.
  */
 export async function openStore(
   config: Config,
   role: 'server' | 'cli',
   log: (line: string) => void = () => {},
   clientOptions: MongoClientOptions = {},
+  /** Whether to load the embedding model (EMBEDDINGS=on): the server and `npm run import` do. */
+  { embeddings = role === 'server' }: { embeddings?: boolean } = {},
 ): Promise<OpenedStore> {
+  const embedder = embeddings && config.EMBEDDINGS === 'on' ? await openEmbedder(log) : null;
   const embedded = config.MONGODB_URI ? null : await acquireEmbeddedDb(config.DATA_DIR, role, log);
   const uri = config.MONGODB_URI ?? embedded!.uri;
   let database: Database;
@@ -54,14 +65,41 @@ export async function openStore(
   await repairFactHistories(database.collections);
   await repairMemoryWrites(database.collections, systemClock());
   await repairEpisodeRecords(database.collections, systemClock());
+  if (embedder) await embedWhatIsPending(database, embedder, log);
   return {
     database,
     embedded,
+    embedder,
     close: async () => {
       await database.close();
       await embedded?.stop();
     },
   };
+}
+
+async function openEmbedder(log: (line: string) => void): Promise<Embedder> {
+  await ensureModelFiles(log);
+  return loadEmbedder();
+}
+
+/** How often the start-up's embedding says how far it got, at most. */
+const PROGRESS_EVERY_MS = 5000;
+
+/** The vectors of every dataset's documents still without one, with progress now and then. */
+export async function embedWhatIsPending(
+  database: Database,
+  embedder: Embedder,
+  log: (line: string) => void,
+): Promise<void> {
+  let said = performance.now();
+  const counts = await embedPending(database.collections, embedder, null, (c) => {
+    if (performance.now() - said < PROGRESS_EVERY_MS) return;
+    said = performance.now();
+    log(`Embedding for recall by meaning: ${c.facts} facts, ${c.memories} memories so far.`);
+  });
+  if (counts.facts + counts.memories > 0) {
+    log(`Embedded ${counts.facts} facts and ${counts.memories} memories for recall by meaning.`);
+  }
 }
 
 /** The host list of a MongoDB connection string, without the user name and password before `@`. */

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { systemClock } from '../clock.js';
 import { reportEmbeddedSize } from '../embedded/sizeNotice.js';
+import { embedWhatIsPending } from '../openStore.js';
 import type { BulkCounts } from '../store/bulkWrite.js';
 import { ImportWriteError, importJsonl } from '../transfer/importJsonl.js';
 import { exitWithUsage, parseCommandLine } from './help.js';
@@ -40,58 +41,64 @@ if (extra !== undefined) exitWithUsage(`Unexpected argument '${extra}'.`, import
 if (!values.workspace) exitWithUsage('--workspace is required.', import.meta.url, USAGE);
 const workspace = values.workspace;
 
-await runCommand(async ({ database, embedded }) => {
-  let content: string;
-  try {
-    content = await readFile(file, 'utf8');
-  } catch (error) {
-    throw new UsageError(`Cannot read ${file}: ${(error as Error).message}`);
-  }
-  const db = database.collections;
-  // One instant for the whole import: every record written carries it.
-  const now = systemClock();
-  const tty = process.stderr.isTTY;
-  let outcome: Awaited<ReturnType<typeof importJsonl>>;
-  try {
-    outcome = await importJsonl(db, {
-      workspace,
-      content,
-      defaultDataset: values.dataset ?? null,
-      now,
-      ...(tty
-        ? {
-            onProgress: (done: number, total: number) =>
-              process.stderr.write(`\rImporting ${done}/${total}...`),
-          }
-        : {}),
-    });
-  } catch (error) {
-    if (error instanceof ImportWriteError) {
-      throw new CommandFailedError(failureReport(file, workspace, error));
+await runCommand(
+  async ({ database, embedded, embedder }) => {
+    let content: string;
+    try {
+      content = await readFile(file, 'utf8');
+    } catch (error) {
+      throw new UsageError(`Cannot read ${file}: ${(error as Error).message}`);
     }
-    throw error;
-  } finally {
-    if (tty) process.stderr.write('\n');
-  }
-  if (!outcome.ok) {
-    const shown = outcome.errors.slice(0, 50).map((e) => `line ${e.line}: ${e.message}`);
-    const more = outcome.errors.length > 50 ? [`... and ${outcome.errors.length - 50} more`] : [];
-    throw new UsageError(
-      [
-        `${file} has ${outcome.errors.length} bad line(s); nothing was imported.`,
-        ...shown,
-        ...more,
-      ].join('\n'),
-    );
-  }
-  const { counts } = outcome;
-  process.stdout.write(
-    `Imported into workspace "${workspace}": ${counts.entities} new entities, ${counts.episodes} new episodes, ${counts.facts} new facts, ${counts.memories} new memories (${outcome.records} records read).\n`,
-  );
-  if (outcome.rederived > 0) {
+    const db = database.collections;
+    // One instant for the whole import: every record written carries it.
+    const now = systemClock();
+    const tty = process.stderr.isTTY;
+    let outcome: Awaited<ReturnType<typeof importJsonl>>;
+    try {
+      outcome = await importJsonl(db, {
+        workspace,
+        content,
+        defaultDataset: values.dataset ?? null,
+        now,
+        ...(tty
+          ? {
+              onProgress: (done: number, total: number) =>
+                process.stderr.write(`\rImporting ${done}/${total}...`),
+            }
+          : {}),
+      });
+    } catch (error) {
+      if (error instanceof ImportWriteError) {
+        throw new CommandFailedError(failureReport(file, workspace, error));
+      }
+      throw error;
+    } finally {
+      if (tty) process.stderr.write('\n');
+    }
+    if (!outcome.ok) {
+      const shown = outcome.errors.slice(0, 50).map((e) => `line ${e.line}: ${e.message}`);
+      const more = outcome.errors.length > 50 ? [`... and ${outcome.errors.length - 50} more`] : [];
+      throw new UsageError(
+        [
+          `${file} has ${outcome.errors.length} bad line(s); nothing was imported.`,
+          ...shown,
+          ...more,
+        ].join('\n'),
+      );
+    }
+    const { counts } = outcome;
     process.stdout.write(
-      `Facts stored as their records derive, not as the file states them: ${outcome.rederived} (their invalidAt, supersededBy, validUntil or version fields disagreed with the history their records give; docs/IMPORT_EXPORT.md, "Facts are imported as records").\n`,
+      `Imported into workspace "${workspace}": ${counts.entities} new entities, ${counts.episodes} new episodes, ${counts.facts} new facts, ${counts.memories} new memories (${outcome.records} records read).\n`,
     );
-  }
-  if (embedded) await reportEmbeddedSize(db, (line) => process.stdout.write(`${line}\n`));
-});
+    if (outcome.rederived > 0) {
+      process.stdout.write(
+        `Facts stored as their records derive, not as the file states them: ${outcome.rederived} (their invalidAt, supersededBy, validUntil or version fields disagreed with the history their records give; docs/IMPORT_EXPORT.md, "Facts are imported as records").\n`,
+      );
+    }
+    // The vectors of what was imported (recall by meaning), with progress.
+    if (embedder)
+      await embedWhatIsPending(database, embedder, (line) => process.stderr.write(`${line}\n`));
+    if (embedded) await reportEmbeddedSize(db, (line) => process.stdout.write(`${line}\n`));
+  },
+  { embeddings: true },
+);

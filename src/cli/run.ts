@@ -19,7 +19,11 @@ export class CommandFailedError extends Error {
  * Runs a CLI command with the configured store open, and always closes it (stopping the
  * embedded database if this command started it). Expected problems print one message.
  */
-export async function runCommand(body: (store: OpenedStore) => Promise<void>): Promise<void> {
+export async function runCommand(
+  body: (store: OpenedStore) => Promise<void>,
+  /** `embeddings`: the command stores vectors (EMBEDDINGS=on loads the model). */
+  options: { embeddings?: boolean } = {},
+): Promise<void> {
   let store: OpenedStore | null = null;
   const stop = async () => {
     await store?.close();
@@ -29,7 +33,13 @@ export async function runCommand(body: (store: OpenedStore) => Promise<void>): P
   process.once('SIGTERM', stop);
   try {
     const config = loadConfig();
-    store = await openStore(config, 'cli', (line) => process.stderr.write(`${line}\n`));
+    store = await openStore(
+      config,
+      'cli',
+      (line) => process.stderr.write(`${line}\n`),
+      {},
+      options,
+    );
     await body(store);
   } catch (error) {
     if (

@@ -1,5 +1,6 @@
 import { FACT_STATES, factStateAtPoint, resolveTemporalSelection } from '../domain/factState.js';
 import { normalizeUuid } from '../domain/ids.js';
+import { embedWritten } from '../recall/meaning.js';
 import type { FactView } from '../store/documents.js';
 import { deleteFact, restoreFact } from '../store/factLifecycle.js';
 import { countFacts, type FactQuery, listFacts } from '../store/facts.js';
@@ -299,6 +300,7 @@ mutationById('deleteFact', {
   idDescription: 'The fact to delete.',
   write: async (store, tenant, factId, ctx) => {
     const fact = await deleteFact(store, tenant, factId, ctx.now);
+    await embedWritten(ctx, tenant);
     return { factId: fact.factId, fact };
   },
 });
@@ -310,5 +312,10 @@ mutationById('restoreFact', {
     'Undoes the last soft delete of a fact: from now on it is believed again, as a new version (correctionOf names the fact), while what the store believed in between stays as it was; it can be deleted again. Only a deleted fact can be restored; anything else is NOT_FOUND. The answer is the version now believed. Needs the admin scope.',
   id: FACT_ID,
   idDescription: 'The deleted fact to restore.',
-  write: (store, tenant, factId, ctx) => restoreFact(store, tenant, factId, ctx.now),
+  write: async (store, tenant, factId, ctx) => {
+    const restored = await restoreFact(store, tenant, factId, ctx.now);
+    // The restored version is a new document: its vector is its fact's (the same text).
+    await embedWritten(ctx, tenant);
+    return restored;
+  },
 });

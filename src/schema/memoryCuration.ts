@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { type AuthenticatedContext, tenantOf } from '../context.js';
+import { embedWritten } from '../recall/meaning.js';
 import type { MemoryDoc } from '../store/documents.js';
 import { findMemory } from '../store/memories.js';
 import {
@@ -124,6 +125,7 @@ builder.mutationField('createMemory', (t) =>
       const { memory } = await runStoreWrite(ctx.store, (store) =>
         createMemory(store, tenant, args.input, ctx.now),
       );
+      await embedWritten(ctx, tenant);
       return memory;
     },
   }),
@@ -137,17 +139,17 @@ interface VersionedArgs {
 }
 
 /** Changes the memory `args` name as its next version (store/memoryWrites.ts changeMemory). */
-function changeNamedMemory(ctx: AuthenticatedContext, args: VersionedArgs, change: MemoryChange) {
-  return runStoreWrite(ctx.store, (store) =>
-    changeMemory(
-      store,
-      tenantOf(ctx, args.dataset),
-      args.memoryId,
-      args.expectedVersion ?? null,
-      change,
-      ctx.now,
-    ),
+async function changeNamedMemory(
+  ctx: AuthenticatedContext,
+  args: VersionedArgs,
+  change: MemoryChange,
+) {
+  const tenant = tenantOf(ctx, args.dataset);
+  const changed = await runStoreWrite(ctx.store, (store) =>
+    changeMemory(store, tenant, args.memoryId, args.expectedVersion ?? null, change, ctx.now),
   );
+  await embedWritten(ctx, tenant);
+  return changed;
 }
 
 /** A mutation that changes one memory as its next version. */

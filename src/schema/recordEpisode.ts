@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { tenantOf } from '../context.js';
 import { normalizeUuid } from '../domain/ids.js';
 import { ENTITY_TYPES, entityKey, predicateKey } from '../domain/names.js';
+import { embedWritten } from '../recall/meaning.js';
 import { eraseEpisode } from '../store/erasure.js';
 import {
   contentEpisodeId,
@@ -230,9 +231,9 @@ builder.mutationField('recordEpisode', (t) =>
       input: t.arg({ type: RecordEpisodeInputRef, required: true }).validate(recordEpisodeSchema),
     },
     complexity: OWN_QUERY_OBJECT_COST,
-    resolve: (_root, { dataset, input }, ctx) => {
+    resolve: async (_root, { dataset, input }, ctx) => {
       const tenant = tenantOf(ctx, dataset);
-      return runStoreWrite(ctx.store, (store) =>
+      const recorded = await runStoreWrite(ctx.store, (store) =>
         recordEpisode(
           store,
           tenant,
@@ -241,6 +242,8 @@ builder.mutationField('recordEpisode', (t) =>
           ctx.now,
         ),
       );
+      await embedWritten(ctx, tenant);
+      return recorded;
     },
   }),
 );

@@ -181,12 +181,18 @@ export const INDEXES: { [K in keyof Collections]: IndexSpec[] } = {
     // erased episode's facts ended.
     tenantIndex('correction_of', { correctionOf: 1 }),
     tenantIndex('corrected_by', { correctedBy: 1 }),
+    // Recall by meaning: a dataset's facts still without a vector, and those whose vector
+    // is new since a process's vector index last looked (store/embeddings.ts).
+    tenantIndex('embedded', { embedded: 1, embeddedAt: 1 }),
+    repairScan('embedded', 'embedded', 'documents not yet embedded'),
   ],
   memories: [
     { key: { workspaceId: 1, ...MEMORY_ORDER }, name: 'workspace_created' },
     tenantIndex('created', MEMORY_ORDER),
     tenantIndex('memory', { memoryId: 1 }),
     tenantIndex('recall_terms_created', { recallTerms: 1, ...MEMORY_ORDER }),
+    tenantIndex('embedded', { embedded: 1, embeddedAt: 1 }),
+    repairScan('embedded', 'embedded', 'documents not yet embedded'),
   ],
   factRecords: [
     repairScan('materialised', 'materialised', 'records whose pair is not yet materialised'),

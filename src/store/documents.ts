@@ -1,4 +1,4 @@
-import type { ObjectId } from 'mongodb';
+import type { Binary, ObjectId } from 'mongodb';
 import type { Scope } from '../domain/apiKey.js';
 import { documentId, normalizeUuid } from '../domain/ids.js';
 import { type EntityType, entityKey, predicateKey } from '../domain/names.js';
@@ -123,7 +123,26 @@ export interface EntityDoc {
 
 type InvalidReason = 'superseded' | 'deleted';
 
-export interface FactDoc {
+/**
+ * Derived, after the write: the meaning of a fact's statement or a memory's text, for
+ * recall by meaning (store/embeddings.ts fills it; src/embeddings/ computes it). A vector
+ * depends on the text alone, so it is never exported: an import computes it again.
+ */
+export interface Embedded {
+  /** False from the write of a text until its vector is stored. */
+  embedded: boolean;
+  /** The vector: int8, unit length × 127 (BSON binary); null or absent until embedded. */
+  embedding?: Binary | null;
+  /**
+   * When the vector was stored, by the clock of the process that stored it: where every
+   * process's vector index reads what is new since it last looked (recall/meaningIndex.ts).
+   */
+  embeddedAt?: Date | null;
+}
+/** The fields of Embedded: derived, so never given by a write nor compared. */
+export type EmbeddedField = keyof Embedded;
+
+export interface FactDoc extends Embedded {
   _id: string;
   workspaceId: string;
   dataset: string;
@@ -199,10 +218,10 @@ export type FactStatement = Pick<FactDoc, (typeof STATEMENT_FIELDS)[number]>;
  */
 export type FactView = Omit<
   FactDoc,
-  '_id' | 'predicateKey' | 'recallTerms' | 'quoteTerms' | 'restorations'
+  '_id' | 'predicateKey' | 'recallTerms' | 'quoteTerms' | 'restorations' | EmbeddedField
 >;
 
-export interface MemoryDoc {
+export interface MemoryDoc extends Embedded {
   _id: string;
   workspaceId: string;
   dataset: string;
@@ -466,6 +485,7 @@ export type FactFields = Omit<
   | 'recallTerms'
   | 'quoteTerms'
   | 'restorations'
+  | EmbeddedField
   | 'correctionOf'
   | 'correctedBy'
 > &
@@ -488,11 +508,12 @@ export function factDocument(tenant: Tenant, fact: FactFields): FactDoc {
     predicateKey: predicateKey(fact.predicate),
     recallTerms: factRecallTerms(fact),
     quoteTerms: quoteRecallTerms(fact),
+    embedded: false,
   };
 }
 
 /** The fields of a memory a write supplies; `recallTerms` is derived from its text. */
-export type MemoryFields = Omit<MemoryDoc, Stored | 'recallTerms'>;
+export type MemoryFields = Omit<MemoryDoc, Stored | 'recallTerms' | EmbeddedField>;
 
 /** A memory: the fields as given (callers pass exactly `MemoryFields`), ids normalized. */
 export function memoryDocument(tenant: Tenant, memory: MemoryFields): MemoryDoc {
@@ -506,10 +527,16 @@ export function memoryDocument(tenant: Tenant, memory: MemoryFields): MemoryDoc 
     userId: uuidOrNull(memory.userId),
     supersededBy: uuidOrNull(memory.supersededBy),
     recallTerms: recallTerms(memory.text),
+    embedded: false,
   };
 }
 
-/** A change to a memory's fields, with what derives from them (`recallTerms` from `text`). */
+/**
+ * A change to a memory's fields, with what derives from them: `recallTerms` from `text`, and
+ * its vector, gone until the new text's is stored.
+ */
 export function memoryChange(set: Partial<MemoryDoc>): Partial<MemoryDoc> {
-  return set.text === undefined ? set : { ...set, recallTerms: recallTerms(set.text) };
+  return set.text === undefined
+    ? set
+    : { ...set, recallTerms: recallTerms(set.text), embedded: false, embedding: null };
 }

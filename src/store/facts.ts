@@ -61,6 +61,9 @@ export const FACT_VIEW = {
   recallTerms: 0,
   quoteTerms: 0,
   restorations: 0,
+  embedded: 0,
+  embedding: 0,
+  embeddedAt: 0,
 } as const;
 
 export interface FactPage {

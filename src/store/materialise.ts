@@ -10,6 +10,7 @@ import {
 } from './changes.js';
 import type { Collections } from './collections.js';
 import { UNPAGED_BATCH_SIZE, UPSERTS_PER_COMMAND } from './database.js';
+import type { Embedded, EmbeddedField } from './documents.js';
 import {
   type FactDoc,
   type FactFields,
@@ -159,11 +160,12 @@ export function historyOfRecords(records: readonly FactRecordDoc[]): FactRun[] {
 }
 
 /**
- * A derived document as materialisation compares it: every field but the terms, which
- * derive from the statement alone and are computed (by `factDocument`) only for the
- * documents written.
+ * A derived document as materialisation compares it: every field but the terms and the
+ * vector, which derive from the statement alone: the terms are computed (by
+ * `factDocument`) only for the documents written, and a rewritten document keeps the
+ * vector it had (its statement is the same: a document's id names its fact's run).
  */
-type DerivedDoc = Omit<FactDoc, 'recallTerms' | 'quoteTerms'>;
+type DerivedDoc = Omit<FactDoc, 'recallTerms' | 'quoteTerms' | EmbeddedField>;
 
 /** The fields a run's document is built from: its fact's record, the run's times. */
 function runFields(record: FactRecordDoc, run: FactRun): FactFields {
@@ -330,6 +332,8 @@ interface Plan {
   closing: DerivedDoc[];
   insert: DerivedDoc[];
   replace: DerivedDoc[];
+  /** The vectors of stored documents rewritten: kept (the statement is the same). */
+  vectors: Map<string, Embedded>;
 }
 
 /**
@@ -342,13 +346,20 @@ function planOf(
   derived: Map<string, DerivedDoc>,
   inView: Map<string, DerivedDoc>,
 ): Plan {
-  const plan: Plan = { remove: [], closing: [], insert: [], replace: [] };
+  const plan: Plan = { remove: [], closing: [], insert: [], replace: [], vectors: new Map() };
   const there = new Map(stored.map((d) => [d._id, d]));
   for (const d of stored) {
     const doc = derived.get(d._id);
     if (!doc) plan.remove.push(d._id);
     else if (!sameDocument(d, doc)) {
       (doc.invalidAt !== null && d.invalidAt === null ? plan.closing : plan.replace).push(doc);
+      if (d.embedded) {
+        plan.vectors.set(d._id, {
+          embedded: true,
+          embedding: d.embedding ?? null,
+          embeddedAt: d.embeddedAt ?? null,
+        });
+      }
     }
   }
   for (const [id, doc] of inView) if (!there.has(id)) plan.insert.push(doc);
@@ -387,6 +398,7 @@ async function writePlan(
   build: (id: string) => FactDoc,
 ): Promise<void> {
   const scope = { workspaceId: tenant.workspaceId, dataset: tenant.dataset };
+  const rewritten = (id: string): FactDoc => ({ ...build(id), ...plan.vectors.get(id) });
   if (plan.remove.length > 0) {
     await db.facts.deleteMany(
       { _id: { $in: plan.remove }, ...scope },
@@ -396,7 +408,7 @@ async function writePlan(
   await replaceWhole(
     db,
     tenant,
-    plan.closing.map((d) => build(d._id)),
+    plan.closing.map((d) => rewritten(d._id)),
   );
   if (plan.insert.length > 0) {
     try {
@@ -412,7 +424,7 @@ async function writePlan(
   await replaceWhole(
     db,
     tenant,
-    plan.replace.map((d) => build(d._id)),
+    plan.replace.map((d) => rewritten(d._id)),
   );
 }
 

@@ -47,6 +47,11 @@ const MIGRATIONS: { id: string; describe: string; run: (db: Collections) => Prom
     describe: "facts' histories derived from their records",
     run: deriveHistories,
   },
+  {
+    id: '2026-12-09-embeddings',
+    describe: 'facts and memories marked for their vectors (recall by meaning)',
+    run: markForEmbedding,
+  },
 ];
 
 const UPDATES_PER_COMMAND = 500;
@@ -307,4 +312,18 @@ async function* batches<T>(cursor: AsyncIterable<T>): AsyncGenerator<T[]> {
     }
   }
   if (batch.length > 0) yield batch;
+}
+
+/**
+ * Marks every fact and memory written before vectors existed as not yet embedded; the
+ * start-up's `embedPending` (store/embeddings.ts) then computes their vectors, round by
+ * round, so a start cut short carries on where it stopped.
+ */
+async function markForEmbedding(db: Collections): Promise<number> {
+  const unmarked = { embedded: { $exists: false } };
+  const mark = { $set: { embedded: false } };
+  const tag = { comment: 'store:migrateStore' };
+  const facts = await db.facts.updateMany(unmarked as Filter<FactDoc>, mark, tag);
+  const memories = await db.memories.updateMany(unmarked as Filter<MemoryDoc>, mark, tag);
+  return facts.modifiedCount + memories.modifiedCount;
 }
