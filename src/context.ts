@@ -4,6 +4,7 @@ import { type ErrorScope, GatewayError } from './errors.js';
 import type { LiveStreams } from './http/liveStreams.js';
 import type { Transport } from './http/transports.js';
 import { type BatchObserver, createLoaders, type Loaders } from './loaders.js';
+import type { Meaning } from './recall/meaning.js';
 import type { Collections } from './store/collections.js';
 import { withDeadline } from './store/deadline.js';
 import type { ReadCache } from './store/readCache.js';
@@ -31,6 +32,8 @@ export interface RequestContext {
   deadline: number;
   /** The gateway's short memory of verified keys and existing datasets (null: off). */
   readCache: ReadCache | null;
+  /** Recall by meaning: the model and the process's vector index; null when EMBEDDINGS=off. */
+  meaning: Meaning | null;
   /** The key's workspace and scopes; null when no valid key was sent. */
   auth: AuthenticatedKey | null;
   /** Why `auth` is null: no Authorization header, or a key that is not valid. */
@@ -102,6 +105,7 @@ export async function createRequestContext(
     dbTimeoutMs?: number;
     onBatch?: BatchObserver;
     readCache?: ReadCache | null;
+    meaning?: Meaning | null;
     live?: LiveStreams | null;
     /** Where a verified key's use is noted (the gateway's; absent: not noted). */
     keyUse?: KeyUseRecorder;
@@ -129,6 +133,7 @@ export async function createRequestContext(
     store: first.store,
     deadline: first.deadline,
     readCache,
+    meaning: options.meaning ?? null,
     auth,
     authProblem: auth ? null : header ? 'invalid' : 'missing',
     get loaders() {

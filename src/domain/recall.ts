@@ -162,7 +162,16 @@ export interface RecallExplanation {
   score: number;
   /** A fact brought in one hop from a named entity: the fact that links it. */
   via?: string;
+  /**
+   * With recall by meaning: the legs that found the item (`words`: its terms; `entity`: one
+   * hop from an entity the question names; `meaning`: its vector), the cosine of its text's
+   * vector and the question's, and the fused score it ranked by (`fuse`).
+   */
+  meaning?: { legs: RecallLeg[]; similarity: number | null; fused: number };
 }
+
+/** A leg of recall that can find an item. */
+export type RecallLeg = 'words' | 'entity' | 'meaning';
 
 /** A candidate with its score, before the candidates of every leg are ordered together. */
 export interface Scored<T> {
@@ -178,21 +187,6 @@ export interface Ranked<T> {
   /** In (0, 1]: the candidate's score over the best candidate's. */
   relevanceScore: number;
   explanation: RecallExplanation;
-}
-
-/**
- * The candidates that share a term with the query (or a term its typos were read as),
- * best first, at most `first`. The query is analyzed like the stored text; a query of stop
- * words only has no terms and ranks nothing.
- */
-export function rank<T>(
-  query: string,
-  candidates: readonly Candidate<T>[],
-  documentsInView: number,
-  first: number,
-  corrections: ReadonlyMap<string, Correction> = new Map(),
-): Ranked<T>[] {
-  return ordered(scoreCandidates(query, candidates, documentsInView, corrections), first);
 }
 
 /**
@@ -446,4 +440,85 @@ export function recallContext(
     ),
     ...memories.map((m) => `- Memory: ${m.text}`),
   ].join('\n');
+}
+
+/**
+ * Recall by meaning's floor: an item the dense leg finds must be at least this similar to
+ * the question (the cosine of their vectors), so a question about nothing stored recalls
+ * nothing rather than the nearest vectors. Calibrated on bench/recallQuestions.ts's
+ * questions with no answer (docs/PERFORMANCE.md, "Recall by meaning").
+ */
+export const MEANING_FLOOR = 0.3;
+/** Reciprocal-rank fusion's constant: each leg adds 1 / (FUSION_K + the item's rank in it). */
+export const FUSION_K = 60;
+
+/** An item the dense leg found: its similarity to the question, and its kind's factors. */
+export interface MeaningHit<T> {
+  item: T;
+  id: string;
+  time: Date;
+  similarity: number;
+  factors: readonly RecallFactor[];
+}
+
+/** Best first: the greater value, then the later, then the greater id (as `ordered`). */
+const byValue =
+  <T extends { time: Date; id: string }>(value: (x: T) => number) =>
+  (a: T, b: T) =>
+    value(b) - value(a) ||
+    b.time.getTime() - a.time.getTime() ||
+    (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
+
+/**
+ * Hybrid ranking: the words leg (BM25F × factors, with the facts one hop from a named
+ * entity) and the meaning leg (similarity × the same factors), each ranked on its own, fused
+ * by reciprocal rank: an item's score is the sum, over the legs that found it, of
+ * 1 / (FUSION_K + its rank there). Rank fusion needs no calibration between BM25's scale
+ * and a cosine's, and an item both legs found outranks one only one found at the same
+ * place. `similarities` gives the cosine of items the meaning leg did not return (below its
+ * floor, or beyond its candidates), for the explanation. `relevanceScore` is the fused score
+ * over the best's.
+ */
+export function fuse<T>(
+  words: readonly Scored<T>[],
+  meaning: readonly MeaningHit<T>[],
+  first: number,
+  similarities: ReadonlyMap<string, number> = new Map(),
+): Ranked<T>[] {
+  type Entry = { item: T; id: string; time: Date; fused: number; legs: RecallLeg[] };
+  const entries = new Map<string, Entry>();
+  const enter = (x: { item: T; id: string; time: Date }, rank: number, leg: RecallLeg) => {
+    const entry = entries.get(x.id) ?? { ...x, fused: 0, legs: [] };
+    entry.fused += 1 / (FUSION_K + rank);
+    entry.legs.push(leg);
+    entries.set(x.id, entry);
+  };
+  const wordsRanked = [...words].sort(byValue((s) => s.score));
+  for (const [i, s] of wordsRanked.entries()) {
+    enter(s, i + 1, s.explanation.via ? 'entity' : 'words');
+  }
+  const product = (h: MeaningHit<T>) => h.factors.reduce((p, f) => p * f.value, h.similarity);
+  const meaningRanked = [...meaning].sort(byValue(product));
+  for (const [i, h] of meaningRanked.entries()) enter(h, i + 1, 'meaning');
+  const scoredById = new Map(words.map((s) => [s.id, s]));
+  const hitById = new Map(meaning.map((h) => [h.id, h]));
+  const sorted = [...entries.values()].sort(byValue((e) => e.fused));
+  const best = sorted[0]?.fused ?? 0;
+  return sorted.slice(0, first).map((e) => {
+    const scored = scoredById.get(e.id);
+    const hit = hitById.get(e.id);
+    const explanation: RecallExplanation = scored
+      ? { ...scored.explanation }
+      : { terms: [], bm25: 0, factors: hit!.factors, score: 0 };
+    explanation.meaning = {
+      legs: e.legs,
+      similarity: hit?.similarity ?? similarities.get(e.id) ?? null,
+      fused: e.fused,
+    };
+    return {
+      item: e.item,
+      relevanceScore: Math.max(0.0001, Math.round((e.fused / best) * 10_000) / 10_000),
+      explanation,
+    };
+  });
 }

@@ -10,8 +10,10 @@ import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterRes } from 'rat
 import { type Clock, systemClock } from '../clock.js';
 import { CONFIG_DEFAULTS, DEFAULT_WORKSPACE_CONCURRENCY } from '../config.js';
 import { createRequestContext, type GatewayEnv, unauthenticated } from '../context.js';
+import type { Embedder } from '../embeddings/embedder.js';
 import { ERROR_STATUS, type ErrorCode, maskError } from '../errors.js';
 import { mcpRefusal, mountMcp } from '../mcp/server.js';
+import { MeaningIndex } from '../recall/meaningIndex.js';
 import { errorResponse, errorResponseFor, graphqlErrorBody } from '../rest/errorBodies.js';
 import { mountRestRoutes, REST_PATHS } from '../rest/routes.js';
 import { errorShapeOf, MCP_PATH, surfaceOf } from '../rest/surfaces.js';
@@ -37,6 +39,8 @@ import { createGraphqlYoga, DEFAULT_QUERY, type YogaOptions } from './yoga.js';
 
 export interface GatewayOptions extends YogaOptions {
   database: Database;
+  /** The embedding model (EMBEDDINGS=on): recall by meaning; absent or null: by words alone. */
+  embedder?: Embedder | null;
   /** Where each request reads its one instant ("now"); default the system clock. */
   clock?: Clock;
   logger?: Logger;
@@ -421,6 +425,10 @@ function guardApiRoutes(
         })
       : null;
   const addressLimiter = perMinute('address', options.rateLimitPerAddressPerMinute);
+  // Recall by meaning: one vector index per process, derived from the store.
+  const meaning = options.embedder
+    ? { embedder: options.embedder, index: new MeaningIndex(() => systemClock().getTime()) }
+    : null;
   /** The request context: built once per request, the same for GraphQL, REST and WebSocket. */
   const contextOf = (request: Request, requestId: string) =>
     createRequestContext(request, store, {
@@ -428,6 +436,7 @@ function guardApiRoutes(
       now: clock(),
       ...(options.dbTimeoutMs === undefined ? {} : { dbTimeoutMs: options.dbTimeoutMs }),
       readCache,
+      meaning,
       live,
       keyUse,
       tracer: options.tracer ?? null,

@@ -5,8 +5,10 @@ import {
   type Correction,
   candidateTerms,
   factFactors,
+  fuse,
   HOP_SOURCES,
   hopsScored,
+  MEANING_FLOOR,
   memoryFactors,
   NAMED_ENTITY,
   nameIsCommon,
@@ -16,7 +18,6 @@ import {
   questionTerms,
   type Ranked,
   type RecallExplanation,
-  rank,
   scoreCandidates,
   type TermStatistics,
   topicsAmong,
@@ -40,6 +41,7 @@ import {
 } from '../store/recall.js';
 import type { Tenant } from '../store/tenant.js';
 import { termsNear } from '../store/vocabulary.js';
+import { factsByMeaning, type Meaning, memoriesByMeaning } from './meaning.js';
 
 /**
  * Recall, the service (docs/RECALL.md): what a dataset holds about a question, for GraphQL's
@@ -87,6 +89,8 @@ export interface RecallDeps {
   now: Date;
   /** Problems that do not fail the answer (a failed stamp), for the edge to log. */
   problems: string[];
+  /** Recall by meaning (the model and the process's vector index); null: by words alone. */
+  meaning: Meaning | null;
 }
 
 export function recall(ctx: RecallDeps, tenant: Tenant, args: RecallArgs): RecallShape {
@@ -117,6 +121,11 @@ export function recall(ctx: RecallDeps, tenant: Tenant, args: RecallArgs): Recal
     time: recalledTime,
     facts: once(async () => {
       const terms = questionTerms(words);
+      // The dense leg reads beside the words leg; a question of stop words only has neither.
+      const byMeaning =
+        ctx.meaning && terms.length > 0
+          ? factsByMeaning(ctx.store, ctx.meaning, tenant, words, at, MEANING_FLOOR)
+          : null;
       const [statistics, inView, named] = await Promise.all([
         factTermStatistics(ctx.store, tenant, terms, at.knownAt),
         factsInView(ctx.store, tenant, at),
@@ -178,7 +187,18 @@ export function recall(ctx: RecallDeps, tenant: Tenant, args: RecallArgs): Recal
             )
             .map((l) => l.factId),
         }));
-      return explained(ordered([...scored, ...hopsScored(hops, scored)], args.first));
+      const byWords = [...scored, ...hopsScored(hops, scored)];
+      if (!byMeaning) return explained(ordered(byWords, args.first));
+      const found = await byMeaning;
+      const hits = found.hits.map((h) => ({
+        ...h,
+        factors: [
+          ...factFactors(h.item, at.validAt),
+          ...(about(h.item, topics) ? [NAMED_ENTITY] : []),
+        ],
+      }));
+      const similarities = found.similarities(byWords.map((s) => s.id));
+      return explained(fuse(byWords, hits, args.first, similarities));
     }),
     memories: once(async () => {
       const view: MemoryRecallView = replay
@@ -197,7 +217,23 @@ export function recall(ctx: RecallDeps, tenant: Tenant, args: RecallArgs): Recal
         time: m.createdAt,
         id: m.memoryId,
       }));
-      const ranked = explained(rank(words, scored, inView, args.first, corrections));
+      const byWords = scoreCandidates(words, scored, inView, corrections);
+      let ranked: Explained<MemoryDoc>[];
+      if (ctx.meaning && recallTerms(words).length > 0) {
+        const found = await memoriesByMeaning(
+          ctx.store,
+          ctx.meaning,
+          tenant,
+          words,
+          view,
+          MEANING_FLOOR,
+        );
+        const hits = found.hits.map((h) => ({ ...h, factors: memoryFactors(h.item) }));
+        const similarities = found.similarities(byWords.map((s) => s.id));
+        ranked = explained(fuse(byWords, hits, args.first, similarities));
+      } else {
+        ranked = explained(ordered(byWords, args.first));
+      }
       if (!replay) {
         const used = ranked.map((r) => r.item);
         // Metadata of the read: a failed stamp must not fail the answer it belongs to; the

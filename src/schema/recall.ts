@@ -1,9 +1,12 @@
 import {
   COMMON_TERM_SHARE,
+  FUSION_K,
   HOP_DISCOUNT,
+  MEANING_FLOOR,
   MIN_VIEW_FOR_COMMON,
   QUOTE_WEIGHT,
   type RecallFactor,
+  type RecallLeg,
   recallContext,
   type TermWeight,
 } from '../domain/recall.js';
@@ -119,6 +122,25 @@ const RecallFactorRef = builder.objectRef<RecallFactor>('RecallFactor').implemen
   }),
 });
 
+const RecallLegRef = builder.enumType('RecallLeg', {
+  description: 'A leg of recall that found an item (docs/RECALL.md).',
+  values: {
+    WORDS: {
+      value: 'words',
+      description: 'Its terms: BM25F over the statement and quote, or the text.',
+    },
+    ENTITY: {
+      value: 'entity',
+      description:
+        'One hop from an entity the question names (`via` names the fact that links it).',
+    },
+    MEANING: {
+      value: 'meaning',
+      description: `Its vector: the cosine of its text's and the question's is at least ${MEANING_FLOOR} (recall by meaning).`,
+    },
+  } as const,
+});
+
 const RecallExplanationRef = builder.objectRef<ExplainedRecall>('RecallExplanation').implement({
   description:
     "Why an item ranked where it did: `score` = `bm25` (the sum of its terms' weights) × every factor; `relevanceScore` is `score` over the best item's.",
@@ -143,7 +165,27 @@ const RecallExplanationRef = builder.objectRef<ExplainedRecall>('RecallExplanati
       complexity: listCost(MAX_RECALL_FACTORS, false),
       resolve: (e) => [...e.factors],
     }),
-    score: t.exposeFloat('score'),
+    score: t.exposeFloat('score', {
+      description:
+        "The words leg's score: `bm25` × every factor (0 for an item only its meaning found).",
+    }),
+    foundBy: t.field({
+      type: [RecallLegRef],
+      description: 'The legs that found the item.',
+      complexity: listCost(2, false),
+      resolve: (e): RecallLeg[] => e.meaning?.legs ?? [e.via ? 'entity' : 'words'],
+    }),
+    similarity: t.float({
+      nullable: true,
+      description:
+        "The cosine of the item's text's vector and the question's, in [-1, 1]; null when recall by meaning is off (EMBEDDINGS=off) or the item has no vector yet.",
+      resolve: (e) => e.meaning?.similarity ?? null,
+    }),
+    fusedScore: t.float({
+      nullable: true,
+      description: `With recall by meaning: what the item ranked by, the sum over the legs that found it of 1 / (${FUSION_K} + its rank in that leg); \`relevanceScore\` is it over the best item's. Null when recall by meaning is off: the item ranked by \`score\`.`,
+      resolve: (e) => e.meaning?.fused ?? null,
+    }),
     via: t.exposeID('via', {
       nullable: true,
       description: `A fact brought in one hop from an entity the question names (it mentions another entity of that entity's facts): the factId of the fact that links it. Its score is ${HOP_DISCOUNT} × that fact's (factor \`hop\`).`,
@@ -238,7 +280,7 @@ builder.objectFields(DatasetRef, (t) => ({
     complexity: { field: QUERY_COST },
     resolve: (ds, args, ctx) =>
       recall(
-        { store: ctx.store, now: ctx.now, problems: ctx.observed.problems },
+        { store: ctx.store, now: ctx.now, problems: ctx.observed.problems, meaning: ctx.meaning },
         tenantOfDataset(ds),
         {
           query: args.query,

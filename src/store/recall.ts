@@ -357,3 +357,67 @@ export async function markMemoriesUsed(
   }));
   await db.memories.bulkWrite(ops, { ordered: false, comment: 'store:markMemoriesUsed' });
 }
+
+/**
+ * The facts of the recall's view among `ids` (document ids, the dense leg's hits): the
+ * same view as the candidates of the words leg, so what a vector finds is what the store's
+ * view holds at (T, K), never the index's.
+ */
+export async function factsOfIdsInView(
+  db: Collections,
+  tenant: Tenant,
+  ids: readonly string[],
+  at: RecallInstants,
+): Promise<FactView[]> {
+  if (ids.length === 0) return [];
+  return db.facts
+    .find<FactView>(allOf([...factView(tenant, at), { _id: { $in: [...ids] } }]), {
+      projection: FACT_VIEW,
+      comment: 'store:factsOfIdsInView',
+    })
+    .batchSize(ids.length)
+    .toArray();
+}
+
+/**
+ * The memories of the recall's view among `ids` (the dense leg's hits), and, on a replay,
+ * every memory changed after K as it was then (`replayed`: its vector then is not the
+ * index's, so each is judged by its own), which `found` leaves out.
+ */
+export async function memoriesOfIdsInView(
+  db: Collections,
+  tenant: Tenant,
+  ids: readonly string[],
+  view: MemoryRecallView,
+): Promise<{ found: MemoryDoc[]; replayed: MemoryDoc[] }> {
+  const tag = { comment: 'store:memoriesOfIdsInView' };
+  const viewFilter =
+    view.kind === 'live'
+      ? memoryFilter({ ...tenant, asOf: null, now: view.now, includeArchived: false })
+      : replayFilter(tenant, view);
+  const [found, later] = await Promise.all([
+    ids.length === 0
+      ? []
+      : db.memories
+          .find({ $and: [viewFilter, { _id: { $in: [...ids] } }] }, tag)
+          .batchSize(ids.length)
+          .toArray(),
+    view.kind === 'live'
+      ? []
+      : db.memoryVersions
+          .find(
+            { workspaceId: tenant.workspaceId, dataset: tenant.dataset, at: { $gt: view.knownAt } },
+            { projection: { _id: 0, memoryId: 1, version: 1, before: 1 }, ...tag },
+          )
+          .batchSize(UNPAGED_BATCH_SIZE)
+          .toArray(),
+  ]);
+  if (view.kind === 'live' || later.length === 0) return { found, replayed: [] };
+  const versionsOf = new Map<string, typeof later>();
+  for (const v of later) versionsOf.set(v.memoryId, [...(versionsOf.get(v.memoryId) ?? []), v]);
+  const stored = await memoriesByIds(db, tenant, [...versionsOf.keys()]);
+  const replayed = [...stored]
+    .map(([memoryId, memory]) => memoryBefore(memory, versionsOf.get(memoryId)!))
+    .filter((then) => inReplayView(then, view));
+  return { found: found.filter((m) => !versionsOf.has(m.memoryId)), replayed };
+}

@@ -1,11 +1,21 @@
 import { describe, expect, it } from 'vitest';
 import {
+  type Candidate,
   factFactors,
   memoryFactors,
+  ordered,
   type RecallFactor,
-  rank,
   recallContext,
+  scoreCandidates,
 } from '../../src/domain/recall.js';
+
+/** The words leg alone, ranked: what recall answers with recall by meaning off. */
+const rank = <T>(
+  query: string,
+  candidates: readonly Candidate<T>[],
+  inView: number,
+  first: number,
+) => ordered(scoreCandidates(query, candidates, inView), first);
 
 const product = (factors: readonly RecallFactor[]) => factors.reduce((p, f) => p * f.value, 1);
 const factFactor = (f: { confidence: number; validAt: Date }, at: Date) =>
