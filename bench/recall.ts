@@ -146,12 +146,15 @@ if (sizes.some((s) => !Number.isInteger(s) || s < 100) || !(rounds >= 1)) {
 const parts = values.parts.split(',');
 const quality = parts.includes('quality') ? await recallQuality() : null;
 if (quality) {
-  console.error('bench:recall quality (before -> now: Recall@1, Recall@5, MRR)');
+  console.error('bench:recall quality (words / meaning / hybrid: Recall@1, Recall@5, MRR)');
+  const three = (r: (typeof quality.rows)[number], m: 'recallAt1' | 'recallAt5' | 'mrr') =>
+    `${r.words[m]} / ${r.meaning[m]} / ${r.hybrid[m]}`.padEnd(22);
   for (const r of quality.rows) {
     console.error(
-      `  ${r.category.padEnd(17)} ${String(r.questions).padStart(2)}  ${r.before.recallAt1} -> ${r.now.recallAt1}  ${r.before.recallAt5} -> ${r.now.recallAt5}  ${r.before.mrr} -> ${r.now.mrr}`,
+      `  ${r.category.padEnd(17)} ${String(r.questions).padStart(2)}  ${three(r, 'recallAt1')} ${three(r, 'recallAt5')} ${three(r, 'mrr')}`,
     );
   }
+  for (const miss of quality.misses) console.error(`  hybrid miss: ${miss}`);
 }
 const speed = parts.includes('speed') ? await recallSpeed(sizes, rounds) : null;
 const report = { at: new Date().toISOString(), quality, rounds, speed };

@@ -2,16 +2,18 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { analyze } from '../src/domain/recallTerms.js';
+import { systemClock } from '../src/clock.js';
 import { startFerretDb } from '../src/embedded/ferretdb.js';
-import { createGateway } from '../src/http/app.js';
+import { loadEmbedder } from '../src/embeddings/embedder.js';
+import { ensureModelFiles } from '../src/embeddings/modelFiles.js';
+import { MeaningIndex } from '../src/recall/meaningIndex.js';
+import { recall } from '../src/recall/recall.js';
 import { openDatabase } from '../src/store/database.js';
-import type { FactDoc } from '../src/store/documents.js';
-import { bitemporalFilter } from '../src/store/factFilters.js';
-import { FACT_ORDER } from '../src/store/orders.js';
+import { embedPending } from '../src/store/embeddings.js';
 import { recordEpisode } from '../src/store/recordEpisode.js';
-import { createApiKey, workspaceIdFor } from '../src/store/workspaces.js';
+import { workspaceIdFor } from '../src/store/workspaces.js';
 import { round3 } from './measure.js';
+import { PARAPHRASES, TRAP_SESSION } from './recallParaphrases.js';
 import {
   CATEGORIES,
   type Category,
@@ -23,67 +25,30 @@ import {
 
 /**
  * Recall's quality (`npm run bench:recall`, its first half): the conversations of
- * bench/recallQuestions.ts written through `recordEpisode` into a fresh embedded database,
- * then every labelled question asked of today's recall (GraphQL `Dataset.recall`, first
- * 10) and of the recall before its second round, restated here on the same store: BM25
- * over the statement's terms alone, N and df from the view, no time read from the
- * question, no quote, no floor, no entities, no typos. Per category and overall:
- * Recall@1, Recall@5 (the share of a question's answers among the first 1 or 5) and MRR
- * (1 / the rank of the first answer); for a question with nothing relevant, each is 1 when
- * nothing is recalled and 0 otherwise.
+ * bench/recallQuestions.ts (and the trap facts of bench/recallParaphrases.ts) written
+ * through `recordEpisode` into a fresh embedded database, their vectors stored, then every
+ * labelled question asked of the recall service (src/recall/recall.ts, first 10) in three
+ * configurations: the words leg alone (what EMBEDDINGS=off answers), the meaning leg
+ * alone, and both fused (what every surface answers). Per category and overall: Recall@1,
+ * Recall@5 (the share of a question's answers among the first 1 or 5) and MRR (1 / the
+ * rank of the first answer); for a question with nothing relevant, each is 1 when nothing
+ * is recalled and 0 otherwise.
  */
 
 const WORKSPACE = 'recall-quality';
 const DATASET = 'maya';
 const FIRST = 10;
 
+const CONFIGURATIONS = ['words', 'meaning', 'hybrid'] as const;
+type Configuration = (typeof CONFIGURATIONS)[number];
+type Measured = { recallAt1: number; recallAt5: number; mrr: number };
+
 export interface QualityRow {
   category: Category | 'all';
   questions: number;
-  before: { recallAt1: number; recallAt5: number; mrr: number };
-  now: { recallAt1: number; recallAt5: number; mrr: number };
-}
-
-/** The recall before this round, restated: what `POST /v1/memory/recall` answered then. */
-async function recallBefore(
-  facts: import('mongodb').Collection<FactDoc>,
-  workspaceId: string,
-  query: string,
-  now: Date,
-): Promise<string[]> {
-  const terms = [...new Set(analyze(query))];
-  if (terms.length === 0) return [];
-  const view = [{ workspaceId, dataset: DATASET }, ...bitemporalFilter(now, now)];
-  const [candidates, inView] = await Promise.all([
-    facts
-      .find({ $and: [...view, { recallTerms: { $in: terms } }] })
-      .sort(FACT_ORDER)
-      .limit(1000)
-      .toArray(),
-    facts.countDocuments({ $and: view }),
-  ]);
-  const words = candidates.map((f) => analyze(`${f.subject} ${f.predicate} ${f.object}`));
-  const df = (t: string) => words.filter((w) => w.includes(t)).length;
-  const n = Math.max(inView, candidates.length);
-  const avgdl = words.reduce((s, w) => s + w.length, 0) / (words.length || 1) || 1;
-  return candidates
-    .map((f, i) => {
-      const w = words[i]!;
-      let bm25 = 0;
-      for (const t of terms) {
-        const tf = w.filter((x) => x === t).length;
-        if (tf === 0) continue;
-        const idf = Math.log(1 + (n - df(t) + 0.5) / (df(t) + 0.5));
-        bm25 += (idf * tf * 2.2) / (tf + 1.2 * (0.25 + (0.75 * w.length) / avgdl));
-      }
-      const years = Math.max(0, now.getTime() - f.validAt.getTime()) / (365 * 86_400_000);
-      const score = bm25 * (0.9 + 0.1 * f.confidence) * (0.9 + 0.1 / (1 + years));
-      return { id: f.factId, score, time: f.validAt.getTime() };
-    })
-    .filter((s) => s.score > 0)
-    .sort((a, b) => b.score - a.score || b.time - a.time || (a.id < b.id ? 1 : -1))
-    .slice(0, FIRST)
-    .map((s) => s.id);
+  words: Measured;
+  meaning: Measured;
+  hybrid: Measured;
 }
 
 /**
@@ -108,12 +73,14 @@ export async function recallQuality(): Promise<{ rows: QualityRow[]; misses: str
   const dir = mkdtempSync(join(tmpdir(), 'recall-quality-'));
   const ferret = await startFerretDb(join(dir, 'db'));
   const database = await openDatabase(ferret.uri, 'recall_quality');
+  await ensureModelFiles((line) => console.error(line));
+  const embedder = await loadEmbedder();
   try {
     const db = database.collections;
     const workspaceId = workspaceIdFor(WORKSPACE);
     const tenant = { workspaceId, dataset: DATASET };
     // Written as the agent heard them: each session at its time, through recordEpisode.
-    for (const session of SESSIONS) {
+    for (const session of [...SESSIONS, TRAP_SESSION]) {
       const at = new Date(session.at);
       await recordEpisode(
         db,
@@ -143,6 +110,7 @@ export async function recallQuality(): Promise<{ rows: QualityRow[]; misses: str
         new Date(at.getTime() + 60_000),
       );
     }
+    await embedPending(db, embedder, tenant);
     // The labels' facts: every version of each statement.
     const ids = new Map<string, string[]>();
     for (const f of await db.facts.find({ workspaceId, dataset: DATASET }).toArray()) {
@@ -156,59 +124,55 @@ export async function recallQuality(): Promise<{ rows: QualityRow[]; misses: str
     };
 
     const now = new Date(QUALITY_NOW);
-    const key = (await createApiKey(db, WORKSPACE, ['read'])).key;
-    const gateway = createGateway({ database, clock: () => now });
-    const recallNow = async (question: string) => {
-      const response = await gateway.fetch(
-        new Request('http://127.0.0.1/graphql', {
-          method: 'POST',
-          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-          body: JSON.stringify({
-            query:
-              'query($q: String!) { dataset(name: "maya") { recall(query: $q, first: 10) { facts { fact { factId } } } } }',
-            variables: { q: question },
-          }),
-        }),
-      );
-      const body = (await response.json()) as {
-        data?: { dataset: { recall: { facts: { fact: { factId: string } }[] } } };
-        errors?: unknown;
-      };
-      if (!body.data) throw new Error(`recall failed: ${JSON.stringify(body.errors)}`);
-      return body.data.dataset.recall.facts.map((f) => f.fact.factId);
+    const meaning = { embedder, index: new MeaningIndex(() => systemClock().getTime()) };
+    const ask = async (configuration: Configuration, question: string) => {
+      const facts = await recall(
+        {
+          store: db,
+          now,
+          problems: [],
+          meaning: configuration === 'words' ? null : meaning,
+          legs: configuration === 'meaning' ? 'meaning' : 'both',
+        },
+        tenant,
+        { query: question, first: FIRST, asOf: null, validAt: null, knownAt: null },
+      ).facts();
+      return facts.map((f) => f.item.factId);
     };
 
-    const results: {
-      q: LabelledQuestion;
-      before: ReturnType<typeof measured>;
-      now: ReturnType<typeof measured>;
-    }[] = [];
+    const results: { q: LabelledQuestion; by: Record<Configuration, Measured> }[] = [];
     const misses: string[] = [];
-    for (const q of QUESTIONS) {
+    const statement = (id: string) =>
+      [...ids].find(([, versions]) => versions.includes(id))?.[0] ?? id;
+    for (const q of [...QUESTIONS, ...PARAPHRASES]) {
       const answers = q.answers.map(idOf);
-      const [before, ranked] = await Promise.all([
-        recallBefore(db.facts, workspaceId, q.question, now),
-        recallNow(q.question),
-      ]);
-      const scored = { q, before: measured(answers, before), now: measured(answers, ranked) };
-      results.push(scored);
-      if (scored.now.mrr < 1) {
-        const statement = (id: string) =>
-          [...ids].find(([, versions]) => versions.includes(id))?.[0] ?? id;
-        const first = ranked.slice(0, 3).map(statement).join('; ') || 'nothing';
-        misses.push(
-          `${q.category}: "${q.question}" (MRR ${round3(scored.now.mrr)}; first: ${first})`,
-        );
+      const by = {} as Record<Configuration, Measured>;
+      for (const configuration of CONFIGURATIONS) {
+        const ranked = await ask(configuration, q.question);
+        by[configuration] = measured(answers, ranked);
+        if (configuration === 'hybrid' && by.hybrid.mrr < 1) {
+          const first = ranked.slice(0, 3).map(statement).join('; ') || 'nothing';
+          misses.push(
+            `${q.category}: "${q.question}" (MRR ${round3(by.hybrid.mrr)}; first: ${first})`,
+          );
+        }
       }
+      results.push({ q, by });
     }
     const row = (category: Category | 'all'): QualityRow => {
       const of = results.filter((r) => category === 'all' || r.q.category === category);
-      const avg = (side: 'before' | 'now') => ({
-        recallAt1: round3(mean(of.map((r) => r[side].recallAt1))),
-        recallAt5: round3(mean(of.map((r) => r[side].recallAt5))),
-        mrr: round3(mean(of.map((r) => r[side].mrr))),
+      const avg = (c: Configuration) => ({
+        recallAt1: round3(mean(of.map((r) => r.by[c].recallAt1))),
+        recallAt5: round3(mean(of.map((r) => r.by[c].recallAt5))),
+        mrr: round3(mean(of.map((r) => r.by[c].mrr))),
       });
-      return { category, questions: of.length, before: avg('before'), now: avg('now') };
+      return {
+        category,
+        questions: of.length,
+        words: avg('words'),
+        meaning: avg('meaning'),
+        hybrid: avg('hybrid'),
+      };
     };
     return { rows: [...CATEGORIES.map(row), row('all')], misses };
   } finally {

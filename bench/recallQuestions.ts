@@ -236,6 +236,8 @@ export const CATEGORIES = [
   'typo',
   'quote only',
   'nothing relevant',
+  // Held out: bench/recallParaphrases.ts.
+  'paraphrase',
 ] as const;
 export type Category = (typeof CATEGORIES)[number];
 

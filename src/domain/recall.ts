@@ -443,12 +443,18 @@ export function recallContext(
 }
 
 /**
- * Recall by meaning's floor: an item the dense leg finds must be at least this similar to
- * the question (the cosine of their vectors), so a question about nothing stored recalls
- * nothing rather than the nearest vectors. Calibrated on bench/recallQuestions.ts's
- * questions with no answer (docs/PERFORMANCE.md, "Recall by meaning").
+ * Recall by meaning's floor: an item the dense leg finds must be at least this much more
+ * similar to the question (the cosine of their vectors) than the question is, on average,
+ * to everything the dataset holds. Relative, because what every text of a dataset shares
+ * ("the user …" in every fact) lifts every similarity: an absolute floor that lets "which
+ * city is home" find "user lives in lisbon" (0.36) lets "what is the user's blood type"
+ * find "user works as head nurse" (0.38). So a question about nothing stored recalls
+ * nothing rather than the nearest vectors. Set on bench/recallQuestions.ts's questions with
+ * nothing relevant, whose best item stands 0.12 to 0.22 above the mean (one, "which
+ * programming languages", 0.33), and the four paraphrases of docs/RECALL.md, whose answers
+ * stand 0.26 to 0.48 above it (docs/PERFORMANCE.md, "Recall by meaning").
  */
-export const MEANING_FLOOR = 0.3;
+export const MEANING_MARGIN = 0.24;
 /** Reciprocal-rank fusion's constant: each leg adds 1 / (FUSION_K + the item's rank in it). */
 export const FUSION_K = 60;
 
@@ -502,7 +508,12 @@ export function fuse<T>(
   for (const [i, h] of meaningRanked.entries()) enter(h, i + 1, 'meaning');
   const scoredById = new Map(words.map((s) => [s.id, s]));
   const hitById = new Map(meaning.map((h) => [h.id, h]));
-  const sorted = [...entries.values()].sort(byValue((e) => e.fused));
+  // Equal evidence by rank (each the first of one leg): the more similar to the question first.
+  const similarityOf = (e: Entry) =>
+    hitById.get(e.id)?.similarity ?? similarities.get(e.id) ?? Number.NEGATIVE_INFINITY;
+  const sorted = [...entries.values()].sort(
+    (a, b) => b.fused - a.fused || similarityOf(b) - similarityOf(a) || byValue(() => 0)(a, b),
+  );
   const best = sorted[0]?.fused ?? 0;
   return sorted.slice(0, first).map((e) => {
     const scored = scoredById.get(e.id);

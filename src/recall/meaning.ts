@@ -71,20 +71,20 @@ async function questionVector(
   return vector;
 }
 
-/** The facts of the view nearest the question, at or above `floor`. */
+/** The facts of the view nearest the question, `margin` above its mean similarity at least. */
 export async function factsByMeaning(
   store: Collections,
   meaning: Meaning,
   tenant: Tenant,
   question: string,
   at: RecallInstants,
-  floor: number,
+  margin: number,
 ): Promise<MeaningFound<FactView>> {
   const vector = await questionVector(store, meaning, tenant, question);
   const { hits, similarities } = await meaning.index.search(store, tenant, 'facts', vector, {
     storedBy: at.knownAt,
     limit: MEANING_CANDIDATES,
-    floor,
+    margin,
   });
   const byDocument = new Map(hits.map((h) => [h.id, h.similarity]));
   const facts = await factsOfIdsInView(store, tenant, [...byDocument.keys()], at);
@@ -101,8 +101,8 @@ export async function factsByMeaning(
 }
 
 /**
- * The memories of the view nearest the question, at or above `floor` (on a replay, those
- * changed since K as they were then, each by its own vector then).
+ * The memories of the view nearest the question, `margin` above its mean similarity at
+ * least (on a replay, those changed since K as they were then, each by its own vector then).
  */
 export async function memoriesByMeaning(
   store: Collections,
@@ -110,15 +110,17 @@ export async function memoriesByMeaning(
   tenant: Tenant,
   question: string,
   view: MemoryRecallView,
-  floor: number,
+  margin: number,
 ): Promise<MeaningFound<MemoryDoc>> {
   const vector = await questionVector(store, meaning, tenant, question);
   const knownAt = view.kind === 'live' ? view.now : view.knownAt;
-  const { hits, similarities } = await meaning.index.search(store, tenant, 'memories', vector, {
-    storedBy: knownAt,
-    limit: MEANING_CANDIDATES,
-    floor,
-  });
+  const { hits, floor, similarities } = await meaning.index.search(
+    store,
+    tenant,
+    'memories',
+    vector,
+    { storedBy: knownAt, limit: MEANING_CANDIDATES, margin },
+  );
   const byDocument = new Map(hits.map((h) => [h.id, h.similarity]));
   const { found, replayed } = await memoriesOfIdsInView(
     store,

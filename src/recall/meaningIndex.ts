@@ -60,6 +60,8 @@ class DatasetVectors {
   /** Each id's position, and when the vector there was stored. */
   readonly position = new Map<string, number>();
   readonly embeddedAt = new Map<string, number>();
+  /** The sum of the vectors, for the dataset's mean similarity to a question. */
+  readonly sum = new Float64Array(EMBEDDING_DIMENSIONS);
   /** The latest `embeddedAt` seen. */
   latest: number | null = null;
   builtAt: number;
@@ -88,14 +90,35 @@ class DatasetVectors {
         at = this.ids.length;
         this.ids.push(d._id);
         this.position.set(d._id, at);
+      } else {
+        // A new vector for a document (a memory's new text): the old one leaves the sum.
+        for (let i = 0; i < EMBEDDING_DIMENSIONS; i++) {
+          this.sum[i]! -= this.vectors[at * EMBEDDING_DIMENSIONS + i]!;
+        }
       }
       this.vectors.set(d.vector, at * EMBEDDING_DIMENSIONS);
+      for (let i = 0; i < EMBEDDING_DIMENSIONS; i++) this.sum[i]! += d.vector[i]!;
       signsOf(d.vector, this.signs, at * SIGN_WORDS);
       this.storedAt[at] = d.storedAt.getTime();
       const embeddedAt = d.embeddedAt.getTime();
       this.embeddedAt.set(d._id, embeddedAt);
       this.latest = this.latest === null ? embeddedAt : Math.max(this.latest, embeddedAt);
     }
+  }
+
+  /**
+   * The similarity an item must reach to stand `margin` above the question's mean
+   * similarity to the dataset's other vectors (what a question shares with everything
+   * stored: "the user …" of every fact). The mean of the others is their sum's dot product
+   * over their count, so the bar is one number for every item: (margin (n − 1) + q·Σ) / n.
+   * Alone in its dataset, an item is measured against nothing: the bar is the margin.
+   */
+  floor(query: Int8Array, margin: number): number {
+    const n = this.ids.length;
+    if (n <= 1) return margin;
+    let dot = 0;
+    for (let d = 0; d < EMBEDDING_DIMENSIONS; d++) dot += query[d]! * this.sum[d]!;
+    return (margin * (n - 1) + dot / (EMBEDDING_SCALE * EMBEDDING_SCALE)) / n;
   }
 
   /**
@@ -210,18 +233,25 @@ export class MeaningIndex {
 
   /**
    * The `limit` documents of `kind` whose vectors are nearest `query`, stored by `storedBy`,
-   * at or above `floor`, best first.
+   * best first: those whose similarity is at least `margin` above the question's mean
+   * similarity to the dataset's other vectors (the bar: `floor`, returned).
    */
   async search(
     db: Collections,
     tenant: Tenant,
     kind: VectorKind,
     query: Int8Array,
-    options: { storedBy: Date; limit: number; floor: number },
-  ): Promise<{ hits: VectorHit[]; similarities: (ids: readonly string[]) => Map<string, number> }> {
+    options: { storedBy: Date; limit: number; margin: number },
+  ): Promise<{
+    hits: VectorHit[];
+    floor: number;
+    similarities: (ids: readonly string[]) => Map<string, number>;
+  }> {
     const index = await this.#current(db, tenant, kind);
+    const floor = index.floor(query, options.margin);
     return {
-      hits: index.search(query, options.storedBy.getTime(), options.limit, options.floor),
+      hits: index.search(query, options.storedBy.getTime(), options.limit, floor),
+      floor,
       similarities: (ids) => index.similarities(query, ids),
     };
   }

@@ -8,7 +8,7 @@ import {
   fuse,
   HOP_SOURCES,
   hopsScored,
-  MEANING_FLOOR,
+  MEANING_MARGIN,
   memoryFactors,
   NAMED_ENTITY,
   nameIsCommon,
@@ -18,6 +18,7 @@ import {
   questionTerms,
   type Ranked,
   type RecallExplanation,
+  type Scored,
   scoreCandidates,
   type TermStatistics,
   topicsAmong,
@@ -91,6 +92,12 @@ export interface RecallDeps {
   problems: string[];
   /** Recall by meaning (the model and the process's vector index); null: by words alone. */
   meaning: Meaning | null;
+  /**
+   * Which legs rank (with `meaning`): both, fused (what every surface answers), or one
+   * alone, which only `npm run bench:recall` asks for, to measure each leg against the
+   * hybrid.
+   */
+  legs?: 'both' | 'words' | 'meaning';
 }
 
 export function recall(ctx: RecallDeps, tenant: Tenant, args: RecallArgs): RecallShape {
@@ -123,8 +130,8 @@ export function recall(ctx: RecallDeps, tenant: Tenant, args: RecallArgs): Recal
       const terms = questionTerms(words);
       // The dense leg reads beside the words leg; a question of stop words only has neither.
       const byMeaning =
-        ctx.meaning && terms.length > 0
-          ? factsByMeaning(ctx.store, ctx.meaning, tenant, words, at, MEANING_FLOOR)
+        ctx.meaning && ctx.legs !== 'words' && terms.length > 0
+          ? factsByMeaning(ctx.store, ctx.meaning, tenant, words, at, MEANING_MARGIN)
           : null;
       const [statistics, inView, named] = await Promise.all([
         factTermStatistics(ctx.store, tenant, terms, at.knownAt),
@@ -198,7 +205,7 @@ export function recall(ctx: RecallDeps, tenant: Tenant, args: RecallArgs): Recal
         ],
       }));
       const similarities = found.similarities(byWords.map((s) => s.id));
-      return explained(fuse(byWords, hits, args.first, similarities));
+      return explained(fuse(legsOf(ctx, byWords), hits, args.first, similarities));
     }),
     memories: once(async () => {
       const view: MemoryRecallView = replay
@@ -219,18 +226,18 @@ export function recall(ctx: RecallDeps, tenant: Tenant, args: RecallArgs): Recal
       }));
       const byWords = scoreCandidates(words, scored, inView, corrections);
       let ranked: Explained<MemoryDoc>[];
-      if (ctx.meaning && recallTerms(words).length > 0) {
+      if (ctx.meaning && ctx.legs !== 'words' && recallTerms(words).length > 0) {
         const found = await memoriesByMeaning(
           ctx.store,
           ctx.meaning,
           tenant,
           words,
           view,
-          MEANING_FLOOR,
+          MEANING_MARGIN,
         );
         const hits = found.hits.map((h) => ({ ...h, factors: memoryFactors(h.item) }));
         const similarities = found.similarities(byWords.map((s) => s.id));
-        ranked = explained(fuse(byWords, hits, args.first, similarities));
+        ranked = explained(fuse(legsOf(ctx, byWords), hits, args.first, similarities));
       } else {
         ranked = explained(ordered(byWords, args.first));
       }
@@ -249,6 +256,10 @@ export function recall(ctx: RecallDeps, tenant: Tenant, args: RecallArgs): Recal
     }),
   };
 }
+
+/** The words leg's items, unless the meaning leg ranks alone. */
+const legsOf = <T>(ctx: RecallDeps, byWords: Scored<T>[]): Scored<T>[] =>
+  ctx.legs === 'meaning' ? [] : byWords;
 
 /** How many terms near a typo are counted before one is taken (the nearest first). */
 const TYPO_CHOICES = 3;

@@ -2,7 +2,7 @@ import {
   COMMON_TERM_SHARE,
   FUSION_K,
   HOP_DISCOUNT,
-  MEANING_FLOOR,
+  MEANING_MARGIN,
   MIN_VIEW_FOR_COMMON,
   QUOTE_WEIGHT,
   type RecallFactor,
@@ -136,7 +136,7 @@ const RecallLegRef = builder.enumType('RecallLeg', {
     },
     MEANING: {
       value: 'meaning',
-      description: `Its vector: the cosine of its text's and the question's is at least ${MEANING_FLOOR} (recall by meaning).`,
+      description: `Its vector (recall by meaning): the cosine of its text's and the question's is at least ${MEANING_MARGIN} above the question's mean cosine to the dataset.`,
     },
   } as const,
 });

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { MEANING_FLOOR } from '../../src/domain/recall.js';
+import { MEANING_MARGIN } from '../../src/domain/recall.js';
 import { EMBEDDING_DIMENSIONS } from '../../src/embeddings/embedder.js';
 import { createGateway } from '../../src/http/app.js';
 import { vectorOf } from '../../src/store/embeddings.js';
@@ -134,7 +134,7 @@ describe('a question in other words', () => {
       expect(place).toBeLessThan(2);
       const found = facts[place]!.explanation;
       expect(found.foundBy).toContain('MEANING');
-      expect(found.similarity).toBeGreaterThanOrEqual(MEANING_FLOOR);
+      expect(found.similarity).toBeGreaterThanOrEqual(MEANING_MARGIN);
       expect(found.fusedScore).toBeGreaterThan(0);
     });
   }
