@@ -4,13 +4,18 @@ import { type Document, type Filter, MongoClient } from 'mongodb';
 import { stemmer } from 'stemmer';
 import { eng } from 'stopword';
 import { parseCommandLine } from '../src/cli/help.js';
+import { loadEmbedder } from '../src/embeddings/embedder.js';
+import { MeaningIndex } from '../src/recall/meaningIndex.js';
+import { recall as recallService } from '../src/recall/recall.js';
+import { collections } from '../src/store/collections.js';
 
 /**
  * The benchmark's baseline: the least a server can do to answer the gateway's REST
  * questions (and its nested GraphQL question) on the same database. Plain node:http, the
  * raw `mongodb` driver, `JSON.stringify`. Same filters, sort, limits and response bytes
- * as the gateway, re-stated here on purpose (nothing is imported from src/), so the
- * baseline stays the physical limit the gateway is compared with:
+ * as the gateway, re-stated here on purpose (nothing is imported from src/ but the recall
+ * service, see "Ranked recall" below), so the baseline stays the physical limit the
+ * gateway is compared with:
  *
  * - no authentication at all: the workspace is fixed by BASELINE_WORKSPACE_ID (the
  *   gateway reads the key and its workspace, two `_id` lookups, on every request);
@@ -126,6 +131,13 @@ const factOut = (f: Document) => ({
   invalidAt: f.invalidAt,
   episodeId: f.episodeId,
 });
+
+/** Text as recall analyzes it (src/domain/recallTerms.ts): words, stop words out, stemmed. */
+const STOP_WORDS = new Set(eng);
+const analyze = (text: string) =>
+  (text.normalize('NFC').toLowerCase().match(WORD) ?? [])
+    .filter((w) => !STOP_WORDS.has(w))
+    .map((w) => stemmer(w));
 
 // ---- The questions ----
 
@@ -343,17 +355,24 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
-// ---- Ranked recall, re-stated (src/domain/recallTerms.ts, src/domain/recall.ts) ----
+// ---- Ranked recall: the recall service itself, without the gateway ----
 
-const STOP_WORDS = new Set(eng);
-const analyze = (text: string) =>
-  (text.normalize('NFC').toLowerCase().match(WORD) ?? [])
-    .filter((w) => !STOP_WORDS.has(w))
-    .map((w) => stemmer(w));
-const clamp01 = (x: number) => Math.min(1, Math.max(0, x));
-const YEAR_MS = 365 * 86_400_000;
+/*
+ * Recall is the one question the baseline does not re-state: its ranking (BM25F, typos,
+ * entities, time in the question, the meaning leg and the fusion) evolves, and a re-stated
+ * copy drifts into different answers. So the baseline calls the recall service
+ * (src/recall/recall.ts) on the same store, as the gateway's resolver does, without what
+ * the gateway adds around it: no key, no GraphQL, no REST validation. With
+ * BASELINE_EMBEDDINGS=on (the bench sets it as the gateway's EMBEDDINGS) it loads the same
+ * embedding model and keeps its own vector index, as a gateway process does.
+ */
+const store = collections(db);
+const meaning =
+  process.env.BASELINE_EMBEDDINGS === 'on'
+    ? { embedder: await loadEmbedder(), index: new MeaningIndex(() => Date.now()) }
+    : null;
 
-/** POST /v1/memory/recall: the same candidate read and count, then BM25 and the factors. */
+/** POST /v1/memory/recall: the recall service's facts, in Memory Soda's shape. */
 async function recall(body: string) {
   const input = JSON.parse(body) as {
     dataset?: unknown;
@@ -365,57 +384,19 @@ async function recall(body: string) {
   if (typeof input.query !== 'string' || input.query === '' || input.query.length > 2000)
     throw new BadInput('query');
   const limit = input.limit === undefined ? 10 : Number(input.limit);
-  const at = typeof input.asOf === 'string' ? instant(input.asOf, true) : new Date();
-  if (!at) throw new BadInput('asOf');
-  const terms = [...new Set(analyze(input.query))];
-  if (terms.length === 0) return { facts: [], context: '' };
-  const live = [{ workspaceId, dataset: input.dataset }, ...bitemporal(at, at)];
-  issued(2);
-  const [candidates, inView] = await Promise.all([
-    facts
-      .find(allOf([...live, { recallTerms: { $in: terms } }]), { projection: FACT_FIELDS })
-      .sort(FACT_ORDER)
-      .limit(1000)
-      .batchSize(1000)
-      .toArray(),
-    facts.countDocuments(allOf(live)),
-  ]);
-  const words = candidates.map((f) => analyze(`${f.subject} ${f.predicate} ${f.object}`));
-  const df = new Map(terms.map((t) => [t, 0]));
-  for (const w of words) for (const t of new Set(w)) if (df.has(t)) df.set(t, df.get(t)! + 1);
-  const n = Math.max(inView, candidates.length);
-  const avgdl = words.reduce((sum, w) => sum + w.length, 0) / (words.length || 1) || 1;
-  const scored = candidates.flatMap((f, i) => {
-    const w = words[i]!;
-    let bm25 = 0;
-    for (const t of terms) {
-      const tf = w.filter((x) => x === t).length;
-      if (tf === 0) continue;
-      const d = df.get(t)!;
-      const idf = Math.log(1 + (n - d + 0.5) / (d + 0.5));
-      bm25 += (idf * tf * 2.2) / (tf + 1.2 * (1 - 0.75 + (0.75 * w.length) / avgdl));
-    }
-    const years = Math.max(0, at.getTime() - f.validAt.getTime()) / YEAR_MS;
-    const factor = (0.9 + 0.1 * clamp01(f.confidence)) * (0.9 + 0.1 / (1 + years));
-    return bm25 > 0 ? [{ f, score: bm25 * factor }] : [];
-  });
-  scored.sort(
-    (a, b) =>
-      b.score - a.score ||
-      b.f.validAt.getTime() - a.f.validAt.getTime() ||
-      (a.f.factId < b.f.factId ? 1 : a.f.factId > b.f.factId ? -1 : 0),
-  );
-  const best = scored[0]?.score ?? 0;
-  const top = scored.slice(0, limit);
+  const asOf = typeof input.asOf === 'string' ? instant(input.asOf, true) : null;
+  if (typeof input.asOf === 'string' && !asOf) throw new BadInput('asOf');
+  const recalled = await recallService(
+    { store, now: new Date(), problems: [], meaning },
+    { workspaceId: workspaceId!, dataset: input.dataset },
+    { query: input.query, first: limit, asOf, validAt: null, knownAt: null },
+  ).facts();
   const day = (d: Date) => d.toISOString().slice(0, 10);
   return {
-    facts: top.map(({ f, score }) => ({
-      ...factOut(f),
-      relevanceScore: Math.max(0.0001, Math.round((score / best) * 10_000) / 10_000),
-    })),
-    context: top
+    facts: recalled.map(({ item, relevanceScore }) => ({ ...factOut(item), relevanceScore })),
+    context: recalled
       .map(
-        ({ f }) =>
+        ({ item: f }) =>
           `- ${f.subject} ${f.predicate} ${f.object} (since ${day(f.validAt)}${f.validUntil ? `, until ${day(f.validUntil)}` : ''})`,
       )
       .join('\n'),

@@ -559,6 +559,8 @@ async function startServers(store: Store, workspaceId: string): Promise<Servers>
         MONGODB_URI: store.uri,
         MONGODB_DB: store.dbName,
         BASELINE_WORKSPACE_ID: workspaceId,
+        // Recall by meaning as the gateway has it (EMBEDDINGS, default on).
+        BASELINE_EMBEDDINGS: process.env.EMBEDDINGS === 'off' ? 'off' : 'on',
         PORT: '0',
         HOST: '127.0.0.1',
       },

@@ -5,9 +5,11 @@ import { join } from 'node:path';
 import { parseCommandLine } from '../src/cli/help.js';
 import { DEMO_DATASET, loadDemoDataset } from '../src/demo/seed.js';
 import { startFerretDb } from '../src/embedded/ferretdb.js';
+import { loadEmbedder } from '../src/embeddings/embedder.js';
 import { createGateway } from '../src/http/app.js';
 import { MAX_ITEMS } from '../src/schema/recordEpisode.js';
 import { type Database, openDatabase } from '../src/store/database.js';
+import { embedPending } from '../src/store/embeddings.js';
 import { createApiKey } from '../src/store/workspaces.js';
 import { type Probes, seedDataset } from './generate.js';
 import { median, procCpuSeconds, round1 } from './measure.js';
@@ -21,10 +23,12 @@ import { median, procCpuSeconds, round1 } from './measure.js';
  * an entity's facts, the entities, the memories, `recordEpisode` (3 facts, 3 entities,
  * one `replaceExisting`) and a maximal episode (as many facts and entities as one call may
  * send, every fact replacing an older one). Per question: the median latency and the FerretDB process's CPU
- * time per request. Any answer but 200 stops the run.
+ * time per request. Any answer but 200 stops the run. With `--embeddings on` (the
+ * default, as EMBEDDINGS) the gateway stores the vectors of what it writes, and the grown
+ * data's are stored before the questions; `off` measures the same without.
  *
  *   npm run bench:embedded [-- --sizes 1000,5000,10000,20000] [--layouts one,spread]
- *     [--reps 3] [--episodes 5] [--out report.json]
+ *     [--reps 3] [--episodes 5] [--embeddings on|off] [--out report.json]
  *
  * docs/PERFORMANCE.md ("The embedded store's curve") records a run and what it means.
  */
@@ -35,6 +39,7 @@ const { values } = parseCommandLine(import.meta.url, {
     layouts: { type: 'string', default: 'one,spread' },
     reps: { type: 'string', default: '3' },
     episodes: { type: 'string', default: '5' },
+    embeddings: { type: 'string', default: 'on' },
     out: { type: 'string' },
   },
 });
@@ -74,13 +79,16 @@ async function runLayout(layout: Layout): Promise<Row[]> {
     const db = database.collections;
     await loadDemoDataset(db, WORKSPACE, new Date());
     const key = (await createApiKey(db, WORKSPACE, ['read', 'write'])).key;
-    const gateway = createGateway({ database });
+    // Recall by meaning as configured (EMBEDDINGS, default on): a write stores its vectors.
+    const embedder = values.embeddings === 'on' ? await loadEmbedder() : null;
+    const gateway = createGateway({ database, embedder });
     const rows: Row[] = [];
     let stored = 0;
     let round = 0;
     let probes: Probes | null = null;
     for (const size of SIZES) {
       const grown = await grow(database, layout, size - stored, round++);
+      if (embedder) await embedPending(db, embedder, null);
       probes ??= grown;
       stored = size;
       const questions = await ask(gateway, key, ferret.pid, probes);

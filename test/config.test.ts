@@ -36,6 +36,7 @@ describe('loadConfig', () => {
       KEY_USE_FLUSH_MS: 60000,
       RATE_LIMIT_STORE_TIMEOUT_MS: 200,
       TRUSTED_DOCUMENTS: 'also',
+      EMBEDDINGS: 'on',
       OTEL_SERVICE_NAME: 'memory-gateway',
       LIVE_POLL_MS: 1000,
       LIVE_STREAMS: 1000,
@@ -119,6 +120,7 @@ describe('loadConfig', () => {
     );
     expect(() => loadConfig({ CACHE_TTL_MS: '5s' })).toThrow(/CACHE_TTL_MS="5s" must be a number/);
     expect(() => loadConfig({ TRUSTED_DOCUMENTS: 'some' })).toThrow(/TRUSTED_DOCUMENTS/);
+    expect(() => loadConfig({ EMBEDDINGS: 'yes' })).toThrow(/EMBEDDINGS/);
     expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' })).toThrow(
       /OTEL_EXPORTER_OTLP_ENDPOINT/,
     );
@@ -151,6 +153,7 @@ describe('loadConfig', () => {
         CACHE_TTL_MS: '0',
         KEY_USE_FLUSH_MS: '0',
         TRUSTED_DOCUMENTS: 'only',
+        EMBEDDINGS: 'off',
         OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
         OTEL_SERVICE_NAME: 'gateway-eu',
         DB_COMMAND_METRICS: 'true',
@@ -178,6 +181,7 @@ describe('loadConfig', () => {
       CACHE_TTL_MS: 0,
       KEY_USE_FLUSH_MS: 0,
       TRUSTED_DOCUMENTS: 'only',
+      EMBEDDINGS: 'off',
       OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
       OTEL_SERVICE_NAME: 'gateway-eu',
       DB_COMMAND_METRICS: true,

@@ -339,6 +339,8 @@ export const SCALAR_FIELDS: {
     replaceExisting: 'bool',
     recallTerms: 'terms',
     quoteTerms: 'terms',
+    embedded: 'bool',
+    embeddedAt: 'date',
   },
   memories: {
     workspaceId: 'string',
@@ -359,6 +361,8 @@ export const SCALAR_FIELDS: {
     validUntil: 'date',
     supersededBy: 'string',
     recallTerms: 'terms',
+    embedded: 'bool',
+    embeddedAt: 'date',
   },
   factRecords: {
     workspaceId: 'string',

@@ -136,6 +136,7 @@ export interface Embedded {
   /**
    * When the vector was stored, by the clock of the process that stored it: where every
    * process's vector index reads what is new since it last looked (recall/meaningIndex.ts).
+   * Null or absent until embedded.
    */
   embeddedAt?: Date | null;
 }

@@ -52,7 +52,11 @@ export async function embedPending(
     const facts = await db.facts
       .find(
         { ...scoped(tenant), embedded: false },
-        { projection: { _id: 1, subject: 1, predicate: 1, object: 1 }, limit: EMBED_ROUND, ...tag },
+        {
+          projection: { _id: 1, workspaceId: 1, dataset: 1, subject: 1, predicate: 1, object: 1 },
+          limit: EMBED_ROUND,
+          ...tag,
+        },
       )
       .toArray();
     if (facts.length === 0) break;
@@ -62,7 +66,12 @@ export async function embedPending(
       facts.map((f, i) => ({
         updateOne: {
           // A fact document's statement never changes: its id names the fact's run.
-          filter: { _id: f._id, embedded: false } as Filter<FactDoc>,
+          filter: {
+            _id: f._id,
+            workspaceId: f.workspaceId,
+            dataset: f.dataset,
+            embedded: false,
+          } as Filter<FactDoc>,
           update: {
             $set: { embedded: true, embedding: storedVector(vectors[i]!), embeddedAt: at },
           },
@@ -77,7 +86,11 @@ export async function embedPending(
     const memories = await db.memories
       .find(
         { ...scoped(tenant), embedded: false },
-        { projection: { _id: 1, text: 1, version: 1 }, limit: EMBED_ROUND, ...tag },
+        {
+          projection: { _id: 1, workspaceId: 1, dataset: 1, text: 1, version: 1 },
+          limit: EMBED_ROUND,
+          ...tag,
+        },
       )
       .toArray();
     if (memories.length === 0) break;
@@ -87,7 +100,13 @@ export async function embedPending(
       memories.map((m, i) => ({
         updateOne: {
           // Only the version whose text was read: a newer text waits for the next round.
-          filter: { _id: m._id, embedded: false, version: m.version } as Filter<MemoryDoc>,
+          filter: {
+            _id: m._id,
+            workspaceId: m.workspaceId,
+            dataset: m.dataset,
+            embedded: false,
+            version: m.version,
+          } as Filter<MemoryDoc>,
           update: {
             $set: { embedded: true, embedding: storedVector(vectors[i]!), embeddedAt: at },
           },

@@ -320,10 +320,10 @@ async function* batches<T>(cursor: AsyncIterable<T>): AsyncGenerator<T[]> {
  * round, so a start cut short carries on where it stopped.
  */
 async function markForEmbedding(db: Collections): Promise<number> {
-  const unmarked = { embedded: { $exists: false } };
-  const mark = { $set: { embedded: false } };
-  const tag = { comment: 'store:migrateStore' };
-  const facts = await db.facts.updateMany(unmarked as Filter<FactDoc>, mark, tag);
-  const memories = await db.memories.updateMany(unmarked as Filter<MemoryDoc>, mark, tag);
-  return facts.modifiedCount + memories.modifiedCount;
+  const tag = { comment: 'store:markForEmbedding' };
+  const unembedded = () => false;
+  return (
+    (await fillDerivedField<FactDoc>(db, 'facts', 'embedded', {}, unembedded, tag)) +
+    (await fillDerivedField<MemoryDoc>(db, 'memories', 'embedded', {}, unembedded, tag))
+  );
 }

@@ -15,7 +15,16 @@ const STORED_SHAPES = ['src/store/documents.ts', 'src/store/changes.ts'];
 function unexplainedOptionalFields(source: string): { fields: string[]; unexplained: string[] } {
   const fields: string[] = [];
   const unexplained: string[] = [];
-  for (const block of source.matchAll(/^export interface (\w+Doc) \{\n([\s\S]*?)^\}/gm)) {
+  // A document's interface, and those it extends (their fields are stored with it).
+  const extended = new Set(
+    [...source.matchAll(/^export interface \w+Doc extends ([\w, ]+) \{/gm)].flatMap((m) =>
+      m[1]!.split(',').map((name) => name.trim()),
+    ),
+  );
+  for (const block of source.matchAll(
+    /^export interface (\w+)(?: extends [\w, ]+)? \{\n([\s\S]*?)^\}/gm,
+  )) {
+    if (!block[1]!.endsWith('Doc') && !extended.has(block[1]!)) continue;
     const lines = block[2]!.split('\n');
     lines.forEach((line, i) => {
       const optional = /^\s+(\w+)\?:/.exec(line);

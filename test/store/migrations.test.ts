@@ -39,15 +39,20 @@ async function previousVersionStore() {
   await loadDemoDataset(db, 'two', AT);
   await createMemory(db, testTenant('two', 'notes'), memoryInput('Prefers peanuts to almonds'), AT);
   const current = await everything(db);
-  await db.facts.updateMany({}, { $unset: { recallTerms: '', quoteTerms: '' } });
-  await db.memories.updateMany({}, { $unset: { recallTerms: '' } });
+  await db.facts.updateMany({}, { $unset: { recallTerms: '', quoteTerms: '', embedded: '' } });
+  await db.memories.updateMany({}, { $unset: { recallTerms: '', embedded: '' } });
   await db.vocabulary.deleteMany({});
   return { c: db, current };
 }
 
 /** Six gateway processes open the store at once (closed again once started): each must start. */
 async function sixReplicasOpen(db: Collections) {
-  const config = loadConfig({ MONGODB_URI: testServerUri(), MONGODB_DB: db.facts.dbName });
+  // Without the embedding model: what the replicas' openings leave is the migrations'.
+  const config = loadConfig({
+    MONGODB_URI: testServerUri(),
+    MONGODB_DB: db.facts.dbName,
+    EMBEDDINGS: 'off',
+  });
   const opened = await Promise.allSettled(
     Array.from({ length: 6 }, () => openStore(config, 'server')),
   );
@@ -92,6 +97,11 @@ describe('migrating a store written by the previous version', () => {
         describe: "facts' histories derived from their records",
         changed: 0,
       },
+      {
+        id: '2026-12-09-embeddings',
+        describe: 'facts and memories marked for their vectors (recall by meaning)',
+        changed: current.facts.length + current.memories.length,
+      },
     ]);
     expect(current.vocabulary.length).toBeGreaterThan(10);
     expect(await everything(db)).toEqual(current);
@@ -101,6 +111,7 @@ describe('migrating a store written by the previous version', () => {
       { _id: '2026-12-06-quote-terms', appliedAt: AT },
       { _id: '2026-12-07-vocabulary', appliedAt: AT },
       { _id: '2026-12-08-derived-histories', appliedAt: AT },
+      { _id: '2026-12-09-embeddings', appliedAt: AT },
     ]);
 
     // Recorded: not run again, and nothing changes.
@@ -135,6 +146,7 @@ describe('migrating a store written by the previous version', () => {
         `Migrated the store: recall terms on facts and memories (${current.facts.length + current.memories.length} documents).`,
         `Migrated the store: recall terms of facts' source quotes (${current.facts.length} documents).`,
         `Migrated the store: the datasets' vocabularies, for the typos of a question (${current.vocabulary.length} documents).`,
+        `Migrated the store: facts and memories marked for their vectors (recall by meaning) (${current.facts.length + current.memories.length} documents).`,
       ]);
     } finally {
       await store.close();
@@ -145,7 +157,7 @@ describe('migrating a store written by the previous version', () => {
     const { c: db, current } = await previousVersionStore();
     await sixReplicasOpen(db);
     expect(await everything(db)).toEqual(current);
-    expect(await db.migrations.countDocuments({})).toBe(5);
+    expect(await db.migrations.countDocuments({})).toBe(6);
   });
 
   it('a fresh store records the migrations with nothing to change', async () => {
@@ -156,6 +168,7 @@ describe('migrating a store written by the previous version', () => {
       expect.objectContaining({ id: '2026-12-06-quote-terms', changed: 0 }),
       expect.objectContaining({ id: '2026-12-07-vocabulary', changed: 0 }),
       expect.objectContaining({ id: '2026-12-08-derived-histories', changed: 0 }),
+      expect.objectContaining({ id: '2026-12-09-embeddings', changed: 0 }),
     ]);
     expect(await migrateStore(db, AT)).toEqual([]);
   });
@@ -170,7 +183,7 @@ describe('migrating a store written by the previous version', () => {
         Array.from({ length: 6 }, (_, i) => migrateStore(db, new Date(AT.getTime() + i))),
       );
       expect(runs.map((r) => r.status)).toEqual(runs.map(() => 'fulfilled'));
-      expect(await db.migrations.countDocuments({})).toBe(5);
+      expect(await db.migrations.countDocuments({})).toBe(6);
     }
   });
 });
@@ -212,6 +225,7 @@ describe('a change feed an earlier version wrote with repeats', () => {
       expect.objectContaining({ id: '2026-12-06-quote-terms', changed: 0 }),
       expect.objectContaining({ id: '2026-12-07-vocabulary', changed: 0 }),
       expect.objectContaining({ id: '2026-12-08-derived-histories', changed: 0 }),
+      expect.objectContaining({ id: '2026-12-09-embeddings', changed: 0 }),
     ]);
     const served = await changesAfter(db, tenant, 0, 100);
     expect(served.map((c) => c.changeId)).toEqual(first.map((c) => c.changeId));
@@ -231,7 +245,7 @@ describe('a change feed an earlier version wrote with repeats', () => {
     expect((await changesAfter(db, tenant, 0, 100)).map((c) => c.changeId)).toEqual(
       first.map((c) => c.changeId),
     );
-    expect(await db.migrations.countDocuments({})).toBe(5);
+    expect(await db.migrations.countDocuments({})).toBe(6);
   });
 });
 
@@ -350,6 +364,11 @@ describe('facts an earlier version stored without the records their history deri
       {
         id: '2026-12-08-derived-histories',
         describe: "facts' histories derived from their records",
+        changed: 0,
+      },
+      {
+        id: '2026-12-09-embeddings',
+        describe: 'facts and memories marked for their vectors (recall by meaning)',
         changed: 0,
       },
     ]);
