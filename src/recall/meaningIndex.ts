@@ -52,7 +52,8 @@ export interface VectorHit {
   similarity: number;
 }
 
-class DatasetVectors {
+/** One dataset's vectors of one kind, and the search over them. */
+export class DatasetVectors {
   ids: string[] = [];
   vectors = new Int8Array(0);
   signs = new Uint32Array(0);

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   type Candidate,
   factFactors,
+  fuse,
   memoryFactors,
   ordered,
   type RecallFactor,
@@ -205,5 +206,74 @@ describe('recallContext', () => {
       ].join('\n'),
     );
     expect(recallContext([])).toBe('');
+  });
+});
+
+describe('hybrid ranking (fuse)', () => {
+  const at = new Date('2026-01-01T00:00:00.000Z');
+  const scored = (id: string, score: number, via?: string) => ({
+    item: id,
+    id,
+    time: at,
+    score,
+    explanation: { terms: [], bm25: score, factors: [], score, ...(via ? { via } : {}) },
+  });
+  const hit = (id: string, similarity: number) => ({
+    item: id,
+    id,
+    time: at,
+    similarity,
+    factors: [],
+  });
+
+  it('sums 1 / (60 + rank) over the legs that found an item', () => {
+    const ranked = fuse(
+      [scored('words-first', 9), scored('both', 5)],
+      [hit('meaning-first', 0.8), hit('both', 0.6)],
+      10,
+    );
+    expect(ranked.map((r) => r.item)).toEqual(['both', 'meaning-first', 'words-first']);
+    const both = ranked[0]!.explanation.meaning!;
+    expect(both.legs).toEqual(['words', 'meaning']);
+    expect(both.fused).toBeCloseTo(1 / 62 + 1 / 62);
+    expect(ranked[0]!.relevanceScore).toBe(1);
+    expect(ranked[2]!.relevanceScore).toBeCloseTo(1 / 61 / (2 / 62), 4);
+  });
+
+  it('gives equal fused scores to the item more similar to the question', () => {
+    const ranked = fuse([scored('trap', 3)], [hit('answer', 0.5)], 10, new Map([['trap', 0.2]]));
+    expect(ranked.map((r) => r.item)).toEqual(['answer', 'trap']);
+    expect(ranked[1]!.explanation.meaning).toEqual({
+      legs: ['words'],
+      similarity: 0.2,
+      fused: 1 / 61,
+    });
+  });
+
+  it('explains an item only its meaning found with no terms and no words score', () => {
+    const [only] = fuse([], [hit('m', 0.7)], 10);
+    expect(only!.explanation).toMatchObject({ terms: [], bm25: 0, score: 0 });
+    expect(only!.explanation.meaning).toEqual({
+      legs: ['meaning'],
+      similarity: 0.7,
+      fused: 1 / 61,
+    });
+  });
+
+  it('says a fact one hop from a named entity was found by the entity', () => {
+    const [hop] = fuse([scored('hop', 1, 'linking-fact')], [], 10);
+    expect(hop!.explanation.meaning!.legs).toEqual(['entity']);
+  });
+
+  it('ranks the meaning leg by similarity times the factors', () => {
+    const ranked = fuse(
+      [],
+      [
+        { ...hit('confident', 0.5), factors: [{ name: 'confidence', value: 1 }] },
+        { ...hit('doubtful', 0.55), factors: [{ name: 'confidence', value: 0.8 }] },
+      ],
+      10,
+    );
+    expect(ranked.map((r) => r.item)).toEqual(['confident', 'doubtful']);
   });
 });
