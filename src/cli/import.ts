@@ -3,6 +3,7 @@ import { systemClock } from '../clock.js';
 import { reportEmbeddedSize } from '../embedded/sizeNotice.js';
 import { embedWhatIsPending } from '../openStore.js';
 import type { BulkCounts } from '../store/bulkWrite.js';
+import { vectorsOfTexts } from '../store/embeddings.js';
 import { ImportWriteError, importJsonl } from '../transfer/importJsonl.js';
 import { exitWithUsage, parseCommandLine } from './help.js';
 import { CommandFailedError, runCommand, UsageError } from './run.js';
@@ -60,6 +61,10 @@ await runCommand(
         content,
         defaultDataset: values.dataset ?? null,
         now,
+        // Recall by meaning on: each batch's vectors computed before it is written.
+        ...(embedder
+          ? { embed: (texts: readonly string[]) => vectorsOfTexts(embedder, texts) }
+          : {}),
         ...(tty
           ? {
               onProgress: (done: number, total: number) =>

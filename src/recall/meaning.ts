@@ -7,7 +7,12 @@ import {
   type MemoryDoc,
   memoryDocumentId,
 } from '../store/documents.js';
-import { embedPending, vectorOf } from '../store/embeddings.js';
+import {
+  embedPending,
+  type StatementVectors,
+  vectorOf,
+  vectorsOfTexts,
+} from '../store/embeddings.js';
 import {
   factsOfIdsInView,
   type MemoryRecallView,
@@ -184,5 +189,22 @@ export async function embedWritten(
     deps.observed.problems.push(
       `vectors not stored yet: ${error instanceof Error ? error.message : String(error)}`,
     );
+  });
+}
+
+/**
+ * The vectors of the texts a write is about to store, when recall by meaning is on, so its
+ * documents are stored with them. A failure leaves them to `embedWritten` (null here).
+ */
+export async function vectorsToStore(
+  deps: { meaning: Meaning | null; observed: { problems: string[] } },
+  texts: readonly string[],
+): Promise<StatementVectors | null> {
+  if (!deps.meaning || texts.length === 0) return null;
+  return vectorsOfTexts(deps.meaning.embedder, texts).catch((error: unknown) => {
+    deps.observed.problems.push(
+      `vectors not computed: ${error instanceof Error ? error.message : String(error)}`,
+    );
+    return null;
   });
 }

@@ -8,8 +8,9 @@ import type { Tenant } from '../store/tenant.js';
  * (docs/SCALING.md, "Recall by meaning"): derived from the store, never the only copy. An
  * index starts empty, reads every vector of its dataset on first use, then, before each
  * search, the vectors stored since it last looked (`embeddedAt`, stamped by the process
- * that stored them), less OVERLAP_MS: a write stamped a little before it became visible,
- * or by a process whose clock is a little behind, is still found. So every process answers
+ * that stored them) since it last looked (its own clock), less OVERLAP_MS: a write stamped a
+ * little before it became visible, or by a process whose clock is a little behind, is
+ * still found. So every process answers
  * the same, whichever stored the vectors. A search compares the question with every
  * vector of the dataset in two passes: the signs alone first (384 bits, a Hamming
  * distance: 3 ms at 100,000 vectors where int8 dot products take 45), then the int8 dot
@@ -63,12 +64,13 @@ export class DatasetVectors {
   readonly embeddedAt = new Map<string, number>();
   /** The sum of the vectors, for the dataset's mean similarity to a question. */
   readonly sum = new Float64Array(EMBEDDING_DIMENSIONS);
-  /** The latest `embeddedAt` seen. */
-  latest: number | null = null;
+  /** When (the process's clock) it was read whole, and when it last read what was new. */
   builtAt: number;
+  lookedAt: number;
 
   constructor(builtAt: number) {
     this.builtAt = builtAt;
+    this.lookedAt = builtAt;
   }
 
   add(docs: readonly StoredVector[]): void {
@@ -101,9 +103,7 @@ export class DatasetVectors {
       for (let i = 0; i < EMBEDDING_DIMENSIONS; i++) this.sum[i]! += d.vector[i]!;
       signsOf(d.vector, this.signs, at * SIGN_WORDS);
       this.storedAt[at] = d.storedAt.getTime();
-      const embeddedAt = d.embeddedAt.getTime();
-      this.embeddedAt.set(d._id, embeddedAt);
-      this.latest = this.latest === null ? embeddedAt : Math.max(this.latest, embeddedAt);
+      this.embeddedAt.set(d._id, d.embeddedAt.getTime());
     }
   }
 
@@ -221,8 +221,12 @@ export class MeaningIndex {
         .catch(() => {})
         .finally(() => this.#rebuilding.delete(key));
     }
-    const since = index.latest === null ? null : new Date(index.latest - OVERLAP_MS);
+    // What was stored since this index last looked, less the overlap: by this process's
+    // clock when it looked, so a dataset nobody writes to costs one empty range read.
+    const looking = this.#clock();
+    const since = new Date(index.lookedAt - OVERLAP_MS);
     index.add(await vectorsSince(db, tenant, kind, since, index.embeddedAt));
+    index.lookedAt = Math.max(index.lookedAt, looking);
     return index;
   }
 

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { tenantOf } from '../context.js';
 import { normalizeUuid } from '../domain/ids.js';
 import { ENTITY_TYPES, entityKey, predicateKey } from '../domain/names.js';
-import { embedWritten } from '../recall/meaning.js';
+import { factText } from '../domain/recallTerms.js';
+import { embedWritten, vectorsToStore } from '../recall/meaning.js';
 import { eraseEpisode } from '../store/erasure.js';
 import {
   contentEpisodeId,
@@ -233,6 +234,8 @@ builder.mutationField('recordEpisode', (t) =>
     complexity: OWN_QUERY_OBJECT_COST,
     resolve: async (_root, { dataset, input }, ctx) => {
       const tenant = tenantOf(ctx, dataset);
+      // The facts' vectors first, so their documents are stored with them.
+      const vectors = await vectorsToStore(ctx, input.facts.map(factText));
       const recorded = await runStoreWrite(ctx.store, (store) =>
         recordEpisode(
           store,
@@ -240,6 +243,7 @@ builder.mutationField('recordEpisode', (t) =>
           { ...input, episodeId: input.episodeId ?? contentEpisodeId(tenant, input) },
           // The request's instant, so the payload's states (at ctx.now) reflect this write.
           ctx.now,
+          vectors ? { vectors } : {},
         ),
       );
       await embedWritten(ctx, tenant);

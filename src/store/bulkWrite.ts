@@ -1,9 +1,12 @@
 import type { AnyBulkWriteOperation, Collection, Document, MongoBulkWriteError } from 'mongodb';
+import { systemClock } from '../clock.js';
+import { factText } from '../domain/recallTerms.js';
 import { bulkWriteFailure, duplicateKeyIndexes } from './bulkErrors.js';
 import type { Collections } from './collections.js';
 import { UPSERTS_PER_COMMAND } from './database.js';
 import { ensureDatasets } from './datasets.js';
 import type { EntityDoc, EpisodeDoc, FactDoc, FactRecordDoc, MemoryDoc } from './documents.js';
+import { embeddedWith, type StatementVectors } from './embeddings.js';
 import { distinctPairs, type Pair, pairKey, recordsFromFactDocs } from './factRecords.js';
 import { materialisePairs, storedAsStated } from './materialise.js';
 import type { Tenant } from './tenant.js';
@@ -19,6 +22,8 @@ export interface BulkInput {
   facts: FactDoc[];
   memories: MemoryDoc[];
   now: Date;
+  /** The vectors of texts (recall by meaning on): facts and memories are stored with them. */
+  embed?: (texts: readonly string[]) => Promise<StatementVectors>;
 }
 
 export interface BulkCounts {
@@ -182,12 +187,6 @@ async function writeBulkBatches(
   for (const { tenant, pairs } of pairsByTenant(records)) {
     for (let i = 0; i < pairs.length; i += PAIRS_PER_STEP) {
       const step = pairs.slice(i, i + PAIRS_PER_STEP);
-      const { before, after } = await materialisePairs(db, tenant, step, {
-        feed: false,
-        redact: false,
-      });
-      const had = new Set(before.map((d) => d._id));
-      facts += after.filter((d) => !had.has(d._id)).length;
       const inStep = new Set(step.map(pairKey));
       const lines = input.facts.filter(
         (f) =>
@@ -195,6 +194,14 @@ async function writeBulkBatches(
           f.dataset === tenant.dataset &&
           inStep.has(pairKey(f)),
       );
+      const vectors = input.embed ? await input.embed(lines.map(factText)) : undefined;
+      const { before, after } = await materialisePairs(db, tenant, step, {
+        feed: false,
+        redact: false,
+        ...(vectors ? { vectors } : {}),
+      });
+      const had = new Set(before.map((d) => d._id));
+      facts += after.filter((d) => !had.has(d._id)).length;
       const stored = new Map(
         (
           await db.facts
@@ -215,12 +222,25 @@ async function writeBulkBatches(
       if (count > 0) progress(count);
     }
   }
-  const memories = await insertNew(db.memories, input.memories, (_start, size) => {
+  const memories = await insertNew(db.memories, await withVectors(input), (_start, size) => {
     written.memories += size;
     progress(size);
   });
   await addToVocabulary(db, input.memories);
   return { counts: { entities, episodes, facts, memories }, rederived };
+}
+
+/** The memories to insert, each with its text's vector when the import embeds. */
+async function withVectors(input: BulkInput): Promise<MemoryDoc[]> {
+  if (!input.embed) return input.memories;
+  const out: MemoryDoc[] = [];
+  for (let i = 0; i < input.memories.length; i += BATCH_SIZE) {
+    const batch = input.memories.slice(i, i + BATCH_SIZE);
+    const vectors = await input.embed(batch.map((m) => m.text));
+    const at = systemClock();
+    for (const m of batch) out.push({ ...m, ...embeddedWith(vectors.get(m.text)!, at) });
+  }
+  return out;
 }
 
 /**

@@ -24,6 +24,26 @@ const EMBED_ROUND = 64;
 /** A stored vector, as BSON binary (the int8 vector subtype, which $vectorSearch reads too). */
 const storedVector = (vector: Int8Array): Binary => Binary.fromInt8Array(vector);
 
+/** What a document stores when it is written with its vector. */
+export const embeddedWith = (vector: Int8Array, at: Date) => ({
+  embedded: true,
+  embedding: storedVector(vector),
+  embeddedAt: at,
+});
+
+/** Vectors a write knows, by the text they are of (a fact's `factText`, a memory's text). */
+export type StatementVectors = ReadonlyMap<string, Int8Array>;
+
+/** The vectors of `texts`, by text. */
+export async function vectorsOfTexts(
+  embedder: Embedder,
+  texts: readonly string[],
+): Promise<StatementVectors> {
+  const distinct = [...new Set(texts)];
+  const vectors = await embedder.embed(distinct);
+  return new Map(distinct.map((text, i) => [text, vectors[i]!]));
+}
+
 /** A stored vector's components. */
 export const vectorOf = (binary: Binary): Int8Array => binary.toInt8Array();
 
@@ -73,7 +93,7 @@ export async function embedPending(
             embedded: false,
           } as Filter<FactDoc>,
           update: {
-            $set: { embedded: true, embedding: storedVector(vectors[i]!), embeddedAt: at },
+            $set: embeddedWith(vectors[i]!, at),
           },
         },
       })),
@@ -108,7 +128,7 @@ export async function embedPending(
             version: m.version,
           } as Filter<MemoryDoc>,
           update: {
-            $set: { embedded: true, embedding: storedVector(vectors[i]!), embeddedAt: at },
+            $set: embeddedWith(vectors[i]!, at),
           },
         },
       })),

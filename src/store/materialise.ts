@@ -1,6 +1,8 @@
 import type { AnyBulkWriteOperation, Filter } from 'mongodb';
+import { systemClock } from '../clock.js';
 import { entityKey, predicateKey } from '../domain/names.js';
 import { derivePairHistory, type FactRun, rootFactId } from '../domain/pairHistory.js';
+import { factText } from '../domain/recallTerms.js';
 import { isOnlyDuplicateKeys } from './bulkErrors.js';
 import {
   appendChanges,
@@ -19,6 +21,7 @@ import {
   factDocumentId,
   STATEMENT_FIELDS,
 } from './documents.js';
+import { embeddedWith, type StatementVectors } from './embeddings.js';
 import {
   type Pair,
   pairKey,
@@ -61,6 +64,11 @@ export interface MaterialiseOptions {
   redact: boolean;
   /** Changes the write itself tells, appended before the history's (with `feed`). */
   preface?: readonly NewChange[];
+  /**
+   * The vectors of statements the write knows (by `factText`): a document written with one
+   * is stored embedded, so no later update is needed (store/embeddings.ts).
+   */
+  vectors?: StatementVectors;
 }
 
 export interface Materialised {
@@ -428,6 +436,20 @@ async function writePlan(
   );
 }
 
+/** A document builder that stores the vectors of the statements it is given. */
+function withVectors(
+  build: (id: string) => FactDoc,
+  vectors: StatementVectors | undefined,
+): (id: string) => FactDoc {
+  if (!vectors || vectors.size === 0) return build;
+  const at = systemClock();
+  return (id) => {
+    const doc = build(id);
+    const vector = vectors.get(factText(doc));
+    return vector ? { ...doc, ...embeddedWith(vector, at) } : doc;
+  };
+}
+
 const idSetKey = (ids: readonly string[]) => [...ids].sort().join(',');
 
 async function materialiseSome(
@@ -460,7 +482,7 @@ async function materialiseSome(
       );
     }
     if (planSize(plan) > 0) {
-      await writePlan(db, tenant, plan, derived.build);
+      await writePlan(db, tenant, plan, withVectors(derived.build, options.vectors));
       written += planSize(plan);
     }
     // Seen through: the records are still those it derived from, the documents as derived.

@@ -22,6 +22,7 @@ import {
   type FactStatement,
   STATEMENT_FIELDS,
 } from './documents.js';
+import type { StatementVectors } from './embeddings.js';
 import { assertedRecord, distinctPairs, saidWrongRecord } from './factRecords.js';
 import { factsByIds } from './facts.js';
 import { materialisePairs } from './materialise.js';
@@ -211,6 +212,8 @@ export async function recordEpisode(
   tenant: Tenant,
   input: EpisodeInput,
   now: Date,
+  /** The vectors of its facts' statements, when the caller has them (store/embeddings.ts). */
+  { vectors }: { vectors?: StatementVectors } = {},
 ): Promise<RecordedEpisode> {
   const episodeId = normalizeUuid(input.episodeId);
   const canonical = canonicalInput(input);
@@ -259,7 +262,7 @@ export async function recordEpisode(
     outcome = existing.completedAt === null ? 'completed' : 'alreadyRecorded';
   }
 
-  if (claimed.completedAt === null) await completeEpisodeRecord(db, claimed, now);
+  if (claimed.completedAt === null) await completeEpisodeRecord(db, claimed, now, vectors);
   return { ...(await readRecordedEpisode(db, tenant, claimed)), outcome };
 }
 
@@ -274,9 +277,10 @@ async function completeEpisodeRecord(
   db: Collections,
   record: EpisodeRecordDoc,
   now: Date,
+  vectors?: StatementVectors,
 ): Promise<void> {
   try {
-    await completeEpisodeSteps(db, record, now);
+    await completeEpisodeSteps(db, record, now, vectors);
   } catch (error) {
     throw bulkWriteFailure(error);
   }
@@ -286,6 +290,7 @@ async function completeEpisodeSteps(
   db: Collections,
   record: EpisodeRecordDoc,
   now: Date,
+  vectors?: StatementVectors,
 ): Promise<void> {
   const tenant: Tenant = { workspaceId: record.workspaceId, dataset: record.dataset };
   const input = episodeRecordInput(record);
@@ -428,6 +433,7 @@ async function completeEpisodeSteps(
   await materialisePairs(db, tenant, distinctPairs(records), {
     feed: true,
     redact: true,
+    ...(vectors ? { vectors } : {}),
     preface: [
       {
         changeId: `episode-recorded:${episodeId}@${claimedAt}`,

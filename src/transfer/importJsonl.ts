@@ -5,6 +5,7 @@ import {
   writeBulk,
 } from '../store/bulkWrite.js';
 import type { Collections } from '../store/collections.js';
+import type { StatementVectors } from '../store/embeddings.js';
 import { ensureWorkspace, workspaceIdFor } from '../store/workspaces.js';
 import { type LineError, parseImportFile } from './format.js';
 
@@ -55,6 +56,8 @@ export async function importJsonl(
     defaultDataset?: string | null;
     now: Date;
     onProgress?: (done: number, total: number) => void;
+    /** The vectors of texts (recall by meaning on): the documents are stored with them. */
+    embed?: (texts: readonly string[]) => Promise<StatementVectors>;
   },
 ): Promise<ImportOutcome> {
   const { now } = input;
@@ -81,7 +84,16 @@ export async function importJsonl(
     await ensureWorkspace(db, input.workspace, now);
     written = await writeBulk(
       db,
-      { workspaceId, datasets: parsed.datasets, entities, episodes, facts, memories, now },
+      {
+        workspaceId,
+        datasets: parsed.datasets,
+        entities,
+        episodes,
+        facts,
+        memories,
+        now,
+        ...(input.embed ? { embed: input.embed } : {}),
+      },
       input.onProgress,
     );
   } catch (error) {
