@@ -10,6 +10,7 @@ import {
 import {
   embedPending,
   type StatementVectors,
+  type VectorKind,
   vectorOf,
   vectorsOfTexts,
 } from '../store/embeddings.js';
@@ -68,10 +69,11 @@ async function questionVector(
   meaning: Meaning,
   tenant: Tenant,
   question: string,
+  kind: VectorKind,
 ): Promise<Int8Array> {
   const [vector] = await Promise.all([
     meaning.embedder.embed([question]).then((v) => v[0]!),
-    embedPending(store, meaning.embedder, tenant),
+    embedPending(store, meaning.embedder, tenant, () => {}, [kind]),
   ]);
   return vector;
 }
@@ -85,7 +87,7 @@ export async function factsByMeaning(
   at: RecallInstants,
   margin: number,
 ): Promise<MeaningFound<FactView>> {
-  const vector = await questionVector(store, meaning, tenant, question);
+  const vector = await questionVector(store, meaning, tenant, question, 'facts');
   const { hits, similarities } = await meaning.index.search(store, tenant, 'facts', vector, {
     storedBy: at.knownAt,
     limit: MEANING_CANDIDATES,
@@ -117,7 +119,7 @@ export async function memoriesByMeaning(
   view: MemoryRecallView,
   margin: number,
 ): Promise<MeaningFound<MemoryDoc>> {
-  const vector = await questionVector(store, meaning, tenant, question);
+  const vector = await questionVector(store, meaning, tenant, question, 'memories');
   const knownAt = view.kind === 'live' ? view.now : view.knownAt;
   const { hits, floor, similarities } = await meaning.index.search(
     store,

@@ -19,7 +19,7 @@ import type { Tenant } from '../store/tenant.js';
  */
 
 /** How far back, before the last vector it saw, an index looks again each time. */
-const OVERLAP_MS = 30_000;
+const OVERLAP_MS = 10_000;
 /**
  * How old an index may get before it is read again whole in the background: what was
  * erased since leaves it then (until then an erased document's vector finds nothing, as

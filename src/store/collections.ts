@@ -137,6 +137,12 @@ function tenantIndex(suffix = '', fields: IndexSpec['key'] = {}): IndexSpec {
 const VIEW_BOUNDS = { recordedAt: 1, invalidAt: 1, validUntil: 1 } as const;
 
 /**
+ * A memory index's view fields, after its sort (which holds `createdAt`): the live view
+ * (archivedAt, validUntil) and a replay's (validFrom too).
+ */
+const MEMORY_VIEW_BOUNDS = { archivedAt: 1, validUntil: 1, validFrom: 1 } as const;
+
+/**
  * Indexes, created idempotently at start. Each serves named store queries (listed in
  * docs/SCALING.md; test/indexes/ checks every query the test suite sends against this
  * list): the tenant (workspace, then dataset) first, so a deployment sharded on that prefix
@@ -190,7 +196,11 @@ export const INDEXES: { [K in keyof Collections]: IndexSpec[] } = {
     { key: { workspaceId: 1, ...MEMORY_ORDER }, name: 'workspace_created' },
     tenantIndex('created', MEMORY_ORDER),
     tenantIndex('memory', { memoryId: 1 }),
-    tenantIndex('recall_terms_created', { recallTerms: 1, ...MEMORY_ORDER }),
+    // A memory's terms, then the view's fields: recall's candidates read from the index
+    // alone on the embedded store (as the facts' terms index does).
+    tenantIndex('recall_terms_view', { recallTerms: 1, ...MEMORY_ORDER, ...MEMORY_VIEW_BOUNDS }),
+    // Recall's N for memories, the view's size: counted from the index alone.
+    tenantIndex('view', { ...MEMORY_VIEW_BOUNDS, createdAt: 1 }),
     tenantIndex('embedded', { embedded: 1, embeddedAt: 1 }),
     repairScan('embedded', 'embedded', 'documents not yet embedded'),
   ],
@@ -426,4 +436,5 @@ export const RETIRED_INDEXES: {
     { name: 'tenant_quote_terms_valid', replacedBy: 'tenant_quote_terms_times' },
   ],
   changes: [{ name: 'tenant_change', replacedBy: 'tenant_change_once' }],
+  memories: [{ name: 'tenant_recall_terms_created', replacedBy: 'tenant_recall_terms_view' }],
 };

@@ -65,10 +65,12 @@ export async function embedPending(
   embedder: Embedder,
   tenant: Tenant | null,
   progress: (counts: EmbedCounts) => void = () => {},
+  /** Which documents: both kinds, or one (a recall's leg needs its own kind only). */
+  kinds: readonly VectorKind[] = ['facts', 'memories'],
 ): Promise<EmbedCounts> {
   const counts: EmbedCounts = { facts: 0, memories: 0 };
   const tag = { comment: 'store:embedPending' };
-  for (;;) {
+  while (kinds.includes('facts')) {
     const facts = await db.facts
       .find(
         { ...scoped(tenant), embedded: false },
@@ -102,7 +104,7 @@ export async function embedPending(
     counts.facts += result.modifiedCount;
     progress(counts);
   }
-  for (;;) {
+  while (kinds.includes('memories')) {
     const memories = await db.memories
       .find(
         { ...scoped(tenant), embedded: false },

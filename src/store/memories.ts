@@ -46,6 +46,14 @@ export function memoryFilter(query: MemoryQuery): Filter<MemoryDoc> {
   return { $and: clauses };
 }
 
+/**
+ * The live view (no `asOf`, archived and superseded left out) on a memory's values: the
+ * rule `memoryFilter` states for the database, in code.
+ */
+export function inLiveView(memory: MemoryDoc, now: Date): boolean {
+  return (memory.validUntil === null || memory.validUntil > now) && memory.archivedAt === null;
+}
+
 /** Memories, newest first (`created_at` desc, id desc); `first` omitted returns all. */
 export async function listMemories(
   db: Collections,

@@ -5,7 +5,7 @@ import { UNPAGED_BATCH_SIZE } from './database.js';
 import type { FactDoc, FactView, MemoryDoc, MemoryVersionDoc } from './documents.js';
 import { allOf, bitemporalFilter, validWindowFilter } from './factFilters.js';
 import { FACT_VIEW } from './facts.js';
-import { memoriesByIds, memoryFilter } from './memories.js';
+import { inLiveView, memoriesByIds, memoryFilter } from './memories.js';
 import { FACT_ORDER, MEMORY_ORDER } from './orders.js';
 import type { Tenant } from './tenant.js';
 
@@ -382,7 +382,9 @@ export async function factsOfIdsInView(
 /**
  * The memories of the recall's view among `ids` (the dense leg's hits), and, on a replay,
  * every memory changed after K as it was then (`replayed`: its vector then is not the
- * index's, so each is judged by its own), which `found` leaves out.
+ * index's, so each is judged by its own), which `found` leaves out. Read by id (one index
+ * search each) and judged by the view's rules in code, `inLiveView` and `inReplayView`,
+ * the same rules the words leg's filters state.
  */
 export async function memoriesOfIdsInView(
   db: Collections,
@@ -391,15 +393,16 @@ export async function memoriesOfIdsInView(
   view: MemoryRecallView,
 ): Promise<{ found: MemoryDoc[]; replayed: MemoryDoc[] }> {
   const tag = { comment: 'store:memoriesOfIdsInView' };
-  const viewFilter =
-    view.kind === 'live'
-      ? memoryFilter({ ...tenant, asOf: null, now: view.now, includeArchived: false })
-      : replayFilter(tenant, view);
-  const [found, later] = await Promise.all([
+  const inView = (m: MemoryDoc) =>
+    view.kind === 'live' ? inLiveView(m, view.now) : inReplayView(m, view);
+  const [read, later] = await Promise.all([
     ids.length === 0
       ? []
       : db.memories
-          .find({ $and: [viewFilter, { _id: { $in: [...ids] } }] }, tag)
+          .find(
+            { _id: { $in: [...ids] }, workspaceId: tenant.workspaceId, dataset: tenant.dataset },
+            tag,
+          )
           .batchSize(ids.length)
           .toArray(),
     view.kind === 'live'
@@ -412,12 +415,13 @@ export async function memoriesOfIdsInView(
           .batchSize(UNPAGED_BATCH_SIZE)
           .toArray(),
   ]);
+  const found = read.filter(inView);
   if (view.kind === 'live' || later.length === 0) return { found, replayed: [] };
   const versionsOf = new Map<string, typeof later>();
   for (const v of later) versionsOf.set(v.memoryId, [...(versionsOf.get(v.memoryId) ?? []), v]);
   const stored = await memoriesByIds(db, tenant, [...versionsOf.keys()]);
   const replayed = [...stored]
     .map(([memoryId, memory]) => memoryBefore(memory, versionsOf.get(memoryId)!))
-    .filter((then) => inReplayView(then, view));
+    .filter(inView);
   return { found: found.filter((m) => !versionsOf.has(m.memoryId)), replayed };
 }
