@@ -507,6 +507,14 @@ describe('npm run import / export', () => {
     const memories = await db.memories.find({}).toArray();
     expect(memories).toHaveLength(9);
     expect(memories.every((m) => m.workspaceId === workspaceId)).toBe(true);
+    // Recall by meaning (EMBEDDINGS=on, the default): every fact and memory stored with its
+    // text's vector (docs/RECALL.md).
+    const facts = await db.facts.find({ workspaceId }).toArray();
+    expect(facts.length).toBeGreaterThan(0);
+    for (const doc of [...facts, ...memories]) {
+      expect(doc.embedded, doc._id).toBe(true);
+      expect(doc.embedding?.toInt8Array()).toHaveLength(384);
+    }
   });
 
   it('importing the same file twice changes nothing', async () => {
