@@ -436,17 +436,36 @@ async function writePlan(
   );
 }
 
-/** A document builder that stores the vectors of the statements it is given. */
+/**
+ * A document builder that stores a statement's vector when it is known: given by the
+ * write, or held by a stored document of the same statement (a new version of a fact, a
+ * restored one, has its fact's statement), so a new document needs no update after.
+ */
 function withVectors(
   build: (id: string) => FactDoc,
   vectors: StatementVectors | undefined,
+  stored: readonly FactDoc[],
 ): (id: string) => FactDoc {
-  if (!vectors || vectors.size === 0) return build;
+  const held = new Map<string, Embedded>();
+  for (const d of stored) {
+    if (d.embedded && d.embedding) {
+      held.set(factText(d), {
+        embedded: true,
+        embedding: d.embedding,
+        embeddedAt: d.embeddedAt ?? null,
+      });
+    }
+  }
+  if (held.size === 0 && (!vectors || vectors.size === 0)) return build;
   const at = systemClock();
   return (id) => {
     const doc = build(id);
-    const vector = vectors.get(factText(doc));
-    return vector ? { ...doc, ...embeddedWith(vector, at) } : doc;
+    const text = factText(doc);
+    const vector = vectors?.get(text);
+    if (vector) return { ...doc, ...embeddedWith(vector, at) };
+    const copied = held.get(text);
+    // Stamped now: this document is new to the vector indexes of every process.
+    return copied ? { ...doc, ...copied, embeddedAt: at } : doc;
   };
 }
 
@@ -482,7 +501,7 @@ async function materialiseSome(
       );
     }
     if (planSize(plan) > 0) {
-      await writePlan(db, tenant, plan, withVectors(derived.build, options.vectors));
+      await writePlan(db, tenant, plan, withVectors(derived.build, options.vectors, stored));
       written += planSize(plan);
     }
     // Seen through: the records are still those it derived from, the documents as derived.
