@@ -5,6 +5,7 @@ import { stemmer } from 'stemmer';
 import { eng } from 'stopword';
 import { parseCommandLine } from '../src/cli/help.js';
 import { loadEmbedder } from '../src/embeddings/embedder.js';
+import { readModelFiles } from '../src/embeddings/modelFiles.js';
 import { MeaningIndex } from '../src/recall/meaningIndex.js';
 import { recall as recallService } from '../src/recall/recall.js';
 import { collections } from '../src/store/collections.js';
@@ -369,7 +370,7 @@ function readBody(req: IncomingMessage): Promise<string> {
 const store = collections(db);
 const meaning =
   process.env.BASELINE_EMBEDDINGS === 'on'
-    ? { embedder: await loadEmbedder(), index: new MeaningIndex(() => Date.now()) }
+    ? { embedder: await loadEmbedder(readModelFiles()), index: new MeaningIndex(() => Date.now()) }
     : null;
 
 /** POST /v1/memory/recall: the recall service's facts, in Memory Soda's shape. */

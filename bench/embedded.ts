@@ -6,6 +6,7 @@ import { parseCommandLine } from '../src/cli/help.js';
 import { DEMO_DATASET, loadDemoDataset } from '../src/demo/seed.js';
 import { startFerretDb } from '../src/embedded/ferretdb.js';
 import { loadEmbedder } from '../src/embeddings/embedder.js';
+import { readModelFiles } from '../src/embeddings/modelFiles.js';
 import { createGateway } from '../src/http/app.js';
 import { MAX_ITEMS } from '../src/schema/recordEpisode.js';
 import { type Database, openDatabase } from '../src/store/database.js';
@@ -80,7 +81,7 @@ async function runLayout(layout: Layout): Promise<Row[]> {
     await loadDemoDataset(db, WORKSPACE, new Date());
     const key = (await createApiKey(db, WORKSPACE, ['read', 'write'])).key;
     // Recall by meaning as configured (EMBEDDINGS, default on): a write stores its vectors.
-    const embedder = values.embeddings === 'on' ? await loadEmbedder() : null;
+    const embedder = values.embeddings === 'on' ? await loadEmbedder(readModelFiles()) : null;
     const gateway = createGateway({ database, embedder });
     const rows: Row[] = [];
     let stored = 0;

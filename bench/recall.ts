@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { parseCommandLine } from '../src/cli/help.js';
 import { startFerretDb } from '../src/embedded/ferretdb.js';
 import { loadEmbedder } from '../src/embeddings/embedder.js';
-import { ensureModelFiles } from '../src/embeddings/modelFiles.js';
+import { ensureModelFiles, readModelFiles } from '../src/embeddings/modelFiles.js';
 import { createGateway } from '../src/http/app.js';
 import { openDatabase } from '../src/store/database.js';
 import { embedPending } from '../src/store/embeddings.js';
@@ -79,7 +79,7 @@ async function recallSpeed(
 ): Promise<SpeedRow[]> {
   const rows: SpeedRow[] = [];
   await ensureModelFiles((line) => console.error(line));
-  const embedder = await loadEmbedder();
+  const embedder = await loadEmbedder(readModelFiles());
   for (const size of sizes) {
     const dir = mkdtempSync(join(tmpdir(), 'recall-bench-'));
     const ferret = await startFerretDb(join(dir, 'db'));

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { systemClock } from '../src/clock.js';
 import { startFerretDb } from '../src/embedded/ferretdb.js';
 import { loadEmbedder } from '../src/embeddings/embedder.js';
-import { ensureModelFiles } from '../src/embeddings/modelFiles.js';
+import { ensureModelFiles, readModelFiles } from '../src/embeddings/modelFiles.js';
 import { MeaningIndex } from '../src/recall/meaningIndex.js';
 import { recall } from '../src/recall/recall.js';
 import { openDatabase } from '../src/store/database.js';
@@ -74,7 +74,7 @@ export async function recallQuality(): Promise<{ rows: QualityRow[]; misses: str
   const ferret = await startFerretDb(join(dir, 'db'));
   const database = await openDatabase(ferret.uri, 'recall_quality');
   await ensureModelFiles((line) => console.error(line));
-  const embedder = await loadEmbedder();
+  const embedder = await loadEmbedder(readModelFiles());
   try {
     const db = database.collections;
     const workspaceId = workspaceIdFor(WORKSPACE);

@@ -3,7 +3,7 @@ import { systemClock } from './clock.js';
 import { type Config, StartupError } from './config.js';
 import { acquireEmbeddedDb, type RunningFerretDb } from './embedded/ferretdb.js';
 import { type Embedder, loadEmbedder } from './embeddings/embedder.js';
-import { ensureModelFiles } from './embeddings/modelFiles.js';
+import { ensureModelFiles, readModelFiles } from './embeddings/modelFiles.js';
 import { type Database, openDatabase } from './store/database.js';
 import { embedPending } from './store/embeddings.js';
 import { repairFactHistories } from './store/materialise.js';
@@ -79,7 +79,7 @@ export async function openStore(
 
 async function openEmbedder(log: (line: string) => void): Promise<Embedder> {
   await ensureModelFiles(log);
-  return loadEmbedder();
+  return loadEmbedder(readModelFiles());
 }
 
 /** How often the start-up's embedding says how far it got, at most. */

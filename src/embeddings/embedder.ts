@@ -1,6 +1,5 @@
 import { Tokenizer } from '@huggingface/tokenizers';
 import ort from 'onnxruntime-node';
-import { readModelFiles } from './modelFiles.js';
 
 /**
  * Text to meaning: the embedding model (modelFiles.ts) run in-process by ONNX Runtime,
@@ -48,8 +47,15 @@ function pooled(states: Float32Array, offset: number, tokens: number): Int8Array
   return vector;
 }
 
-/** Loads the model (its files checked first: a ModelError says what is wrong). */
-export async function loadEmbedder(files = readModelFiles()): Promise<Embedder> {
+/**
+ * Loads the model from its files' bytes (modelFiles.ts reads and checks them: the caller
+ * passes `readModelFiles()`, so this file, which the store's types name, imports nothing
+ * of the start-up's).
+ */
+export async function loadEmbedder(files: {
+  model: Uint8Array;
+  tokenizer: Uint8Array;
+}): Promise<Embedder> {
   const tokenizer = new Tokenizer(JSON.parse(new TextDecoder().decode(files.tokenizer)), {});
   // One thread: the gateway's own requests share the machine's cores with the model.
   const session = await ort.InferenceSession.create(files.model, {
