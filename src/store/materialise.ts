@@ -483,13 +483,16 @@ async function materialiseSome(
   let stored = await documentsInView(db, tenant, pairs, view);
   const before = stored;
   let written = 0;
+  // Set when a record arrived while this call told its changes: the next round redacts
+  // what its derivation no longer tells, though its documents may already be as derived.
+  let redactAgain = false;
   for (let round = 0; round < MAX_ROUNDS; round++) {
     const derived = derive(tenant, records);
     const viewed = derivedInView(derived.docs, view);
     const plan = planOf(stored, derived.docs, viewed);
     // The changes that history no longer tells go before the documents that stop telling
     // them, so a retry after a fault still finds them by the documents it reads.
-    if (options.redact && planSize(plan) > 0) {
+    if (options.redact && (planSize(plan) > 0 || redactAgain)) {
       const ids = new Set(
         [...stored, ...viewed.values()].flatMap((d) => [d.factId, rootFactId(d)]),
       );
@@ -499,6 +502,7 @@ async function materialiseSome(
         [...ids],
         new Set(historyChanges(derived.runs, records).map((c) => c.changeId)),
       );
+      redactAgain = false;
     }
     if (planSize(plan) > 0) {
       await writePlan(db, tenant, plan, withVectors(derived.build, options.vectors, stored));
@@ -523,6 +527,17 @@ async function materialiseSome(
         (c) => view.whole || c.at.getTime() >= view.from,
       );
       await appendChanges(db, tenant, [...(options.preface ?? []), ...told]);
+      // A record stored after the check above and before this append, by a writer whose
+      // redaction ran before it, leaves one of these changes stale: read the ids again;
+      // if they moved, go round once more (appending again is idempotent).
+      const arrived = await recordIdsOfPairs(db, tenant, pairs);
+      if (idSetKey(arrived) !== idSetKey(records.map((r) => r._id))) {
+        records = await recordsOfPairs(db, tenant, pairs);
+        view = viewOf(records, view);
+        stored = await documentsInView(db, tenant, pairs, view);
+        redactAgain = true;
+        continue;
+      }
     }
     const unseen = records.filter((r) => !r.materialised).map((r) => r._id);
     if (unseen.length > 0) {
