@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { LOOPBACK_HOSTS, normalizeHostName } from './http/hosts.js';
+import { LOOPBACK_HOSTS, normalizeHostName } from './domain/hostNames.js';
 
 /** Which GraphQL operations run (docs/OPERATIONS.md, "Trusted documents"; src/http/trustedDocuments.ts). */
 const TRUSTED_DOCUMENT_MODES = ['off', 'also', 'only'] as const;

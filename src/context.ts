@@ -1,19 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import type { Tracer } from '@opentelemetry/api';
+import type { AuthenticatedKey } from './domain/apiKey.js';
 import { type ErrorScope, GatewayError } from './errors.js';
-import type { LiveStreams } from './http/liveStreams.js';
-import type { Transport } from './http/transports.js';
 import { type BatchObserver, createLoaders, type Loaders } from './loaders.js';
 import type { Meaning } from './recall/meaning.js';
+import type { FeedPosition } from './store/changes.js';
+import type { FeedEvent } from './store/changeWatch.js';
 import type { Collections } from './store/collections.js';
 import { withDeadline } from './store/deadline.js';
 import type { ReadCache } from './store/readCache.js';
 import type { Tenant } from './store/tenant.js';
-import {
-  type AuthenticatedKey,
-  authenticateApiKey,
-  type KeyUseRecorder,
-} from './store/workspaces.js';
+import { authenticateApiKey, type KeyUseRecorder } from './store/workspaces.js';
 
 /**
  * The per-request context, built once at the HTTP edge; the same object serves the
@@ -51,7 +48,7 @@ export interface RequestContext {
    * Live streams (src/http/liveStreams.ts); null where none are served (a context built
    * outside the gateway's edge).
    */
-  live: LiveStreams | null;
+  live: LiveUpdates | null;
   /** Aborted when the client goes (a live stream then ends at once). */
   signal: AbortSignal;
   /** Where this request's spans go (src/http/tracing.ts); null: tracing is off. */
@@ -70,6 +67,49 @@ export interface RequestContext {
    * life, but each event it executes takes one, like any query, whatever carries it.
    */
   inWorkspaceSlot<T>(work: () => Promise<T>): Promise<T>;
+}
+
+/**
+ * Every way an operation reaches the gateway. Each one hands its requests to the edge's one
+ * admission pipeline (src/http/app.ts): the key, the scopes, trusted documents, cost and
+ * depth, the rate limits and the workspace's fairness slot are decided there, before
+ * anything runs, and the answer leaves through the same masking, access log, metrics and
+ * span. A transport only parses, calls `gateway.fetch` and shapes the answer; none reaches
+ * the executor another way. `test/hardening/transportMatrix.test.ts` walks every rule over
+ * every transport named here: a transport added without its column fails it.
+ */
+export const TRANSPORTS = [
+  /** GraphQL over HTTP, POST (application/json and the other media types Yoga reads). */
+  'graphql-post',
+  /** GraphQL over HTTP, GET (queries only). */
+  'graphql-get',
+  /** GraphQL over server-sent events (a subscription's stream, or any answer asked as one). */
+  'graphql-sse',
+  /** GraphQL over WebSocket (graphql-ws): src/http/webSocket.ts. */
+  'graphql-ws',
+  /** The REST compatibility routes (src/rest/): named operations run in-process. */
+  'rest',
+  /** MCP's Streamable HTTP transport (src/mcp/): each tool a named operation run in-process. */
+  'mcp',
+] as const;
+
+export type Transport = (typeof TRANSPORTS)[number];
+
+/**
+ * What a request asks of the gateway's live streams: the edge's LiveStreams
+ * (src/http/liveStreams.ts) serves it, and is handed to each request's context.
+ */
+export interface LiveUpdates {
+  /** A stream of the dataset's changes after `after` (null: from now) for the request's key. */
+  follow(
+    ctx: AuthenticatedContext,
+    tenant: Tenant,
+    after: FeedPosition | null,
+  ): AsyncIterableIterator<FeedEvent>;
+  /** Ends every open stream of a key, now (it was revoked, or it expired). */
+  endKey(keyId: string): void;
+  /** Whether this process has ended the key's streams. */
+  keyEnded(keyId: string | undefined): boolean;
 }
 
 /** Hono's per-request variables at the edge: the request context, built once, and the request id. */
@@ -106,7 +146,7 @@ export async function createRequestContext(
     onBatch?: BatchObserver;
     readCache?: ReadCache | null;
     meaning?: Meaning | null;
-    live?: LiveStreams | null;
+    live?: LiveUpdates | null;
     /** Where a verified key's use is noted (the gateway's; absent: not noted). */
     keyUse?: KeyUseRecorder;
     tracer?: Tracer | null;

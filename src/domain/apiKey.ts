@@ -11,6 +11,16 @@ import { z } from 'zod';
 export const SCOPES = ['read', 'write', 'admin'] as const;
 export type Scope = (typeof SCOPES)[number];
 
+/** A verified key: whose it is, its workspace and what it may do. */
+export interface AuthenticatedKey {
+  keyId: string;
+  workspaceId: string;
+  workspace: string;
+  scopes: Scope[];
+  /** When the key stops working (null: never); checked on every use, a cached one too. */
+  expiresAt: Date | null;
+}
+
 /** A key's name, the same rule for GraphQL's createApiKey and `npm run keys -- create --name`. */
 export const keyNameSchema = z
   .string()

@@ -10,6 +10,7 @@ import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterRes } from 'rat
 import { type Clock, systemClock } from '../clock.js';
 import { CONFIG_DEFAULTS, DEFAULT_WORKSPACE_CONCURRENCY } from '../config.js';
 import { createRequestContext, type GatewayEnv, unauthenticated } from '../context.js';
+import { isJsonMediaType, jsonBodyProblem } from '../domain/jsonBodies.js';
 import type { Embedder } from '../embeddings/embedder.js';
 import { ERROR_STATUS, type ErrorCode, maskError } from '../errors.js';
 import { mcpRefusal, mountMcp } from '../mcp/server.js';
@@ -23,7 +24,6 @@ import { removeEndedRateLimits, sharedRateLimiter } from '../store/rateLimits.js
 import { createReadCache } from '../store/readCache.js';
 import { type KeyUseRecorder, keyUseRecorder } from '../store/workspaces.js';
 import { mountApiDocs } from './apiDocs.js';
-import { isJsonMediaType, jsonBodyProblem } from './bodies.js';
 import { type CorsOrigins, corsPolicy, originMayCall } from './cors.js';
 import { mountExplorer } from './explorer.js';
 import { graphiqlPage, mountGraphiql } from './graphiql.js';
@@ -528,7 +528,7 @@ function guardApiRoutes(
       c.set('requestContext', await contextOf(c.req.raw, c.get('requestId')));
       await next();
     });
-    // A JSON body GraphQL or MCP cannot read (src/http/bodies.ts) is the client's mistake;
+    // A JSON body GraphQL or MCP cannot read (src/domain/jsonBodies.ts) is the client's mistake;
     // GraphQL's other media types are Yoga's to judge (MCP's the SDK's), and the REST routes
     // that take a body declare their own check (src/rest/surfaceApp.ts `jsonBody`). Without
     // a key, 401 comes first.

@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.js';
-import type { AuthenticatedContext } from '../context.js';
+import type { AuthenticatedContext, LiveUpdates } from '../context.js';
 import { GatewayError } from '../errors.js';
 import { createLoaders, type Loaders } from '../loaders.js';
 import type { FeedChange, FeedPosition } from '../store/changes.js';
@@ -43,7 +43,7 @@ interface KeyStreams {
 /** The longest delay a Node timer takes (about 24.8 days); a later expiry is left to the rechecks. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
-export class LiveStreams {
+export class LiveStreams implements LiveUpdates {
   readonly watches: ChangeWatches;
   private readonly byKey = new Map<string, KeyStreams>();
   /** Keys this process ended the streams of (revoked here, or expired): none opens again. */

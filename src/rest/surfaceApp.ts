@@ -6,14 +6,14 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import type { GatewayEnv } from '../context.js';
-import { jsonBodyProblem } from '../http/bodies.js';
+import { jsonBodyProblem } from '../domain/jsonBodies.js';
 import { describeIssues } from '../validation.js';
 import { errorResponse, errorResponseFor, type Surface } from './errorBodies.js';
 
 /**
  * The check a route that takes a JSON body declares (`middleware` of its createRoute): a
  * body in another media type or charset is a 415, one that is not UTF-8 or is nested
- * past src/http/bodies.ts's limit a 400, in the surface's shape, before the route's own
+ * past src/domain/jsonBodies.ts's limit a 400, in the surface's shape, before the route's own
  * parser and validator read it.
  */
 export function jsonBody(surface: Surface): MiddlewareHandler<GatewayEnv> {

@@ -1,13 +1,8 @@
 import { tenantOf } from '../context.js';
 import { GatewayError } from '../errors.js';
-import {
-  countChanges,
-  DATASET_CHANGE_KINDS,
-  type FeedChange,
-  type FeedPosition,
-  feedAfter,
-} from '../store/changes.js';
+import { countChanges, type FeedChange, type FeedPosition, feedAfter } from '../store/changes.js';
 import type { FeedEvent, StreamEnd } from '../store/changeWatch.js';
+import { DATASET_CHANGE_KINDS } from '../store/documents.js';
 import { tenantOfDataset } from '../store/tenant.js';
 import { afterArg, datasetArg } from './args.js';
 import { builder } from './builder.js';

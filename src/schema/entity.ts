@@ -2,27 +2,12 @@ import { ENTITY_TYPES } from '../domain/names.js';
 import type { EntityDoc } from '../store/documents.js';
 import { countEntities, listEntities } from '../store/entities.js';
 import { tenantOfDataset } from '../store/tenant.js';
-import {
-  asOfArg,
-  DEFAULT_NESTED_LIST_SIZE,
-  knownAtArg,
-  MAX_NESTED_LIST_SIZE,
-  nameSchema,
-  nestedFirstArg,
-  validAtArg,
-} from './args.js';
+import { nameSchema } from './args.js';
 import { builder } from './builder.js';
 import { connectionType, pageArgs, resolvePage } from './connections.js';
-import {
-  LOADED_OBJECT_COST,
-  listCost,
-  nestedListComplexity,
-  pageComplexity,
-  WHOLE_LIST_CAP,
-} from './cost.js';
+import { LOADED_OBJECT_COST, listCost, pageComplexity, WHOLE_LIST_CAP } from './cost.js';
 import { timeThenId } from './cursors.js';
 import { DatasetRef } from './dataset.js';
-import { FactRef } from './fact.js';
 import { nodeKey, parseNodeKey } from './nodeIds.js';
 
 export const EntityTypeEnum = builder.enumType('EntityType', {
@@ -50,34 +35,6 @@ builder.node(EntityRef, {
     updatedAt: t.expose('updatedAt', {
       type: 'DateTime',
       description: 'Moves whenever a new fact mentions the entity.',
-    }),
-    facts: t.field({
-      type: [FactRef],
-      description: [
-        `Facts whose subject or object is this entity, validAt descending (ties: factId descending): the first \`first\` (at most ${MAX_NESTED_LIST_SIZE}). The time arguments mean what they mean on \`Dataset.facts\`.`,
-        'Default: facts live now. `includeInvalidated`: every fact whatever its state (only without a time argument).',
-        '`validAt` / `knownAt`: one axis each (the other defaults to now): `facts(validAt: T)` is corrected history (what we now know was true at T), `facts(knownAt: K)` is audit (what the store believed at K), both together what was believed true at T as known at K.',
-        '`asOf`: what was believed true at that instant on both axes (overrides validAt, knownAt and includeInvalidated).',
-      ].join('\n'),
-      args: {
-        asOf: t.arg(asOfArg),
-        validAt: t.arg(validAtArg),
-        knownAt: t.arg(knownAtArg),
-        includeInvalidated: t.arg.boolean({ defaultValue: false }),
-        first: t.arg.int(nestedFirstArg),
-      },
-      // Batched by a loader across parents: no query of its own per entity.
-      complexity: nestedListComplexity,
-      resolve: (e, args, ctx) =>
-        ctx.loaders.factsOfEntity.load({
-          dataset: e.dataset,
-          name: e.name,
-          asOf: args.asOf?.toISOString() ?? null,
-          validAt: args.validAt?.toISOString() ?? null,
-          knownAt: args.knownAt?.toISOString() ?? null,
-          includeInvalidated: args.includeInvalidated ?? false,
-          first: args.first ?? DEFAULT_NESTED_LIST_SIZE,
-        }),
     }),
   }),
 });

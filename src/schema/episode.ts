@@ -2,11 +2,8 @@ import type { EpisodeDoc } from '../store/documents.js';
 import { countEpisodes, listEpisodes } from '../store/episodes.js';
 import { tenantOfDataset } from '../store/tenant.js';
 import {
-  DEFAULT_NESTED_LIST_SIZE,
   deprecatedIdArg,
   EPISODE_ID,
-  MAX_NESTED_LIST_SIZE,
-  nestedFirstArg,
   renamedIdArg,
   renamedIdSchema,
   renamedIdValue,
@@ -14,10 +11,9 @@ import {
 import { READABLE_WITHOUT_READ } from './authScopes.js';
 import { builder } from './builder.js';
 import { connectionType, pageArgs, resolvePage } from './connections.js';
-import { LOADED_OBJECT_COST, nestedListComplexity, pageComplexity } from './cost.js';
+import { LOADED_OBJECT_COST, pageComplexity } from './cost.js';
 import { timeThenId } from './cursors.js';
 import { DatasetRef } from './dataset.js';
-import { FactRef } from './fact.js';
 import { nodeKey, parseNodeKey } from './nodeIds.js';
 
 export const EpisodeRef = builder.objectRef<EpisodeDoc>('Episode');
@@ -41,21 +37,6 @@ builder.node(EpisodeRef, {
     source: t.exposeString('source'),
     content: t.exposeString('content'),
     recordedAt: t.expose('recordedAt', { type: 'DateTime' }),
-    facts: t.field({
-      type: [FactRef],
-      description: `Every fact this episode produced, whatever its state, validAt descending: the first \`first\` (an episode holds at most ${MAX_NESTED_LIST_SIZE}).`,
-      args: {
-        first: t.arg.int(nestedFirstArg),
-      },
-      // Batched by a loader across parents: no query of its own per episode.
-      complexity: nestedListComplexity,
-      resolve: (e, args, ctx) =>
-        ctx.loaders.factsOfEpisode.load({
-          dataset: e.dataset,
-          episodeId: e.episodeId,
-          first: args.first ?? DEFAULT_NESTED_LIST_SIZE,
-        }),
-    }),
   }),
 });
 

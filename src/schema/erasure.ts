@@ -1,6 +1,7 @@
 import { tenantOf } from '../context.js';
 import { forgetDataset } from '../store/datasets.js';
-import { type ErasureCounts, eraseDataset } from '../store/erasure.js';
+import type { ErasureCounts } from '../store/documents.js';
+import { eraseDataset } from '../store/erasure.js';
 import { datasetArg } from './args.js';
 import { builder } from './builder.js';
 import { OWN_QUERY_OBJECT_COST } from './cost.js';

@@ -4,6 +4,7 @@ import './dataset.js';
 import './entity.js';
 import './episode.js';
 import './fact.js';
+import './relatedFacts.js';
 import './memory.js';
 import './viewer.js';
 import './apiKey.js';

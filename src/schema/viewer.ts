@@ -1,5 +1,4 @@
-import { SCOPES } from '../domain/apiKey.js';
-import type { AuthenticatedKey } from '../store/workspaces.js';
+import { type AuthenticatedKey, SCOPES } from '../domain/apiKey.js';
 import { builder } from './builder.js';
 
 export const ScopeEnum = builder.enumType('Scope', {

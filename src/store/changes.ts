@@ -4,8 +4,7 @@ import { documentId } from '../domain/ids.js';
 import { duplicateKeyIndexes } from './bulkErrors.js';
 import type { Collections } from './collections.js';
 import { isDuplicateKey } from './database.js';
-import type { AuditDoc } from './documents.js';
-import type { ErasureCounts } from './erasure.js';
+import type { AuditDoc, ChangeDoc } from './documents.js';
 import type { Tenant } from './tenant.js';
 
 /**
@@ -21,44 +20,6 @@ import type { Tenant } from './tenant.js';
  * once. A change is never deleted (a reused number could hide a later change from a
  * client that had read past it); erasure redacts it in place.
  */
-
-export const DATASET_CHANGE_KINDS = [
-  'FACT_RECORDED',
-  'FACT_SUPERSEDED',
-  'FACT_DELETED',
-  'FACT_RESTORED',
-  'FACT_CORRECTED',
-  'EPISODE_RECORDED',
-  'MEMORY_CREATED',
-  'MEMORY_CHANGED',
-  'EPISODE_ERASED',
-  'DATASET_ERASED',
-] as const;
-type DatasetChangeKind = (typeof DATASET_CHANGE_KINDS)[number];
-
-export interface ChangeDoc {
-  _id: string;
-  workspaceId: string;
-  dataset: string;
-  /** The change's place in its dataset's feed: 1, 2, 3, … with no number used twice. */
-  seq: number;
-  /**
-   * The change's natural key (its kind, its subject and the instant of the claim that made
-   * it): the same change written again by a retry or a repair has the same one, and is
-   * not appended twice.
-   */
-  changeId: string;
-  /** Its transaction time: the instant of the write that made it. */
-  at: Date;
-  kind: DatasetChangeKind;
-  factId: string | null;
-  episodeId: string | null;
-  memoryId: string | null;
-  /** An erasure's: what it removed, the only content its change carries. */
-  counts: ErasureCounts | null;
-  /** Erased content: the slot stays (its number is spent), nothing of it is served. */
-  redacted: boolean;
-}
 
 export type NewChange = Pick<ChangeDoc, 'changeId' | 'at' | 'kind'> &
   Partial<Pick<ChangeDoc, 'factId' | 'episodeId' | 'memoryId' | 'counts'>>;

@@ -6,11 +6,11 @@
  */
 
 import type { Collection, Db } from 'mongodb';
-import type { ChangeDoc } from './changes.js';
 import type {
   ApiKeyDoc,
   ApiKeyUseDoc,
   AuditDoc,
+  ChangeDoc,
   DatasetDoc,
   EntityDoc,
   EpisodeDoc,

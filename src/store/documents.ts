@@ -407,6 +407,56 @@ export interface AuditDoc {
   counts: Record<string, number>;
 }
 
+/** What an erasure removed: the counts its change and its audit entry carry. */
+export interface ErasureCounts {
+  facts: number;
+  entities: number;
+  episodes: number;
+  memories: number;
+  /** Facts the erased episode had superseded, live again. */
+  restoredFacts: number;
+}
+
+/** The kinds of change a dataset's feed tells (store/changes.ts). */
+export const DATASET_CHANGE_KINDS = [
+  'FACT_RECORDED',
+  'FACT_SUPERSEDED',
+  'FACT_DELETED',
+  'FACT_RESTORED',
+  'FACT_CORRECTED',
+  'EPISODE_RECORDED',
+  'MEMORY_CREATED',
+  'MEMORY_CHANGED',
+  'EPISODE_ERASED',
+  'DATASET_ERASED',
+] as const;
+export type DatasetChangeKind = (typeof DATASET_CHANGE_KINDS)[number];
+
+/** One change of a dataset's feed (store/changes.ts). */
+export interface ChangeDoc {
+  _id: string;
+  workspaceId: string;
+  dataset: string;
+  /** The change's place in its dataset's feed: 1, 2, 3, … with no number used twice. */
+  seq: number;
+  /**
+   * The change's natural key (its kind, its subject and the instant of the claim that made
+   * it): the same change written again by a retry or a repair has the same one, and is
+   * not appended twice.
+   */
+  changeId: string;
+  /** Its transaction time: the instant of the write that made it. */
+  at: Date;
+  kind: DatasetChangeKind;
+  factId: string | null;
+  episodeId: string | null;
+  memoryId: string | null;
+  /** An erasure's: what it removed, the only content its change carries. */
+  counts: ErasureCounts | null;
+  /** Erased content: the slot stays (its number is spent), nothing of it is served. */
+  redacted: boolean;
+}
+
 /** A stored document with its kind, as an export reads them. */
 export type StoredDocument =
   | { kind: 'entity'; doc: EntityDoc }

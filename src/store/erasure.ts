@@ -5,7 +5,12 @@ import { isOnlyDuplicateKeys } from './bulkErrors.js';
 import { announceFeedWrite, appendChanges, redactChanges } from './changes.js';
 import type { Collections } from './collections.js';
 import { datasetDocumentId } from './datasets.js';
-import { type AuditDoc, entityDocumentId, episodeDocumentId } from './documents.js';
+import {
+  type AuditDoc,
+  type ErasureCounts,
+  entityDocumentId,
+  episodeDocumentId,
+} from './documents.js';
 import { distinctPairs, erasureRecord } from './factRecords.js';
 import { materialisePairs, removeErasedRecords } from './materialise.js';
 import { episodeRecordInput } from './recordEpisode.js';
@@ -18,15 +23,6 @@ import { forgetTerms } from './vocabulary.js';
  * call is recorded in the audit collection: who (key id), when, what (dataset, episode)
  * and the counts, never the erased content.
  */
-
-export interface ErasureCounts {
-  facts: number;
-  entities: number;
-  episodes: number;
-  memories: number;
-  /** Facts the erased episode had superseded, live again. */
-  restoredFacts: number;
-}
 
 async function audit(db: Collections, entry: Omit<AuditDoc, '_id'>): Promise<void> {
   await db.audit.insertOne({ _id: newId(), ...entry }, { comment: 'store:audit' });

@@ -1,5 +1,5 @@
 import { systemClock } from '../clock.js';
-import type { Scope } from '../domain/apiKey.js';
+import type { AuthenticatedKey, Scope } from '../domain/apiKey.js';
 import { generateApiKey, parseApiKey, secretMatches } from '../domain/apiKey.js';
 import { documentId } from '../domain/ids.js';
 import { isOnlyDuplicateKeys } from './bulkErrors.js';
@@ -136,15 +136,6 @@ export async function createApiKey(
     createdAt: now,
     expiresAt: record.expiresAt ?? null,
   };
-}
-
-export interface AuthenticatedKey {
-  keyId: string;
-  workspaceId: string;
-  workspace: string;
-  scopes: Scope[];
-  /** When the key stops working (null: never); checked on every use, a cached one too. */
-  expiresAt: Date | null;
 }
 
 const expired = (key: { expiresAt?: Date | null }, now: Date) =>

@@ -3,7 +3,7 @@ import type { Browser, BrowserContext, Response as PageResponse } from 'playwrig
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadDemoDataset } from '../../src/demo/seed.js';
 import { createGateway } from '../../src/http/app.js';
-import { LOOPBACK_HOSTS } from '../../src/http/hosts.js';
+import { LOOPBACK_HOSTS } from '../../src/domain/hostNames.js';
 import { createApiKey } from '../../src/store/workspaces.js';
 import { launchChromium, PAGE_TIMEOUT } from '../helpers/browser.js';
 import { openTestDatabase } from '../helpers/database.js';

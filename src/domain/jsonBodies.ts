@@ -1,5 +1,3 @@
-import type { ErrorCode } from '../errors.js';
-
 /**
  * What the edge checks of a JSON request body before any parser or validator reads it, so
  * that a body the gateway cannot read is a 4xx in the surface's shape, never a 500:
@@ -20,7 +18,8 @@ import type { ErrorCode } from '../errors.js';
 const MAX_JSON_NESTING = 64;
 
 export interface BodyProblem {
-  code: Extract<ErrorCode, 'BAD_USER_INPUT' | 'UNSUPPORTED_MEDIA_TYPE'>;
+  /** The gateway's error code for it (src/errors.ts). */
+  code: 'BAD_USER_INPUT' | 'UNSUPPORTED_MEDIA_TYPE';
   message: string;
 }
 
