@@ -59,23 +59,34 @@ export function typoKeys(term: string): string[] {
 /**
  * The optimal string alignment distance (Damerau-Levenshtein without repeated edits of a
  * substring): insertions, deletions, substitutions and swaps of two neighbours count 1.
+ * Over code points, so a character outside the BMP is one character, not two.
  */
 export function editDistance(a: string, b: string): number {
   const x = [...a];
   const y = [...b];
-  const d: number[][] = Array.from({ length: x.length + 1 }, (_, i) =>
-    Array.from({ length: y.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
-  );
+  const n = y.length;
+  // Three rows of the table, reused: a swap reads the row before the previous one. Typed
+  // rows rather than a table of arrays make it about ten times faster (docs/ARCHITECTURE.md).
+  let before = new Uint32Array(n + 1);
+  let previous = new Uint32Array(n + 1);
+  let row = new Uint32Array(n + 1);
+  for (let j = 0; j <= n; j++) previous[j] = j;
   for (let i = 1; i <= x.length; i++) {
-    for (let j = 1; j <= y.length; j++) {
+    row[0] = i;
+    for (let j = 1; j <= n; j++) {
       const cost = x[i - 1] === y[j - 1] ? 0 : 1;
-      d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+      let d = Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + cost);
       if (i > 1 && j > 1 && x[i - 1] === y[j - 2] && x[i - 2] === y[j - 1]) {
-        d[i]![j] = Math.min(d[i]![j]!, d[i - 2]![j - 2]! + 1);
+        d = Math.min(d, before[j - 2]! + 1);
       }
+      row[j] = d;
     }
+    const spare = before;
+    before = previous;
+    previous = row;
+    row = spare;
   }
-  return d[x.length]![y.length]!;
+  return previous[n]!;
 }
 
 /**

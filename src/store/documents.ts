@@ -430,7 +430,7 @@ export const DATASET_CHANGE_KINDS = [
   'EPISODE_ERASED',
   'DATASET_ERASED',
 ] as const;
-export type DatasetChangeKind = (typeof DATASET_CHANGE_KINDS)[number];
+type DatasetChangeKind = (typeof DATASET_CHANGE_KINDS)[number];
 
 /** One change of a dataset's feed (store/changes.ts). */
 export interface ChangeDoc {

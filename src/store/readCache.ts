@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import type { DatasetDoc } from './documents.js';
 import type { AuthenticatedKey } from '../domain/apiKey.js';
+import type { DatasetDoc } from './documents.js';
 
 /**
  * A short memory, per gateway process, of the two reads nearly every request repeats and

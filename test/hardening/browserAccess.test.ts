@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createGateway, type GatewayOptions } from '../../src/http/app.js';
 import { LOOPBACK_HOSTS } from '../../src/domain/hostNames.js';
+import { createGateway, type GatewayOptions } from '../../src/http/app.js';
 import { createMetrics } from '../../src/http/observability.js';
 import { openTestGateway, type TestGateway } from '../helpers/gateway.js';
 
