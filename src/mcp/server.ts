@@ -32,11 +32,11 @@ import {
   maskError,
   WRITE_OUTCOME_UNKNOWN_MESSAGE,
 } from '../errors.js';
-import type { Metrics } from '../http/observability.js';
 import { errorResponse, jsonRpcErrorBody } from '../rest/errorBodies.js';
 import { MCP_PATH } from '../rest/surfaces.js';
 import { describeIssues } from '../validation.js';
-import { MCP_TOOLS, type McpTool, refusalOf } from './tools.js';
+import type { McpTool } from './tools/tool.js';
+import { MCP_TOOLS, refusalOf, runTool } from './tools.js';
 
 const SERVER_INFO = { name: 'memory-gateway', title: 'Bi-temporal agent memory', version: '0.1.0' };
 
@@ -84,7 +84,8 @@ function toolError(code: string, message: string): CallToolResult {
 
 interface McpOptions {
   logger?: Logger | undefined;
-  metrics?: Metrics | undefined;
+  /** Where failed calls are counted, by code: the gateway's metrics, handed in by the edge. */
+  metrics?: { errors: { inc(labels: { code: string }): void } } | undefined;
 }
 
 /** The SDK server for one request: `tools/list` and `tools/call` for the request's key. */
@@ -114,7 +115,7 @@ function serverFor(ctx: RequestContext, { logger, metrics }: McpOptions): Server
     const args = tool.input.safeParse(request.params.arguments ?? {});
     if (!args.success) return failed('BAD_USER_INPUT', describeIssues(args.error.issues));
     try {
-      const answer = await tool.run(ctx, args.data);
+      const answer = await runTool(ctx, tool, args.data);
       return {
         content: [{ type: 'text', text: answer.text }],
         structuredContent: answer.structured,
