@@ -22,7 +22,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"regexp"
 	"runtime/pprof"
 	"syscall"
 	"time"
@@ -52,13 +51,8 @@ func main() {
 		fail(err.Error())
 	}
 
-	// The patched backend reads the declaration from its environment (it is internal to
-	// FerretDB's module, so this package cannot hand it over directly); the checks are the
-	// backend's own, run here to fail at start rather than at the first query.
-	if err := checkScalarFields(*scalarFields); err != nil {
-		fail(err.Error())
-	}
-	if err := os.Setenv("EMBEDDED_DB_SCALAR_FIELDS", *scalarFields); err != nil {
+	// Checked and handed to the backend before it starts, so a bad one fails here.
+	if err := ferretdb.DeclareScalarFields(*scalarFields); err != nil {
 		fail(err.Error())
 	}
 
@@ -143,33 +137,6 @@ func waitForPort(uri string, ctx context.Context) error {
 	}
 	return fmt.Errorf("FerretDB did not accept connections on %s within 30s", host)
 }
-
-// checkScalarFields checks --scalar-fields as the backend will: JSON of plain field names
-// (never _id) with a known type each.
-func checkScalarFields(text string) error {
-	if text == "" {
-		return nil
-	}
-	var declared map[string]map[string]string
-	if err := json.Unmarshal([]byte(text), &declared); err != nil {
-		return fmt.Errorf("bad --scalar-fields: %w", err)
-	}
-	for coll, fields := range declared {
-		for field, t := range fields {
-			if !plainName.MatchString(field) || field == "_id" {
-				return fmt.Errorf("bad --scalar-fields: %s.%q cannot be declared", coll, field)
-			}
-			switch t {
-			case "string", "date", "number", "bool", "terms":
-			default:
-				return fmt.Errorf("bad --scalar-fields: %s.%s has unknown type %q", coll, field, t)
-			}
-		}
-	}
-	return nil
-}
-
-var plainName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 func fail(msg string) {
 	fmt.Fprintln(os.Stderr, "embedded-db:", msg)

@@ -296,7 +296,14 @@ func (scope *exactScope) coveredKeys(filter, sort *types.Document) (*keysQuery, 
 			q, a := one(strings.Join(selected, ", "), g)
 			parts, args = append(parts, q), append(args, a...)
 
-			q, a = one(metadata.TermsDocColumn, g)
+			// A document has a key for each of the terms it holds: a lone SELECT of several
+			// needs DISTINCT to count it once (a compound already does).
+			counted := metadata.TermsDocColumn
+			if len(g) > 1 && len(branches) == 1 {
+				counted = "DISTINCT " + counted
+			}
+
+			q, a = one(counted, g)
 			countParts, countArgs = append(countParts, q), append(countArgs, a...)
 		}
 

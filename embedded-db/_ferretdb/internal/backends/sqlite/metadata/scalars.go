@@ -9,10 +9,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"regexp"
 	"strings"
-	"sync"
 
 	"github.com/FerretDB/FerretDB/internal/util/fsql"
 	"github.com/FerretDB/FerretDB/internal/util/lazyerrors"
@@ -36,57 +34,45 @@ const (
 	ScalarTerms ScalarType = "terms"
 )
 
-// ScalarFieldsEnv names the environment variable the declarations come in (embedded-db's
-// main sets it from its --scalar-fields flag): JSON, collection name → field → type.
-const ScalarFieldsEnv = "EMBEDDED_DB_SCALAR_FIELDS"
-
-var (
-	scalarsOnce sync.Once
-	scalars     map[string]map[string]ScalarType
-	scalarsErr  error
-)
+// scalars is the declaration, collection name → field → type (DeclareScalarFields).
+var scalars map[string]map[string]ScalarType
 
 // scalarFieldName matches the top-level field names that can be declared: plain names, no
 // paths, so they go into SQL paths unquoted.
 var scalarFieldName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
-// ParseScalarFields checks a declaration.
-func ParseScalarFields(text string) (map[string]map[string]ScalarType, error) {
+// DeclareScalarFields checks a declaration (JSON, collection name → field → type) and makes
+// it the backend's; embedded-db's main calls it, through package ferretdb, before the
+// database starts (so no lock: the goroutines that read it start after).
+func DeclareScalarFields(text string) error {
 	res := map[string]map[string]ScalarType{}
-	if text == "" {
-		return res, nil
-	}
-
-	if err := json.Unmarshal([]byte(text), &res); err != nil {
-		return nil, fmt.Errorf("scalar fields: %w", err)
+	if text != "" {
+		if err := json.Unmarshal([]byte(text), &res); err != nil {
+			return fmt.Errorf("bad --scalar-fields: %w", err)
+		}
 	}
 
 	for coll, fields := range res {
 		for field, t := range fields {
 			if !scalarFieldName.MatchString(field) || field == "_id" {
-				return nil, fmt.Errorf("scalar fields: %s.%q cannot be declared", coll, field)
+				return fmt.Errorf("bad --scalar-fields: %s.%q cannot be declared", coll, field)
 			}
 
 			switch t {
 			case ScalarString, ScalarDate, ScalarNumber, ScalarBool, ScalarTerms:
 			default:
-				return nil, fmt.Errorf("scalar fields: %s.%s has unknown type %q", coll, field, t)
+				return fmt.Errorf("bad --scalar-fields: %s.%s has unknown type %q", coll, field, t)
 			}
 		}
 	}
 
-	return res, nil
+	scalars = res
+
+	return nil
 }
 
 // ScalarFields returns the declared fields of a collection (any database), or nil.
 func ScalarFields(collection string) map[string]ScalarType {
-	scalarsOnce.Do(func() {
-		scalars, scalarsErr = ParseScalarFields(os.Getenv(ScalarFieldsEnv))
-		if scalarsErr != nil {
-			panic(scalarsErr) // main checked the same text before starting
-		}
-	})
-
 	return scalars[collection]
 }
 
