@@ -8,6 +8,7 @@ import {
   matchesBitemporal,
   resolveTemporalSelection,
 } from '../../src/domain/factState.js';
+import { propertySeed } from '../helpers/propertySeed.js';
 
 const T0 = Date.UTC(2026, 0, 1);
 const DAY = 86_400_000;
@@ -107,7 +108,7 @@ describe('factStateAt', () => {
           expect(FACT_STATES).toContain(state);
         },
       ),
-      { numRuns: 2000 },
+      { numRuns: 2000, seed: propertySeed('fact states') },
     );
   });
 });
@@ -172,7 +173,7 @@ describe('factStateAtPoint (validAt T, knownAt K)', () => {
           expect(factStateAtPoint(f, t, k)).toBe(expected);
         },
       ),
-      { numRuns: 2000 },
+      { numRuns: 2000, seed: propertySeed('fact states at a point') },
     );
   });
 });
@@ -236,7 +237,7 @@ describe('matchesBitemporal', () => {
           );
         },
       ),
-      { numRuns: 2000 },
+      { numRuns: 2000, seed: propertySeed('matchesBitemporal') },
     );
   });
 });

@@ -5,6 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { MAX_URL_LENGTH } from '../../src/http/app.js';
 import { MCP_TOOLS } from '../../src/mcp/tools.js';
 import { openTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { propertySeed } from '../helpers/propertySeed.js';
 
 /**
  * Property-based fuzzing of both REST surfaces, the GraphQL endpoint and MCP, in-process
@@ -35,8 +36,8 @@ import { openTestGateway, type TestGateway } from '../helpers/gateway.js';
  *   `create_memory` only ever the read-only key; a write tool that answers without
  *   `isError` is reported as a failure.
  *
- * Seed: random unless FUZZ_SEED is set; the seed is printed, and fast-check prints the
- * seed and path of any counterexample so it can be replayed.
+ * Seed: fresh each run unless PROPERTY_SEED is set; the seed is printed, and fast-check
+ * prints the seed and path of any counterexample so it can be replayed.
  */
 
 // ---------------------------------------------------------------------------------------
@@ -469,14 +470,13 @@ let readWriteKey: string;
 let readKey: string;
 let before: Record<string, unknown[]>;
 const counts = { rest: 0, graphql: 0, mcp: 0 };
-const seed = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : Date.now() % 2 ** 31;
+const seed = propertySeed('fuzz');
 
 beforeAll(async () => {
   t = await openTestGateway({ demoWorkspaces: ['alpha'] });
   readWriteKey = await t.key('alpha', ['read', 'write']);
   readKey = await t.key('alpha', ['read']);
   before = await snapshot(t.database.db);
-  console.log(`fuzz seed: ${seed} (set FUZZ_SEED to replay)`);
 });
 
 const keyChoice = (): fc.Arbitrary<KeyChoice> =>

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { EMBEDDING_DIMENSIONS, EMBEDDING_SCALE } from '../../src/embeddings/embedder.js';
 import { DatasetVectors } from '../../src/recall/meaningIndex.js';
+import { propertySeed } from '../helpers/propertySeed.js';
 
 /**
  * The vector index's search (src/recall/meaningIndex.ts): up to RESCORED (2,000) vectors it
@@ -22,8 +23,7 @@ const vectorArb = fc
 
 describe('the vector index', () => {
   it('answers what a scan of every vector answers', () => {
-    const seed = Number(process.env.PROPERTY_SEED ?? Date.now() % 2 ** 31);
-    console.log(`vector index: seed ${seed} (PROPERTY_SEED=${seed} repeats it)`);
+    const seed = propertySeed('vector index');
     let checked = 0;
     fc.assert(
       fc.property(

@@ -6,6 +6,7 @@ import { type EpisodeInput, episodeFactId, recordEpisode } from '../../src/store
 import type { Tenant } from '../../src/store/tenant.js';
 import { openTestDatabase } from '../helpers/database.js';
 import { episodeInput, factInput, testTenant } from '../helpers/episodeInput.js';
+import { propertySeed } from '../helpers/propertySeed.js';
 
 /**
  * The temporal rule's first promise (docs/TEMPORAL_MODEL.md, "One value per subject and
@@ -26,6 +27,9 @@ import { episodeInput, factInput, testTenant } from '../helpers/episodeInput.js'
  * counting every fact G, wrong or not (a fact said wrong still marks where what came
  * before it ended). Within a subject and predicate the facts' validAts differ: two facts
  * valid from the same instant are told apart by arrival, the one thing this test varies.
+ *
+ * The seed varies per run and is printed; PROPERTY_SEED repeats a run, ARRIVAL_RUNS sets
+ * how many histories.
  */
 
 const SUBJECTS = ['user', 'alice'];
@@ -269,7 +273,9 @@ describe('the same history whatever order the writes arrive in', () => {
   }, async () => {
     // Histories in which a write, recorded one after another, came after a fact it ended
     // (so the store recorded a corrected version): counted on the sequential orders, which
-    // the seed fixes (how the concurrent writes interleave is the machine's).
+    // the seed decides (how the concurrent writes interleave is the machine's).
+    const seed = propertySeed('arrival orders');
+    const numRuns = Number(process.env.ARRIVAL_RUNS ?? 25);
     let corrected = 0;
     const versionsRecorded = async (tenant: Tenant) =>
       (await db.facts.countDocuments({
@@ -301,13 +307,12 @@ describe('the same history whatever order the writes arrive in', () => {
           ).toEqual(expected);
         },
       ),
-      {
-        numRuns: Number(process.env.ARRIVAL_RUNS ?? 25),
-        seed: Number(process.env.ARRIVAL_SEED ?? 20261204),
-      },
+      { numRuns, seed },
     );
-    // Not vacuous: many histories recorded a corrected version.
+    // Not vacuous: many histories recorded a corrected version. Over half do (127 of 225
+    // over four seeds), so any seed reaches a fifth (fewer than 5 of 25: about 1 in 25,000),
+    // where "more than 10" failed about one fresh seed in fourteen.
     console.log(`arrival orders: ${corrected} of the histories recorded a corrected version`);
-    expect(corrected).toBeGreaterThan(10);
+    expect(corrected).toBeGreaterThanOrEqual(Math.ceil(numRuns / 5));
   });
 });

@@ -9,6 +9,7 @@ import { type EpisodeInput, episodeFactId, recordEpisode } from '../../src/store
 import type { Tenant } from '../../src/store/tenant.js';
 import { openTestDatabase } from '../helpers/database.js';
 import { episodeInput, factInput, testTenant } from '../helpers/episodeInput.js';
+import { propertySeed } from '../helpers/propertySeed.js';
 
 /**
  * The history is derived from the records: what was recorded (each fact, at the instant
@@ -826,11 +827,8 @@ describe('the history is derived from the records', () => {
   it('every view of generated sequences of writes answers what the model says', {
     timeout: 600_000,
   }, async () => {
-    const seed = Number(process.env.PROPERTY_SEED ?? Date.now() % 2 ** 31);
+    const seed = propertySeed('derived history');
     const numRuns = Number(process.env.PROPERTY_RUNS ?? 60);
-    console.log(
-      `derived history: seed ${seed}, ${numRuns} runs (PROPERTY_SEED=${seed} repeats them)`,
-    );
     for (const k of Object.keys(tally) as (keyof typeof tally)[]) tally[k] = 0;
     await fc.assert(
       fc.asyncProperty(arbitrarySteps, (steps) => checkSequence(steps)),
