@@ -37,7 +37,7 @@ interface DatasetKey {
 export type BatchObserver = (loader: string, size: number) => void;
 
 /** What one loader is: its name, how its keys share store calls, and one such call. */
-export interface GroupedLoaderSpec<K, V> {
+interface GroupedLoaderSpec<K, V> {
   /** The loader's name in the batch-size metric. */
   name: string;
   /** Keys with the same group are answered by one store call. */
@@ -96,7 +96,7 @@ function groupedLoader<K, V>(
 }
 
 /** `Entity.facts`'s arguments in a loader key: instants as ISO strings, null when absent. */
-export interface EntityFactsArgs {
+interface EntityFactsArgs {
   asOf: string | null;
   validAt: string | null;
   knownAt: string | null;
@@ -137,52 +137,40 @@ export function createLoaders(
   } = {},
 ) {
   const { onBatch, readCache = null, tracer = null } = options;
-  const tenant = (dataset: string): Tenant => ({ workspaceId, dataset });
-  const loader = <K, V>(spec: GroupedLoaderSpec<K, V>) => groupedLoader(spec, onBatch, tracer);
-
-  /**
-   * One document per key, by one `$in` query per dataset, for the keys `alreadyRead` does
-   * not answer from what the request has read before.
-   */
-  const byId = <K extends DatasetKey, V>(
-    name: string,
-    find: (db: Collections, tenant: Tenant, ids: string[]) => Promise<Map<string, V>>,
-    idOf: (key: K) => string,
-    normalize: (id: string) => string,
-    alreadyRead: (dataset: string, id: string) => V | undefined = () => undefined,
-  ) =>
-    loader<K, V | null>({
-      name,
-      group: (k) => k.dataset,
-      // By the id as the store compares it: `Acme` and `acme` are one entity, one answer.
-      cacheKey: (k) => JSON.stringify([k.dataset, normalize(idOf(k))]),
-      load: async (keys, head) => {
-        const known = (k: K) => alreadyRead(k.dataset, normalize(idOf(k)));
-        const unknown = keys.filter((k) => known(k) === undefined);
-        const found =
-          unknown.length === 0
-            ? new Map<string, V>()
-            : await find(db, tenant(head.dataset), unknown.map(idOf));
-        return (k) => known(k) ?? found.get(normalize(idOf(k))) ?? null;
-      },
-    });
-
-  /**
-   * Entities this request has read as pages: a fact's entity among them is answered from
-   * that read instead of being looked up again by derived id. The pages are indexed only
-   * when an entity is asked for (a REST list of every entity never is).
-   */
-  const entityPages: (readonly EntityDoc[])[] = [];
-  const entitiesRead = new Map<string, EntityDoc>();
-  const readEntity = (dataset: string, name: string) => {
-    for (let page = entityPages.pop(); page; page = entityPages.pop()) {
-      for (const e of page) entitiesRead.set(`${e.dataset}\u0000${e.name}`, e);
-    }
-    return entitiesRead.get(`${dataset}\u0000${name}`);
+  const scope: LoaderScope = {
+    db,
+    workspaceId,
+    now,
+    tenant: (dataset) => ({ workspaceId, dataset }),
+    loader: (spec) => groupedLoader(spec, onBatch, tracer),
   };
+  const pages = entityPages();
+  const documents = documentLoaders(scope, pages.readEntity);
+  const factLists = factListLoaders(scope);
+  return {
+    datasetByName: datasetLoader(scope, readCache),
+    factById: documents.factById,
+    entityByName: documents.entityByName,
+    knownEntities: pages.knownEntities,
+    episodeById: documents.episodeById,
+    memoryById: documents.memoryById,
+    factsOfEntity: factLists.factsOfEntity,
+    factsOfEpisode: factLists.factsOfEpisode,
+  };
+}
 
-  // Each name is a group of its own: one cached read per dataset.
-  const datasetByName = loader<string, DatasetDoc | null>({
+/** What a request's loaders share: its store, workspace and instant, and how a loader is made. */
+interface LoaderScope {
+  db: Collections;
+  workspaceId: string;
+  now: Date;
+  tenant: (dataset: string) => Tenant;
+  loader: <K, V>(spec: GroupedLoaderSpec<K, V>) => DataLoader<K, V, string>;
+}
+
+/** Each name is a group of its own: one cached read per dataset. */
+function datasetLoader({ db, workspaceId, loader }: LoaderScope, readCache: ReadCache | null) {
+  return loader<string, DatasetDoc | null>({
     name: 'datasetByName',
     group: (name) => name,
     load: async (_keys, name) => {
@@ -190,85 +178,134 @@ export function createLoaders(
       return () => found;
     },
   });
+}
 
-  const factById = byId<DatasetKey & { factId: string }, FactDoc>(
-    'factById',
-    factsByIds,
-    (k) => k.factId,
-    normalizeUuid,
-  );
-
-  const entityByName = byId<DatasetKey & { name: string }, EntityDoc>(
-    'entityByName',
-    entitiesByNames,
-    (k) => k.name,
-    entityKey,
-    readEntity,
-  );
-
-  const episodeById = byId<DatasetKey & { episodeId: string }, EpisodeDoc>(
-    'episodeById',
-    episodesByIds,
-    (k) => k.episodeId,
-    normalizeUuid,
-  );
-
-  /**
-   * Facts touching an entity (subject or object). The key carries the field's temporal
-   * arguments as given (instants as ISO strings); keys whose arguments resolve to the same
-   * selection (resolveTemporalSelection at the request's now) and `first` share one store
-   * call per dataset, and keys with different selections never do.
-   */
-  const factsOfEntity = loader<DatasetKey & { name: string } & EntityFactsArgs, FactView[]>({
-    name: 'factsOfEntity',
-    group: (k) => JSON.stringify([k.dataset, selectionKey(entityFactsSelection(k, now)), k.first]),
-    load: async (keys, head) => {
-      const found = await factsOfEntities(
-        db,
-        tenant(head.dataset),
-        keys.map((k) => k.name),
-        entityFactsSelection(head, now),
-        head.first,
-      );
-      return (k) => found.get(entityKey(k.name)) ?? [];
-    },
-  });
-
-  /** The facts an episode produced, whatever their state (the first `first`). */
-  const factsOfEpisode = loader<DatasetKey & { episodeId: string; first: number }, FactView[]>({
-    name: 'factsOfEpisode',
-    group: (k) => JSON.stringify([k.dataset, k.first]),
-    load: async (keys, head) => {
-      const found = await factsOfEpisodes(
-        db,
-        tenant(head.dataset),
-        keys.map((k) => k.episodeId),
-        head.first,
-      );
-      return (k) => found.get(normalizeUuid(k.episodeId)) ?? [];
-    },
-  });
-
-  const memoryById = byId<DatasetKey & { memoryId: string }, MemoryDoc>(
-    'memoryById',
-    memoriesByIds,
-    (k) => k.memoryId,
-    normalizeUuid,
-  );
-
-  /** A page of entities the request has read (see `readEntity`). */
-  const knownEntities = (entities: readonly EntityDoc[]) => {
-    entityPages.push(entities);
-  };
-
+/**
+ * Entities this request has read as pages: a fact's entity among them is answered from
+ * that read instead of being looked up again by derived id. The pages are indexed only
+ * when an entity is asked for (a REST list of every entity never is).
+ */
+function entityPages() {
+  const pages: (readonly EntityDoc[])[] = [];
+  const entitiesRead = new Map<string, EntityDoc>();
   return {
-    datasetByName,
-    factById,
-    entityByName,
-    knownEntities,
-    episodeById,
-    memoryById,
-    factsOfEntity,
-    factsOfEpisode,
+    readEntity: (dataset: string, name: string) => {
+      for (let page = pages.pop(); page; page = pages.pop()) {
+        for (const e of page) entitiesRead.set(`${e.dataset}\u0000${e.name}`, e);
+      }
+      return entitiesRead.get(`${dataset}\u0000${name}`);
+    },
+    /** A page of entities the request has read (see `readEntity`). */
+    knownEntities: (entities: readonly EntityDoc[]) => {
+      pages.push(entities);
+    },
+  };
+}
+
+/** Facts, entities, episodes and memories, one document per key. */
+function documentLoaders(
+  scope: LoaderScope,
+  readEntity: (dataset: string, name: string) => EntityDoc | undefined,
+) {
+  return {
+    factById: byIdLoader<DatasetKey & { factId: string }, FactDoc>(
+      scope,
+      'factById',
+      factsByIds,
+      (k) => k.factId,
+      normalizeUuid,
+    ),
+    entityByName: byIdLoader<DatasetKey & { name: string }, EntityDoc>(
+      scope,
+      'entityByName',
+      entitiesByNames,
+      (k) => k.name,
+      entityKey,
+      readEntity,
+    ),
+    episodeById: byIdLoader<DatasetKey & { episodeId: string }, EpisodeDoc>(
+      scope,
+      'episodeById',
+      episodesByIds,
+      (k) => k.episodeId,
+      normalizeUuid,
+    ),
+    memoryById: byIdLoader<DatasetKey & { memoryId: string }, MemoryDoc>(
+      scope,
+      'memoryById',
+      memoriesByIds,
+      (k) => k.memoryId,
+      normalizeUuid,
+    ),
+  };
+}
+
+/**
+ * One document per key, by one `$in` query per dataset, for the keys `alreadyRead` does
+ * not answer from what the request has read before.
+ */
+function byIdLoader<K extends DatasetKey, V>(
+  { db, tenant, loader }: LoaderScope,
+  name: string,
+  find: (db: Collections, tenant: Tenant, ids: string[]) => Promise<Map<string, V>>,
+  idOf: (key: K) => string,
+  normalize: (id: string) => string,
+  alreadyRead: (dataset: string, id: string) => V | undefined = () => undefined,
+) {
+  return loader<K, V | null>({
+    name,
+    group: (k) => k.dataset,
+    // By the id as the store compares it: `Acme` and `acme` are one entity, one answer.
+    cacheKey: (k) => JSON.stringify([k.dataset, normalize(idOf(k))]),
+    load: async (keys, head) => {
+      const known = (k: K) => alreadyRead(k.dataset, normalize(idOf(k)));
+      const unknown = keys.filter((k) => known(k) === undefined);
+      const found =
+        unknown.length === 0
+          ? new Map<string, V>()
+          : await find(db, tenant(head.dataset), unknown.map(idOf));
+      return (k) => known(k) ?? found.get(normalize(idOf(k))) ?? null;
+    },
+  });
+}
+
+/** The facts of an entity and of an episode, one list per key. */
+function factListLoaders({ db, now, tenant, loader }: LoaderScope) {
+  return {
+    /**
+     * Facts touching an entity (subject or object). The key carries the field's temporal
+     * arguments as given (instants as ISO strings); keys whose arguments resolve to the same
+     * selection (resolveTemporalSelection at the request's now) and `first` share one store
+     * call per dataset, and keys with different selections never do.
+     */
+    factsOfEntity: loader<DatasetKey & { name: string } & EntityFactsArgs, FactView[]>({
+      name: 'factsOfEntity',
+      group: (k) =>
+        JSON.stringify([k.dataset, selectionKey(entityFactsSelection(k, now)), k.first]),
+      load: async (keys, head) => {
+        const found = await factsOfEntities(
+          db,
+          tenant(head.dataset),
+          keys.map((k) => k.name),
+          entityFactsSelection(head, now),
+          head.first,
+        );
+        return (k) => found.get(entityKey(k.name)) ?? [];
+      },
+    }),
+    /** The facts an episode produced, whatever their state (the first `first`). */
+    factsOfEpisode: loader<DatasetKey & { episodeId: string; first: number }, FactView[]>({
+      name: 'factsOfEpisode',
+      group: (k) => JSON.stringify([k.dataset, k.first]),
+      load: async (keys, head) => {
+        const found = await factsOfEpisodes(
+          db,
+          tenant(head.dataset),
+          keys.map((k) => k.episodeId),
+          head.first,
+        );
+        return (k) => found.get(normalizeUuid(k.episodeId)) ?? [];
+      },
+    }),
   };
 }

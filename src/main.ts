@@ -6,10 +6,17 @@
  * embedded database.
  */
 
+import type { Server as HttpServer } from 'node:http';
 import { Server } from 'node:net';
+import type { Logger } from 'pino';
 import { parseCommandLine } from './cli/help.js';
 import { systemClock } from './clock.js';
-import { DEFAULT_WORKSPACE_CONCURRENCY, exitOnStartupFailure, loadConfig } from './config.js';
+import {
+  type Config,
+  DEFAULT_WORKSPACE_CONCURRENCY,
+  exitOnStartupFailure,
+  loadConfig,
+} from './config.js';
 import {
   DEMO_DATASET,
   developmentKeyFile,
@@ -17,12 +24,17 @@ import {
   workspacesBeforeDemo,
 } from './demo/seed.js';
 import { reportEmbeddedSize } from './embedded/sizeNotice.js';
-import { createGateway } from './http/app.js';
-import { createLogger, createMetrics, observeDatabase } from './http/observability.js';
+import { createGateway, type GatewayOptions } from './http/app.js';
+import {
+  createLogger,
+  createMetrics,
+  type Metrics,
+  observeDatabase,
+} from './http/observability.js';
 import { listen, whenListening } from './http/server.js';
 import { traceDatabase } from './http/tracing.js';
 import { serveGraphqlWebSocket } from './http/webSocket.js';
-import { openStore } from './openStore.js';
+import { type OpenedStore, openStore } from './openStore.js';
 import { databaseTimeouts } from './store/database.js';
 import { embedPending } from './store/embeddings.js';
 
@@ -42,10 +54,38 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.LOG_LEVEL);
   const metrics = createMetrics();
-  // Tracing only with an endpoint to send spans to: otherwise nothing is installed.
-  const tracing = config.OTEL_EXPORTER_OTLP_ENDPOINT
+  const tracing = await startTracingWhenConfigured(config);
+  const store = await openObservedStore(config, metrics, tracing);
+  const demo = await loadDemoOnFirstStart(config, store);
+  const gateway = createGateway(gatewayOptions(config, store, demo, { logger, metrics, tracing }));
+  const server = listen(gateway.fetch, listenOptions(config), (info) => {
+    const base = `http://${info.family === 'IPv6' ? `[${info.address}]` : info.address}:${info.port}`;
+    printBanner(base, config, store, demo);
+    countEmbeddedStoreLater(store, logger);
+  });
+  await listeningOrStoreClosed(server, config, store);
+  const webSocket = serveGraphqlWebSocket(server, gateway, {
+    ...embeddedHostCheck(config, store),
+    maxPayloadBytes: config.BODY_LIMIT_BYTES,
+  });
+  shutDownOnSignals({ config, logger, gateway, webSocket, server, store, tracing });
+}
+
+/** Tracing only with an endpoint to send spans to: otherwise nothing is installed. */
+async function startTracingWhenConfigured(config: Config) {
+  return config.OTEL_EXPORTER_OTLP_ENDPOINT
     ? (await import('./http/tracingExport.js')).startTracing(config.OTEL_SERVICE_NAME)
     : null;
+}
+
+type Tracing = Awaited<ReturnType<typeof startTracingWhenConfigured>>;
+
+/** The store, its commands counted (DB_COMMAND_METRICS) and traced when asked. */
+async function openObservedStore(
+  config: Config,
+  metrics: Metrics,
+  tracing: Tracing,
+): Promise<OpenedStore> {
   const store = await openStore(config, 'server', (line) => process.stderr.write(`${line}\n`), {
     // Fail fast when the database is unreachable: requests get a 503 within this bound
     // instead of hanging; the driver reconnects by itself when the database returns.
@@ -54,6 +94,16 @@ async function main(): Promise<void> {
   });
   if (config.DB_COMMAND_METRICS) observeDatabase(store.database.client, metrics);
   if (tracing) traceDatabase(store.database.client, tracing.tracer);
+  return store;
+}
+
+/** What the embedded store's first start gave: the development key, or what kept the demo out. */
+interface FirstStart {
+  devKey: string | null;
+  before: { names: string[]; total: number } | null;
+}
+
+async function loadDemoOnFirstStart(config: Config, store: OpenedStore): Promise<FirstStart> {
   const devKey = store.embedded
     ? await ensureDevelopmentData(store.database.collections, config.DATA_DIR, systemClock())
     : null;
@@ -66,8 +116,17 @@ async function main(): Promise<void> {
   if (devKey && store.embedder) {
     await embedPending(store.database.collections, store.embedder, null);
   }
+  return { devKey, before };
+}
 
-  const gateway = createGateway({
+/** The gateway's settings: the configuration's, and the defaults of the store it runs on. */
+function gatewayOptions(
+  config: Config,
+  store: OpenedStore,
+  { devKey }: FirstStart,
+  { logger, metrics, tracing }: { logger: Logger; metrics: Metrics; tracing: Tracing },
+): GatewayOptions {
+  return {
     database: store.database,
     embedder: store.embedder,
     logger,
@@ -95,73 +154,95 @@ async function main(): Promise<void> {
       maxStreamsPerKey: config.LIVE_STREAMS_PER_KEY,
       bufferLimit: config.LIVE_BUFFER,
     },
-    // The Host check guards the development key and the embedded store from DNS rebinding;
-    // a MONGODB_URI deployment sits behind its own proxy and names.
-    ...(store.embedded && config.ALLOWED_HOSTS !== '*'
-      ? { allowedHosts: config.ALLOWED_HOSTS }
-      : {}),
+    ...embeddedHostCheck(config, store),
     // Never in production, whatever the store: a page that carries a key is a development aid.
     ...(devKey && config.NODE_ENV !== 'production' ? { developmentKey: devKey } : {}),
-  });
-  const server = listen(
-    gateway.fetch,
-    {
-      port: config.PORT,
-      hostname: config.HOST,
-      timeouts: {
-        headersTimeoutMs: config.HEADERS_TIMEOUT_MS,
-        requestTimeoutMs: config.REQUEST_TIMEOUT_MS,
-        keepAliveTimeoutMs: config.KEEP_ALIVE_TIMEOUT_MS,
-      },
-    },
-    (info) => {
-      const base = `http://${info.family === 'IPv6' ? `[${info.address}]` : info.address}:${info.port}`;
-      say(`Memory gateway listening on ${base}`);
-      say(`  Start page:         ${base}/  (links to everything below)`);
-      say(`  GraphQL / GraphiQL: ${base}/graphql${config.GRAPHIQL ? '' : ' (GraphiQL off)'}`);
-      say(`  REST:               ${base}/v1/memory/semantic/...  ${base}/api/memories`);
-      say(`  MCP (agents):       ${base}/mcp  (docs/MCP.md)`);
-      say(`  Memory explorer:    ${base}/explorer`);
-      say(`  API docs:           ${base}/docs  (${base}/openapi.json)`);
-      say(`  Health, metrics:    ${base}/healthz  ${base}/readyz  ${base}/metrics`);
-      if (store.embedded) {
-        say(
-          `  Database:           embedded FerretDB (${store.embedded.uri}), files in ${config.DATA_DIR}`,
-        );
-      } else {
-        say('  Database:           MONGODB_URI');
-      }
-      if (devKey) {
-        say(
-          `  Development key (workspace "development", scopes read,write,admin; kept in ${developmentKeyFile(config.DATA_DIR)}):`,
-        );
-        say(`    ${devKey}`);
-        say(`  Try: curl -H "Authorization: Bearer ${devKey}" \\`);
-        say(`         "${base}/v1/memory/semantic/datasets/${DEMO_DATASET}/facts"`);
-      } else {
-        const names = before?.names.map((name) => `"${name}"`).join(', ');
-        const more =
-          before && before.total > before.names.length
-            ? ` and ${before.total - before.names.length} more`
-            : '';
-        say(
-          before
-            ? `  Demo data not loaded: the store already holds workspace(s) ${names}${more}, and ${developmentKeyFile(config.DATA_DIR)} does not exist (the demo loads only into an empty store; start with an empty DATA_DIR to get it).`
-            : '  Demo data not loaded: it loads only into the embedded database (MONGODB_URI is set).',
-        );
-        say(
-          `  API key: none printed; make one with  npm run keys -- create --workspace ${before?.names[0] ?? 'NAME'} --scopes read,write,admin`,
-        );
-      }
-      // Counted after the server is up (a large store takes a while to count), never failing it.
-      if (store.embedded) {
-        reportEmbeddedSize(store.database.collections, say).catch((error: unknown) =>
-          logger.warn({ err: error }, 'could not count the embedded store'),
-        );
-      }
-    },
-  );
+  };
+}
 
+/**
+ * The Host check (HTTP and WebSocket) guards the development key and the embedded store
+ * from DNS rebinding; a MONGODB_URI deployment sits behind its own proxy and names.
+ */
+function embeddedHostCheck(config: Config, store: OpenedStore): { allowedHosts?: string[] } {
+  return store.embedded && config.ALLOWED_HOSTS !== '*'
+    ? { allowedHosts: config.ALLOWED_HOSTS }
+    : {};
+}
+
+/** Where the server listens, and how long a client may take (src/http/server.ts). */
+function listenOptions(config: Config) {
+  return {
+    port: config.PORT,
+    hostname: config.HOST,
+    timeouts: {
+      headersTimeoutMs: config.HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: config.REQUEST_TIMEOUT_MS,
+      keepAliveTimeoutMs: config.KEEP_ALIVE_TIMEOUT_MS,
+    },
+  };
+}
+
+/** The start-up banner: where everything is, which database, and a key to try it with. */
+function printBanner(base: string, config: Config, store: OpenedStore, demo: FirstStart): void {
+  say(`Memory gateway listening on ${base}`);
+  say(`  Start page:         ${base}/  (links to everything below)`);
+  say(`  GraphQL / GraphiQL: ${base}/graphql${config.GRAPHIQL ? '' : ' (GraphiQL off)'}`);
+  say(`  REST:               ${base}/v1/memory/semantic/...  ${base}/api/memories`);
+  say(`  MCP (agents):       ${base}/mcp  (docs/MCP.md)`);
+  say(`  Memory explorer:    ${base}/explorer`);
+  say(`  API docs:           ${base}/docs  (${base}/openapi.json)`);
+  say(`  Health, metrics:    ${base}/healthz  ${base}/readyz  ${base}/metrics`);
+  if (store.embedded) {
+    say(
+      `  Database:           embedded FerretDB (${store.embedded.uri}), files in ${config.DATA_DIR}`,
+    );
+  } else {
+    say('  Database:           MONGODB_URI');
+  }
+  if (demo.devKey) sayDevelopmentKey(base, config, demo.devKey);
+  else sayWhyNoDemo(config, demo.before);
+}
+
+function sayDevelopmentKey(base: string, config: Config, devKey: string): void {
+  say(
+    `  Development key (workspace "development", scopes read,write,admin; kept in ${developmentKeyFile(config.DATA_DIR)}):`,
+  );
+  say(`    ${devKey}`);
+  say(`  Try: curl -H "Authorization: Bearer ${devKey}" \\`);
+  say(`         "${base}/v1/memory/semantic/datasets/${DEMO_DATASET}/facts"`);
+}
+
+function sayWhyNoDemo(config: Config, before: FirstStart['before']): void {
+  const names = before?.names.map((name) => `"${name}"`).join(', ');
+  const more =
+    before && before.total > before.names.length
+      ? ` and ${before.total - before.names.length} more`
+      : '';
+  say(
+    before
+      ? `  Demo data not loaded: the store already holds workspace(s) ${names}${more}, and ${developmentKeyFile(config.DATA_DIR)} does not exist (the demo loads only into an empty store; start with an empty DATA_DIR to get it).`
+      : '  Demo data not loaded: it loads only into the embedded database (MONGODB_URI is set).',
+  );
+  say(
+    `  API key: none printed; make one with  npm run keys -- create --workspace ${before?.names[0] ?? 'NAME'} --scopes read,write,admin`,
+  );
+}
+
+/** Counted after the server is up (a large store takes a while to count), never failing it. */
+function countEmbeddedStoreLater(store: OpenedStore, logger: Logger): void {
+  if (store.embedded) {
+    reportEmbeddedSize(store.database.collections, say).catch((error: unknown) =>
+      logger.warn({ err: error }, 'could not count the embedded store'),
+    );
+  }
+}
+
+async function listeningOrStoreClosed(
+  server: HttpServer,
+  config: Config,
+  store: OpenedStore,
+): Promise<void> {
   try {
     await whenListening(server, { port: config.PORT, hostname: config.HOST });
   } catch (error) {
@@ -169,44 +250,27 @@ async function main(): Promise<void> {
     await store.close().catch(() => {});
     throw error;
   }
+}
 
-  const webSocket = serveGraphqlWebSocket(server, gateway, {
-    ...(store.embedded && config.ALLOWED_HOSTS !== '*'
-      ? { allowedHosts: config.ALLOWED_HOSTS }
-      : {}),
-    maxPayloadBytes: config.BODY_LIMIT_BYTES,
-  });
+/** What shutdown stops. */
+interface Running {
+  config: Config;
+  logger: Logger;
+  gateway: ReturnType<typeof createGateway>;
+  webSocket: ReturnType<typeof serveGraphqlWebSocket>;
+  server: HttpServer;
+  store: OpenedStore;
+  tracing: Tracing;
+}
 
+/** SIGINT or SIGTERM, or the embedded database gone for good: shutdown, once. */
+function shutDownOnSignals(running: Running): void {
+  const { store, logger } = running;
   let stopping = false;
   const shutdown = async (code: number, reason: string) => {
     if (stopping) return;
     stopping = true;
-    logger.info({ reason }, 'shutting down');
-    // Every live stream ends (SHUTTING_DOWN, then complete; WebSockets close as "going
-    // away"), so its client resumes on another process from its last cursor.
-    gateway.beginShutdown();
-    await webSocket.close();
-    // Stop accepting without touching open connections: http.Server#close would also
-    // drop connections it thinks idle, including ones whose request is still arriving.
-    // Each open connection gets its response with `Connection: close` and ends; only
-    // what is still open after SHUTDOWN_TIMEOUT_MS is closed by force.
-    const closed = new Promise<void>((done) => Server.prototype.close.call(server, () => done()));
-    const timer = setTimeout(() => {
-      logger.warn(
-        { inFlight: gateway.inFlight() },
-        'shutdown timeout: closing remaining connections',
-      );
-      if ('closeAllConnections' in server) server.closeAllConnections();
-    }, config.SHUTDOWN_TIMEOUT_MS);
-    await closed;
-    clearTimeout(timer);
-    await gateway.flushKeyUse();
-    await store.close();
-    // The last spans are sent before the process ends.
-    await tracing
-      ?.shutdown()
-      .catch((error: unknown) => logger.warn({ err: error }, 'could not send the last traces'));
-    logger.info('stopped');
+    await stopInOrder(running, reason);
     process.exit(code);
   };
   process.once('SIGINT', () => void shutdown(0, 'SIGINT'));
@@ -221,6 +285,50 @@ async function main(): Promise<void> {
       void shutdown(1, 'embedded database exited');
     });
   }
+}
+
+/** Shutdown's steps, in the order this file's first comment gives. */
+async function stopInOrder(
+  { config, logger, gateway, webSocket, server, store, tracing }: Running,
+  reason: string,
+): Promise<void> {
+  logger.info({ reason }, 'shutting down');
+  // Every live stream ends (SHUTTING_DOWN, then complete; WebSockets close as "going
+  // away"), so its client resumes on another process from its last cursor.
+  gateway.beginShutdown();
+  await webSocket.close();
+  await finishOpenConnections(server, gateway, logger, config.SHUTDOWN_TIMEOUT_MS);
+  await gateway.flushKeyUse();
+  await store.close();
+  // The last spans are sent before the process ends.
+  await tracing
+    ?.shutdown()
+    .catch((error: unknown) => logger.warn({ err: error }, 'could not send the last traces'));
+  logger.info('stopped');
+}
+
+/**
+ * Stop accepting without touching open connections: http.Server#close would also
+ * drop connections it thinks idle, including ones whose request is still arriving.
+ * Each open connection gets its response with `Connection: close` and ends; only
+ * what is still open after SHUTDOWN_TIMEOUT_MS is closed by force.
+ */
+async function finishOpenConnections(
+  server: HttpServer,
+  gateway: Running['gateway'],
+  logger: Logger,
+  timeoutMs: number,
+): Promise<void> {
+  const closed = new Promise<void>((done) => Server.prototype.close.call(server, () => done()));
+  const timer = setTimeout(() => {
+    logger.warn(
+      { inFlight: gateway.inFlight() },
+      'shutdown timeout: closing remaining connections',
+    );
+    if ('closeAllConnections' in server) server.closeAllConnections();
+  }, timeoutMs);
+  await closed;
+  clearTimeout(timer);
 }
 
 main().catch((error: unknown) => exitOnStartupFailure(error, 'start'));

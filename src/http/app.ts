@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { type Span, SpanStatusCode, type Tracer } from '@opentelemetry/api';
 import { shouldRenderGraphiQL } from 'graphql-yoga';
-import type { Context } from 'hono';
+import type { Context, MiddlewareHandler, Next } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { Logger } from 'pino';
@@ -398,10 +398,46 @@ function guardApiRoutes(
   keyUse: KeyUseRecorder,
 ) {
   const { metrics } = options;
-  const store = options.database.collections;
-  const clock = options.clock ?? systemClock;
-  const readCache = createReadCache(options.readCacheTtlMs ?? 0);
   const bodyLimitBytes = options.bodyLimitBytes ?? CONFIG_DEFAULTS.BODY_LIMIT_BYTES;
+  const { keyLimiter, workspaces, addressLimiter } = apiLimits(options);
+  const contextOf = requestContexts(options, live, keyUse, workspaces);
+
+  // The pages and their assets (GraphiQL's page is GET /graphql, below) count against the
+  // client address's limit too: loading them costs more bytes than any API answer.
+  if (addressLimiter) {
+    for (const path of PAGE_PATHS) app.use(path, limitPerAddress(addressLimiter, metrics));
+  }
+
+  const cors = corsPolicy(options.corsOrigins ?? []);
+  for (const path of ['/graphql', MCP_PATH, ...REST_PATHS]) {
+    app.use(path, cors);
+    // MCP asks servers to check Origin (DNS rebinding): a page may call only from the
+    // gateway's own origin or one CORS_ORIGINS allows, as for a WebSocket.
+    if (path === MCP_PATH) app.use(path, checkMcpOrigin(options.corsOrigins ?? []));
+    app.use(path, refuseLongUrls);
+    if (addressLimiter) app.use(path, limitPerAddress(addressLimiter, metrics));
+    app.use(path, limitBodies(bodyLimitBytes));
+    app.use(path, async (c, next) => {
+      c.set('requestContext', await contextOf(c.req.raw, c.get('requestId')));
+      await next();
+    });
+    // A JSON body GraphQL or MCP cannot read (src/domain/jsonBodies.ts) is the client's mistake;
+    // GraphQL's other media types are Yoga's to judge (MCP's the SDK's), and the REST routes
+    // that take a body declare their own check (src/rest/surfaceApp.ts `jsonBody`). Without
+    // a key, 401 comes first.
+    if (path === '/graphql' || path === MCP_PATH) app.use(path, refuseUnreadableJson);
+    if (keyLimiter) app.use(path, limitPerKey(keyLimiter, metrics));
+    if (workspaces) app.use(path, takeWorkspaceSlot(workspaces, metrics));
+  }
+  return { addressLimiter, contextOf };
+}
+
+/**
+ * The API's limits, each null when off: per API key and per client address (requests per
+ * minute, counted in this process or shared through the database), and per workspace
+ * (requests running at once in this process).
+ */
+function apiLimits(options: GatewayOptions) {
   const shared = options.rateLimitStore === 'database';
   const perMinute = (name: string, points: number | undefined): RateLimiterAbstract | null =>
     !points || points <= 0
@@ -425,12 +461,27 @@ function guardApiRoutes(
         })
       : null;
   const addressLimiter = perMinute('address', options.rateLimitPerAddressPerMinute);
+  return { keyLimiter, workspaces, addressLimiter };
+}
+
+type WorkspaceLimiter = ReturnType<typeof workspaceLimiter>;
+
+/** The request context: built once per request, the same for GraphQL, REST and WebSocket. */
+function requestContexts(
+  options: GatewayOptions,
+  live: LiveStreams,
+  keyUse: KeyUseRecorder,
+  workspaces: WorkspaceLimiter | null,
+) {
+  const { metrics } = options;
+  const store = options.database.collections;
+  const clock = options.clock ?? systemClock;
+  const readCache = createReadCache(options.readCacheTtlMs ?? 0);
   // Recall by meaning: one vector index per process, derived from the store.
   const meaning = options.embedder
     ? { embedder: options.embedder, index: new MeaningIndex(() => systemClock().getTime()) }
     : null;
-  /** The request context: built once per request, the same for GraphQL, REST and WebSocket. */
-  const contextOf = (request: Request, requestId: string) =>
+  return (request: Request, requestId: string) =>
     createRequestContext(request, store, {
       requestId,
       now: clock(),
@@ -448,123 +499,122 @@ function guardApiRoutes(
           }
         : {}),
     });
+}
 
-  /** One point from `limiter` for `who`, or a 429 with Retry-After in the surface's shape. */
-  async function rateLimited(
-    c: Context<GatewayEnv>,
-    next: () => Promise<void>,
-    limiter: RateLimiterAbstract,
-    who: string,
-  ): Promise<Response | undefined> {
-    try {
-      await limiter.consume(who);
-    } catch (rejection) {
-      if (!(rejection instanceof RateLimiterRes)) throw rejection;
-      c.header('Retry-After', String(Math.max(1, Math.ceil(rejection.msBeforeNext / 1000))));
-      metrics?.errors.inc({ code: 'RATE_LIMITED' });
-      return limitRefusal(c, 'Too many requests; retry after the time in Retry-After');
+/** One point from `limiter` for `who`, or a 429 with Retry-After in the surface's shape. */
+async function rateLimited(
+  c: Context<GatewayEnv>,
+  next: () => Promise<void>,
+  limiter: RateLimiterAbstract,
+  who: string,
+  metrics: Metrics | undefined,
+): Promise<Response | undefined> {
+  try {
+    await limiter.consume(who);
+  } catch (rejection) {
+    if (!(rejection instanceof RateLimiterRes)) throw rejection;
+    c.header('Retry-After', String(Math.max(1, Math.ceil(rejection.msBeforeNext / 1000))));
+    metrics?.errors.inc({ code: 'RATE_LIMITED' });
+    return limitRefusal(c, 'Too many requests; retry after the time in Retry-After');
+  }
+  await next();
+}
+
+/** The per-address rate limit: before any key is looked up, so made-up keys cost no reads. */
+function limitPerAddress(
+  limiter: RateLimiterAbstract,
+  metrics: Metrics | undefined,
+): MiddlewareHandler<GatewayEnv> {
+  return (c, next) => rateLimited(c, next, limiter, clientAddress(c), metrics);
+}
+
+/** The per-key rate limit, for a request with a valid key. */
+function limitPerKey(
+  limiter: RateLimiterAbstract,
+  metrics: Metrics | undefined,
+): MiddlewareHandler<GatewayEnv> {
+  return (c, next) => {
+    const auth = c.get('requestContext').auth;
+    return auth ? rateLimited(c, next, limiter, auth.keyId, metrics) : next();
+  };
+}
+
+/** MCP's Origin check: the gateway's own origin, or one CORS_ORIGINS allows. */
+function checkMcpOrigin(corsOrigins: CorsOrigins): MiddlewareHandler<GatewayEnv> {
+  return async (c, next) => {
+    const origin = c.req.header('origin');
+    if (!originMayCall(corsOrigins, origin, c.req.header('host'))) {
+      return edgeError(
+        c,
+        'FORBIDDEN',
+        `Origin "${origin}" may not call MCP here; see CORS_ORIGINS`,
+      );
     }
     await next();
-  }
+  };
+}
 
-  // The pages and their assets (GraphiQL's page is GET /graphql, below) count against the
-  // client address's limit too: loading them costs more bytes than any API answer.
-  if (addressLimiter) {
-    for (const path of PAGE_PATHS) {
-      app.use(path, (c, next) => rateLimited(c, next, addressLimiter, clientAddress(c)));
-    }
+/** A URL past MAX_URL_LENGTH: 414. */
+async function refuseLongUrls(c: Context<GatewayEnv>, next: Next) {
+  // Path and query: what a client sends on the request line (a fragment never is).
+  const url = c.req.url;
+  const start = url.indexOf('/', url.indexOf('//') + 2);
+  const fragment = url.indexOf('#', start);
+  if ((fragment < 0 ? url.length : fragment) - start > MAX_URL_LENGTH) {
+    return edgeError(c, 'URI_TOO_LONG', `URL too long (at most ${MAX_URL_LENGTH} characters)`);
   }
+  await next();
+}
 
-  const cors = corsPolicy(options.corsOrigins ?? []);
-  for (const path of ['/graphql', MCP_PATH, ...REST_PATHS]) {
-    app.use(path, cors);
-    // MCP asks servers to check Origin (DNS rebinding): a page may call only from the
-    // gateway's own origin or one CORS_ORIGINS allows, as for a WebSocket.
-    if (path === MCP_PATH) {
-      app.use(path, async (c, next) => {
-        const origin = c.req.header('origin');
-        if (!originMayCall(options.corsOrigins ?? [], origin, c.req.header('host'))) {
-          return edgeError(
-            c,
-            'FORBIDDEN',
-            `Origin "${origin}" may not call MCP here; see CORS_ORIGINS`,
-          );
-        }
-        await next();
-      });
-    }
-    app.use(path, async (c, next) => {
-      // Path and query: what a client sends on the request line (a fragment never is).
-      const url = c.req.url;
-      const start = url.indexOf('/', url.indexOf('//') + 2);
-      const fragment = url.indexOf('#', start);
-      if ((fragment < 0 ? url.length : fragment) - start > MAX_URL_LENGTH) {
-        return edgeError(c, 'URI_TOO_LONG', `URL too long (at most ${MAX_URL_LENGTH} characters)`);
-      }
-      await next();
-    });
-    if (addressLimiter) {
-      app.use(path, (c, next) => rateLimited(c, next, addressLimiter, clientAddress(c)));
-    }
-    const limitBody = bodyLimit({
-      maxSize: bodyLimitBytes,
-      onError: (c) => {
-        // The rest of the body is not read: the connection cannot carry another request,
-        // so the answer says it closes (a client must not reuse it).
-        c.header('Connection', 'close');
-        return edgeError(
-          c,
-          'PAYLOAD_TOO_LARGE',
-          `Request body too large (at most ${bodyLimitBytes} bytes)`,
-        );
-      },
-    });
-    // GET and HEAD carry no body the gateway reads (the request stand-in drops one), so they
-    // skip the check, which would build the whole WHATWG Request just to see none.
-    app.use(path, (c, next) =>
-      c.req.method === 'GET' || c.req.method === 'HEAD' ? next() : limitBody(c, next),
+/** A body past BODY_LIMIT_BYTES: 413. */
+function limitBodies(bodyLimitBytes: number): MiddlewareHandler<GatewayEnv> {
+  const limitBody = bodyLimit({
+    maxSize: bodyLimitBytes,
+    onError: (c) => {
+      // The rest of the body is not read: the connection cannot carry another request,
+      // so the answer says it closes (a client must not reuse it).
+      c.header('Connection', 'close');
+      return edgeError(
+        c,
+        'PAYLOAD_TOO_LARGE',
+        `Request body too large (at most ${bodyLimitBytes} bytes)`,
+      );
+    },
+  });
+  // GET and HEAD carry no body the gateway reads (the request stand-in drops one), so they
+  // skip the check, which would build the whole WHATWG Request just to see none.
+  return (c, next) =>
+    c.req.method === 'GET' || c.req.method === 'HEAD' ? next() : limitBody(c, next);
+}
+
+/** A JSON body that cannot be read, from a request with a key: the client's mistake, 400. */
+async function refuseUnreadableJson(c: Context<GatewayEnv>, next: Next) {
+  const contentType = c.req.header('content-type');
+  if (c.req.method !== 'POST' || !c.get('requestContext').auth) return next();
+  if (!isJsonMediaType(contentType)) return next();
+  const bytes = await c.req.raw.clone().arrayBuffer();
+  const problem = jsonBodyProblem(contentType, bytes, false);
+  if (problem) return edgeError(c, problem.code, problem.message);
+  await next();
+}
+
+/** The workspace's fairness slot (src/http/workspaceLimit.ts), or a 429 when none comes. */
+function takeWorkspaceSlot(
+  workspaces: WorkspaceLimiter,
+  metrics: Metrics | undefined,
+): MiddlewareHandler<GatewayEnv> {
+  return async (c, next) => {
+    const ctx = c.get('requestContext');
+    if (!ctx.auth) return next();
+    const refused = await workspaces.run(ctx.auth.workspaceId, ctx.deadline, next);
+    if (!refused) return;
+    c.header('Retry-After', '1');
+    metrics?.errors.inc({ code: 'RATE_LIMITED' });
+    return limitRefusal(
+      c,
+      `This workspace has as many requests running as one gateway runs at once (${refused}); retry after the time in Retry-After`,
     );
-    app.use(path, async (c, next) => {
-      c.set('requestContext', await contextOf(c.req.raw, c.get('requestId')));
-      await next();
-    });
-    // A JSON body GraphQL or MCP cannot read (src/domain/jsonBodies.ts) is the client's mistake;
-    // GraphQL's other media types are Yoga's to judge (MCP's the SDK's), and the REST routes
-    // that take a body declare their own check (src/rest/surfaceApp.ts `jsonBody`). Without
-    // a key, 401 comes first.
-    if (path === '/graphql' || path === MCP_PATH) {
-      app.use(path, async (c, next) => {
-        const contentType = c.req.header('content-type');
-        if (c.req.method !== 'POST' || !c.get('requestContext').auth) return next();
-        if (!isJsonMediaType(contentType)) return next();
-        const bytes = await c.req.raw.clone().arrayBuffer();
-        const problem = jsonBodyProblem(contentType, bytes, false);
-        if (problem) return edgeError(c, problem.code, problem.message);
-        await next();
-      });
-    }
-    if (keyLimiter) {
-      app.use(path, (c, next) => {
-        const auth = c.get('requestContext').auth;
-        return auth ? rateLimited(c, next, keyLimiter, auth.keyId) : next();
-      });
-    }
-    if (workspaces) {
-      app.use(path, async (c, next) => {
-        const ctx = c.get('requestContext');
-        if (!ctx.auth) return next();
-        const refused = await workspaces.run(ctx.auth.workspaceId, ctx.deadline, next);
-        if (!refused) return;
-        c.header('Retry-After', '1');
-        metrics?.errors.inc({ code: 'RATE_LIMITED' });
-        return limitRefusal(
-          c,
-          `This workspace has as many requests running as one gateway runs at once (${refused}); retry after the time in Retry-After`,
-        );
-      });
-    }
-  }
-  return { addressLimiter, contextOf };
+  };
 }
 
 /**

@@ -9,13 +9,11 @@ import {
 } from 'graphql';
 import type { SubscribePayload } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
-import { RateLimiterRes } from 'rate-limiter-flexible';
 import { WebSocketServer } from 'ws';
 import { CONFIG_DEFAULTS } from '../config.js';
 import { unauthenticated } from '../context.js';
 import type { createGateway } from './app.js';
-import { originMayCall } from './cors.js';
-import { requestHostName } from './hosts.js';
+import { admitUpgrade } from './webSocketAdmission.js';
 
 /**
  * GraphQL over WebSocket (the graphql-ws protocol Apollo Client, urql and Relay speak) on
@@ -40,22 +38,6 @@ export interface WebSocketOptions {
   maxPayloadBytes?: number;
   /** How often the server pings each connection (ws ping frames), so proxies keep it. */
   keepAliveMs?: number;
-}
-
-const REASONS: Record<number, string> = {
-  400: 'Bad Request',
-  403: 'Forbidden',
-  404: 'Not Found',
-  429: 'Too Many Requests',
-  503: 'Service Unavailable',
-};
-
-function refuseUpgrade(socket: Duplex, status: number, code: string, message: string): void {
-  const body = JSON.stringify({ errors: [{ message, extensions: { code } }] });
-  socket.end(
-    `HTTP/1.1 ${status} ${REASONS[status]}\r\nContent-Type: application/json\r\n` +
-      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-  );
 }
 
 /** The `Authorization` value a connection_init payload carries (either spelling). */
@@ -164,136 +146,48 @@ export function serveGraphqlWebSocket(
     noServer: true,
     maxPayload: options.maxPayloadBytes ?? CONFIG_DEFAULTS.BODY_LIMIT_BYTES,
   });
-
-  const onUpgrade = async (request: IncomingMessage, socket: Duplex, head: Buffer) => {
-    const path = (request.url ?? '').split('?')[0];
-    if (path !== '/graphql') {
-      refuseUpgrade(socket, 404, 'NOT_FOUND', 'Not found');
-      return;
-    }
-    if (gateway.shuttingDown()) {
-      refuseUpgrade(socket, 503, 'SHUTTING_DOWN', 'This gateway process is shutting down');
-      return;
-    }
-    const hostHeader = request.headers.host ?? '';
-    const host = URL.canParse(`http://${hostHeader}/`)
-      ? requestHostName(new Request(`http://${hostHeader}/`))
-      : null;
-    if (allowedHosts && (!host || !allowedHosts.has(host))) {
-      refuseUpgrade(
-        socket,
-        403,
-        'FORBIDDEN',
-        `Host "${host ?? ''}" is not allowed; see ALLOWED_HOSTS`,
-      );
-      return;
-    }
-    const origin = request.headers.origin;
-    if (!originMayCall(gateway.corsOrigins, origin, request.headers.host)) {
-      refuseUpgrade(
-        socket,
-        403,
-        'FORBIDDEN',
-        `Origin "${origin}" may not open a WebSocket here; see CORS_ORIGINS`,
-      );
-      return;
-    }
-    if (gateway.addressLimiter) {
-      try {
-        await gateway.addressLimiter.consume(request.socket.remoteAddress ?? 'unknown');
-      } catch (rejection) {
-        if (!(rejection instanceof RateLimiterRes)) throw rejection;
-        refuseUpgrade(socket, 429, 'RATE_LIMITED', 'Too many requests; retry later');
-        return;
-      }
-    }
-    sockets.handleUpgrade(request, socket, head, (ws) => sockets.emit('connection', ws, request));
-  };
   const upgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
-    onUpgrade(request, socket, head).catch(() => socket.destroy());
+    admitUpgrade(request, socket, { gateway, allowedHosts }, () =>
+      sockets.handleUpgrade(request, socket, head, (ws) => sockets.emit('connection', ws, request)),
+    ).catch(() => socket.destroy());
   };
   server.on('upgrade', upgrade);
+  const operations = serveOperations(sockets, gateway, options.keepAliveMs ?? 12_000);
 
-  /**
-   * One operation through the gateway's one door: a GraphQL-over-HTTP request with the
-   * connection's key, on the connection's own socket (its address counts for the limits).
-   */
-  async function answer(
-    upgrade: IncomingMessage,
-    authorization: string | null,
-    payload: SubscribePayload & { documentId?: unknown },
-    signal: AbortSignal,
-    stop: () => void,
-  ): Promise<Answer> {
-    const host = upgrade.headers.host;
-    const base = host && URL.canParse(`http://${host}/`) ? `http://${host}` : 'http://localhost';
-    const response = await gateway.fetch(
-      new Request(`${base}/graphql`, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          // One result as JSON, with GraphQL over HTTP's statuses; a stream as SSE.
-          accept: 'application/graphql-response+json, text/event-stream;q=0.9',
-          ...(authorization ? { authorization } : {}),
-        },
-        body: JSON.stringify({
-          query: payload.query,
-          operationName: payload.operationName ?? null,
-          variables: payload.variables ?? null,
-          extensions: payload.extensions ?? null,
-          ...(payload.documentId === undefined ? {} : { documentId: payload.documentId }),
-        }),
-        signal,
-      }),
-      { transport: 'graphql-ws', incoming: upgrade },
-    );
-    if (response.headers.get('content-type')?.startsWith('text/event-stream') && response.body) {
-      return { results: serverSentResults(response.body, stop) };
-    }
-    const body = (await response.json()) as ExecutionResult & { errors?: GraphQLFormattedError[] };
-    stop();
-    // No `data`: refused before anything ran (GraphQL over HTTP's request errors).
-    if (!('data' in body)) return { refused: body.errors ?? [] };
-    return { result: body };
-  }
-
-  /** Each running operation's way to stop it (a completed one ends its stream in the gateway). */
-  const running = new WeakMap<object, Map<string, AbortController>>();
-  const stopOf = (socket: object, id: string) => () => {
-    running.get(socket)?.get(id)?.abort();
-    running.get(socket)?.delete(id);
+  return {
+    /** Shutdown: every connection is closed as "going away" (1001), so clients reconnect elsewhere. */
+    close: async () => {
+      server.off('upgrade', upgrade);
+      // The streams' SHUTTING_DOWN events go out first (beginShutdown ended them), briefly.
+      for (let waited = 0; gateway.live.counts().streams > 0 && waited < 1000; waited += 20) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      for (const client of sockets.clients) client.close(1001, 'Going away');
+      await operations.dispose();
+    },
   };
+}
 
+/**
+ * graphql-ws on the admitted connections: the key at `connection_init`, then each operation
+ * answered by the gateway's one door and delivered as graphql-ws messages.
+ */
+function serveOperations(sockets: WebSocketServer, gateway: Gateway, keepAliveMs: number) {
+  const running = runningOperations();
   type Extra = { request: IncomingMessage; socket: object };
-  const disposable = useServer<Record<string, unknown>, Extra>(
+  return useServer<Record<string, unknown>, Extra>(
     {
       connectionInitWaitTimeout: 10_000,
-      // A connection without a valid key is closed at once (4403, with the reason), before
-      // it subscribes; each operation is still decided on its own by the pipeline.
-      onConnect: async (ctx) => {
-        const problem = await gateway.keyProblem(authorizationOf(ctx.connectionParams));
-        if (problem === null) return true;
-        const reason = `UNAUTHENTICATED: ${unauthenticated(problem).message}`;
-        (ctx.extra.socket as { close: (code: number, reason: string) => void }).close(
-          4403,
-          reason.slice(0, 123),
-        );
-        return false;
-      },
+      onConnect: (ctx) => keyAccepted(gateway, ctx.connectionParams, ctx.extra.socket),
       onSubscribe: async (ctx, id, payload) => {
-        const controller = new AbortController();
-        let ofSocket = running.get(ctx.extra.socket);
-        if (!ofSocket) {
-          ofSocket = new Map();
-          running.set(ctx.extra.socket, ofSocket);
-        }
-        ofSocket.set(id, controller);
-        const answered = await answer(
+        const controller = running.start(ctx.extra.socket, id);
+        const answered = await answerOperation(
+          gateway,
           ctx.extra.request,
           authorizationOf(ctx.connectionParams),
           payload,
           controller.signal,
-          stopOf(ctx.extra.socket, id),
+          running.stopOf(ctx.extra.socket, id),
         );
         if ('refused' in answered) return refusedWith(answered.refused);
         return {
@@ -310,22 +204,91 @@ export function serveGraphqlWebSocket(
       onNext: (_ctx, _id, _payload, _args, result) => result as never,
       onError: (_ctx, _id, _payload, errors) =>
         errors.map((error) => formatted.get(error) ?? error.toJSON()),
-      onComplete: (ctx, id) => stopOf(ctx.extra.socket, id)(),
+      onComplete: (ctx, id) => running.stopOf(ctx.extra.socket, id)(),
     },
     sockets,
-    options.keepAliveMs ?? 12_000,
+    keepAliveMs,
   );
+}
 
+/**
+ * A connection without a valid key is closed at once (4403, with the reason), before
+ * it subscribes; each operation is still decided on its own by the pipeline.
+ */
+async function keyAccepted(
+  gateway: Gateway,
+  connectionParams: Readonly<Record<string, unknown>> | undefined,
+  socket: object,
+): Promise<boolean> {
+  const problem = await gateway.keyProblem(authorizationOf(connectionParams));
+  if (problem === null) return true;
+  const reason = `UNAUTHENTICATED: ${unauthenticated(problem).message}`;
+  (socket as { close: (code: number, reason: string) => void }).close(4403, reason.slice(0, 123));
+  return false;
+}
+
+/** Each running operation's way to stop it (a completed one ends its stream in the gateway). */
+function runningOperations() {
+  const running = new WeakMap<object, Map<string, AbortController>>();
   return {
-    /** Shutdown: every connection is closed as "going away" (1001), so clients reconnect elsewhere. */
-    close: async () => {
-      server.off('upgrade', upgrade);
-      // The streams' SHUTTING_DOWN events go out first (beginShutdown ended them), briefly.
-      for (let waited = 0; gateway.live.counts().streams > 0 && waited < 1000; waited += 20) {
-        await new Promise((resolve) => setTimeout(resolve, 20));
+    /** The controller of an operation starting on `socket`, kept until it stops. */
+    start(socket: object, id: string): AbortController {
+      const controller = new AbortController();
+      let ofSocket = running.get(socket);
+      if (!ofSocket) {
+        ofSocket = new Map();
+        running.set(socket, ofSocket);
       }
-      for (const client of sockets.clients) client.close(1001, 'Going away');
-      await disposable.dispose();
+      ofSocket.set(id, controller);
+      return controller;
+    },
+    stopOf: (socket: object, id: string) => () => {
+      running.get(socket)?.get(id)?.abort();
+      running.get(socket)?.delete(id);
     },
   };
+}
+
+/**
+ * One operation through the gateway's one door: a GraphQL-over-HTTP request with the
+ * connection's key, on the connection's own socket (its address counts for the limits).
+ */
+async function answerOperation(
+  gateway: Gateway,
+  upgrade: IncomingMessage,
+  authorization: string | null,
+  payload: SubscribePayload & { documentId?: unknown },
+  signal: AbortSignal,
+  stop: () => void,
+): Promise<Answer> {
+  const host = upgrade.headers.host;
+  const base = host && URL.canParse(`http://${host}/`) ? `http://${host}` : 'http://localhost';
+  const response = await gateway.fetch(
+    new Request(`${base}/graphql`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        // One result as JSON, with GraphQL over HTTP's statuses; a stream as SSE.
+        accept: 'application/graphql-response+json, text/event-stream;q=0.9',
+        ...(authorization ? { authorization } : {}),
+      },
+      body: JSON.stringify({
+        query: payload.query,
+        operationName: payload.operationName ?? null,
+        variables: payload.variables ?? null,
+        extensions: payload.extensions ?? null,
+        ...(payload.documentId === undefined ? {} : { documentId: payload.documentId }),
+      }),
+      signal,
+    }),
+    { transport: 'graphql-ws', incoming: upgrade },
+  );
+  if (response.headers.get('content-type')?.startsWith('text/event-stream') && response.body) {
+    return { results: serverSentResults(response.body, stop) };
+  }
+  const body = (await response.json()) as ExecutionResult & { errors?: GraphQLFormattedError[] };
+  stop();
+  // No `data`: refused before anything ran (GraphQL over HTTP's request errors).
+  if (!('data' in body)) return { refused: body.errors ?? [] };
+  return { result: body };
 }

@@ -31,7 +31,8 @@ const NOT_A_FILE_OF_OURS: Record<string, string> = {
   typecheck: 'tsc, twice',
   lint: 'biome and knip',
   format: 'biome',
-  check: 'npm run typecheck, then npm run lint',
+  layers: 'dependency-cruiser',
+  check: 'npm run typecheck, npm run lint, then npm run layers',
 };
 
 interface FileScript {
