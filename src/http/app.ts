@@ -154,39 +154,10 @@ interface Lifecycle {
 export function createGateway(options: GatewayOptions) {
   const app: EdgeApp = new OpenAPIHono<GatewayEnv>();
   const lifecycle: Lifecycle = { shuttingDown: false, inFlight: 0 };
-  const live = new LiveStreams(options.database.collections, options.clock ?? systemClock, {
-    ...LIVE_DEFAULTS,
-    keyRecheckMs:
-      options.readCacheTtlMs && options.readCacheTtlMs > 0 ? options.readCacheTtlMs : 1000,
-    ...(options.logger
-      ? {
-          onReadError: (err: unknown) =>
-            options.logger?.warn({ err }, 'live: reading a feed failed'),
-        }
-      : {}),
-    ...options.live,
-  });
+  const live = openLiveStreams(options);
   const keyUse = keyUseRecorder(options.database.collections);
-  const flushKeyUse = () =>
-    keyUse.flush().catch((error: unknown) => {
-      options.logger?.warn({ err: error }, 'could not write when API keys were last used');
-      return 0;
-    });
-  const flushEvery = options.keyUseFlushMs ?? CONFIG_DEFAULTS.KEY_USE_FLUSH_MS;
-  const flushTimer = flushEvery > 0 ? setInterval(flushKeyUse, flushEvery) : null;
-  flushTimer?.unref();
-  // Shared rate limits: their ended windows removed now and then (FerretDB has no TTL).
-  const sweepTimer =
-    options.rateLimitStore === 'database'
-      ? setInterval(
-          () =>
-            removeEndedRateLimits(options.database, (options.clock ?? systemClock)()).catch(
-              (error: unknown) => options.logger?.warn({ err: error }, 'rate limits not swept'),
-            ),
-          RATE_LIMIT_SWEEP_MS,
-        )
-      : null;
-  sweepTimer?.unref();
+  const keyUseWrites = writeKeyUseEvery(options, keyUse);
+  const rateLimitSweeps = sweepRateLimits(options);
   observeRequests(app, options, lifecycle);
   checkHosts(app, options);
   serveProbes(app, options, lifecycle);
@@ -233,14 +204,58 @@ export function createGateway(options: GatewayOptions) {
     beginShutdown: () => {
       lifecycle.shuttingDown = true;
       live.close();
-      if (flushTimer) clearInterval(flushTimer);
-      if (sweepTimer) clearInterval(sweepTimer);
+      keyUseWrites.stop();
+      rateLimitSweeps.stop();
     },
     /** Writes when each key was last used, noted since the last write (the count of keys). */
-    flushKeyUse,
+    flushKeyUse: keyUseWrites.flush,
     shuttingDown: () => lifecycle.shuttingDown,
     inFlight: () => lifecycle.inFlight,
   };
+}
+
+/** The live streams every request's context is handed (`LIVE_*`, keys rechecked as cached). */
+function openLiveStreams(options: GatewayOptions): LiveStreams {
+  return new LiveStreams(options.database.collections, options.clock ?? systemClock, {
+    ...LIVE_DEFAULTS,
+    keyRecheckMs:
+      options.readCacheTtlMs && options.readCacheTtlMs > 0 ? options.readCacheTtlMs : 1000,
+    ...(options.logger
+      ? {
+          onReadError: (err: unknown) =>
+            options.logger?.warn({ err }, 'live: reading a feed failed'),
+        }
+      : {}),
+    ...options.live,
+  });
+}
+
+/** A timer's work that runs until `stop` (none when `every` is 0); it holds no process open. */
+function repeating(work: () => unknown, every: number): { stop: () => void } {
+  const timer = every > 0 ? setInterval(work, every) : null;
+  timer?.unref();
+  return { stop: () => timer && clearInterval(timer) };
+}
+
+/** When each key was last used, written every KEY_USE_FLUSH_MS and on `flush`. */
+function writeKeyUseEvery(options: GatewayOptions, keyUse: KeyUseRecorder) {
+  const flush = () =>
+    keyUse.flush().catch((error: unknown) => {
+      options.logger?.warn({ err: error }, 'could not write when API keys were last used');
+      return 0;
+    });
+  const every = options.keyUseFlushMs ?? CONFIG_DEFAULTS.KEY_USE_FLUSH_MS;
+  return { flush, ...repeating(flush, every) };
+}
+
+/** Shared rate limits: their ended windows removed now and then (FerretDB has no TTL). */
+function sweepRateLimits(options: GatewayOptions): { stop: () => void } {
+  if (options.rateLimitStore !== 'database') return { stop: () => {} };
+  const sweep = () =>
+    removeEndedRateLimits(options.database, (options.clock ?? systemClock)()).catch(
+      (error: unknown) => options.logger?.warn({ err: error }, 'rate limits not swept'),
+    );
+  return repeating(sweep, RATE_LIMIT_SWEEP_MS);
 }
 
 /** Request id, in-flight count, access log and request metrics, around everything. */
