@@ -33,8 +33,65 @@ if (!key) {
   process.exit(2);
 }
 
+/** The gateway answered a message with an HTTP refusal: its status and what its body says. */
+class Refused extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The message of a refusal's JSON-RPC error body (docs/MCP.md, "Errors"), or null. */
+function refusalMessage(body: string): string | null {
+  try {
+    const message = (JSON.parse(body) as { error?: { message?: unknown } }).error?.message;
+    return typeof message === 'string' ? message : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * fetch, with a message the gateway refuses read as Refused: the SDK would report it as an
+ * error quoting the body, like a gateway that did not answer. Only POSTs: the SDK reads a
+ * GET's 405 itself (a stateless server offers no stream of its own).
+ */
+async function fetchRefusing(input: string | URL, init?: RequestInit): Promise<Response> {
+  const response = await fetch(input, init);
+  if (init?.method !== 'POST' || response.ok) return response;
+  const body = await response.text().catch(() => '');
+  throw new Refused(response.status, refusalMessage(body) ?? `HTTP ${response.status}`);
+}
+
+/** What happened to a message, said of the gateway: refused the key, refused it, or no answer. */
+function whatHappened(error: unknown): string {
+  if (error instanceof Refused) {
+    return error.status === 401
+      ? `refused the key: ${error.message}`
+      : `refused the request (HTTP ${error.status}): ${error.message}`;
+  }
+  const reason = error instanceof Error ? error.message : String(error);
+  // fetch says only "fetch failed"; its cause says why (ECONNREFUSED, a timeout...).
+  const cause = error instanceof Error && error.cause instanceof Error ? error.cause : null;
+  const why = cause ? ` (${'code' in cause ? String(cause.code) : cause.message})` : '';
+  return `did not answer: ${reason}${why}`;
+}
+
+/** Each failure once on stderr: the SDK reports a failed send both to onerror and to the sender. */
+const told = new WeakSet<object>();
+function tell(error: unknown): void {
+  if (typeof error === 'object' && error !== null) {
+    if (told.has(error)) return;
+    told.add(error);
+  }
+  process.stderr.write(`mcp:stdio: ${url}: the gateway ${whatHappened(error)}\n`);
+}
+
 const gateway = new StreamableHTTPClientTransport(new URL(url), {
   requestInit: { headers: { authorization: `Bearer ${key}` } },
+  fetch: fetchRefusing,
 });
 const local = new StdioServerTransport();
 /** The ids of `initialize` requests on their way: their answer names the protocol revision. */
@@ -43,14 +100,13 @@ const initializing = new Set<string | number>();
 local.onmessage = (message: JSONRPCMessage) => {
   if (isJSONRPCRequest(message) && message.method === 'initialize') initializing.add(message.id);
   gateway.send(message).catch((error: unknown) => {
-    const reason = error instanceof Error ? error.message : String(error);
-    process.stderr.write(`mcp:stdio: ${url}: ${reason}\n`);
-    // A request the gateway could not answer still gets an answer, so the client does not wait.
+    tell(error);
+    // A request the gateway did not answer still gets an answer, so the client does not wait.
     if (isJSONRPCRequest(message)) {
       void local.send({
         jsonrpc: '2.0',
         id: message.id,
-        error: { code: -32000, message: `The gateway at ${url} did not answer: ${reason}` },
+        error: { code: -32000, message: `The gateway at ${url} ${whatHappened(error)}` },
       });
     }
   });
@@ -65,7 +121,7 @@ gateway.onmessage = (message: JSONRPCMessage) => {
   void local.send(message);
 };
 
-gateway.onerror = (error) => process.stderr.write(`mcp:stdio: ${error.message}\n`);
+gateway.onerror = tell;
 local.onclose = () => {
   void gateway.close().finally(() => process.exit(0));
 };

@@ -6,7 +6,11 @@
 
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import type { RequestContext } from '../context.js';
+import { nearestNames } from '../domain/names.js';
+import { GatewayError } from '../errors.js';
+import { McpDatasetNamesDocument } from '../generated/operations.js';
 import { runOperation } from '../rest/runOperation.js';
+import { MAX_PAGE_SIZE } from '../schema/args.js';
 import { scopesOf } from '../schema/authScopes.js';
 import { schema } from '../schema/index.js';
 import { authorizeOperation } from '../schema/operationScopes.js';
@@ -14,8 +18,9 @@ import { listDatasets, whatChanged } from './tools/datasets.js';
 import { recordEpisode } from './tools/episodes.js';
 import { deleteFact, entityFacts, factHistory, listFacts } from './tools/facts.js';
 import { createMemory, updateMemory } from './tools/memories.js';
+import { afterCursor } from './tools/pages.js';
 import { recall } from './tools/recall.js';
-import type { McpTool, ToolAnswer, ToolCall } from './tools/tool.js';
+import { type McpTool, type ToolAnswer, type ToolCall, unknownDataset } from './tools/tool.js';
 
 /** Every tool, in the order `tools/list` gives them. */
 export const MCP_TOOLS: readonly McpTool[] = [
@@ -40,14 +45,62 @@ export function refusalOf(
   return authorizeOperation(schema, operation, { variables }, scopesOf(ctx), { fields: false });
 }
 
-/** A tool's answer to a call with these (validated) arguments. */
+/** How many of the workspace's dataset names an unknown one is compared with, at most. */
+const COMPARED_NAMES = 1000;
+
+/**
+ * NOT_FOUND naming the dataset and the names it may have been meant as, when it names
+ * none of the key's workspace; null when it does, or when the key may not read the
+ * workspace's datasets (a write-only key's tool says what it did not find instead).
+ */
+async function datasetNotFound(ctx: RequestContext, dataset: string): Promise<GatewayError | null> {
+  if (refusalOf(ctx, McpDatasetNamesDocument)) return null;
+  const names: string[] = [];
+  let after: string | undefined;
+  do {
+    const page = await runOperation(ctx, McpDatasetNamesDocument, {
+      dataset,
+      first: MAX_PAGE_SIZE,
+      ...afterCursor(after),
+    });
+    if (page.dataset) return null;
+    names.push(...page.datasets.edges.map((edge) => edge.node.name));
+    const { hasNextPage, endCursor } = page.datasets.pageInfo;
+    after = hasNextPage ? (endCursor ?? undefined) : undefined;
+  } while (after !== undefined && names.length < COMPARED_NAMES);
+  return unknownDataset(dataset, nearestNames(dataset, names), names.length > 0);
+}
+
+const isNotFound = (error: unknown) => error instanceof GatewayError && error.code === 'NOT_FOUND';
+
+/**
+ * A tool's answer to a call with these (validated) arguments. A dataset the workspace does
+ * not have is said so, whichever tool was called: a read's operation finds no dataset
+ * (GraphQL's `dataset(name:)` is null) rather than an empty one, and a write's NOT_FOUND
+ * is then not the fact's or the memory's (docs/MCP.md, "Errors").
+ */
 export function runTool(
   ctx: RequestContext,
   tool: McpTool,
   args: Record<string, unknown>,
 ): Promise<ToolAnswer> {
+  const dataset = typeof args.dataset === 'string' ? args.dataset : null;
   const call: ToolCall<unknown, Record<string, unknown>> = {
-    execute: (variables) => runOperation(ctx, tool.operation, variables),
+    async execute(variables) {
+      let data: unknown;
+      try {
+        data = await runOperation(ctx, tool.operation, variables);
+      } catch (error) {
+        if (!isNotFound(error) || dataset === null) throw error;
+        throw (await datasetNotFound(ctx, dataset)) ?? tool.notFound?.(args) ?? error;
+      }
+      const read = data as { dataset?: unknown };
+      if (dataset !== null && read.dataset === null) {
+        const unknown = await datasetNotFound(ctx, dataset);
+        if (unknown) throw unknown;
+      }
+      return data;
+    },
     async executeReadingBack(variables) {
       const readBack = !refusalOf(ctx, tool.operation, { readBack: true });
       return { data: await call.execute({ ...variables, readBack }), readBack };

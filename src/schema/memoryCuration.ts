@@ -36,7 +36,7 @@ const label = z
 const score = z.number().min(0, 'must be between 0 and 1').max(1, 'must be between 0 and 1');
 
 /** A memory's importance and salience when not given. */
-const DEFAULT_SCORE = 0.5;
+export const DEFAULT_SCORE = 0.5;
 
 /** `null` for an absent value (GraphQL may pass an explicit null). */
 const orNull = <T>(schema: z.ZodType<T>) => schema.nullish().transform((v) => v ?? null);

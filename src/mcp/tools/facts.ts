@@ -14,7 +14,7 @@ import { MAX_NESTED_LIST_SIZE, nameSchema, querySchema, uuidSchema } from '../..
 import { deletedFactText, entityFactsText, factHistoryText, factPageText } from './format.js';
 import { afterCursor, cursor, pageOf, pageOutput, pageSize } from './pages.js';
 import { asOfTimeArgs, dataset, entity, factId, factOutput, timeArgs } from './schemas.js';
-import { notFound, READS, tool, WRITES } from './tool.js';
+import { factNotFound, notFoundIn, READS, tool, WRITES } from './tool.js';
 
 export const listFacts = tool({
   name: 'list_facts',
@@ -70,7 +70,7 @@ export const entityFacts = tool({
   async run(call, { entity: name, limit, ...args }) {
     const data = await call.execute({ ...args, name, first: limit });
     const found = data.dataset?.entity;
-    if (!found) throw notFound(`No entity named "${name}" in dataset "${args.dataset}"`);
+    if (!found) throw notFoundIn(args.dataset, `entity named "${name}"`);
     const { facts, ...entity } = found;
     return { structured: { entity, facts }, text: entityFactsText(entity, facts) };
   },
@@ -102,7 +102,7 @@ export const factHistory = tool({
   async run(call, { limit, ...args }) {
     const data = await call.execute({ ...args, first: limit });
     const found = data.dataset?.fact;
-    if (!found) throw notFound(`No fact ${args.factId} in dataset "${args.dataset}"`);
+    if (!found) throw factNotFound(args.dataset, args.factId);
     const { history, ...fact } = found;
     return { structured: { fact, history }, text: factHistoryText(fact, history) };
   },
@@ -117,6 +117,7 @@ export const deleteFact = tool({
   output: z.object({ factId: z.string(), deleted: z.boolean() }),
   annotations: { ...WRITES, destructiveHint: true },
   operation: McpDeleteFactDocument,
+  notFound: ({ dataset, factId }) => factNotFound(dataset, factId, true),
   async run(call, args) {
     const data = await call.execute(args);
     return { structured: data.deleteFact, text: deletedFactText(data.deleteFact.factId) };

@@ -10,9 +10,10 @@ import {
   McpUpdateMemoryDocument,
 } from '../../generated/operations.js';
 import { uuidSchema } from '../../schema/args.js';
+import { DEFAULT_SCORE } from '../../schema/memoryCuration.js';
 import { writtenMemoryText } from './format.js';
-import { dataset, instant, memoryOutput } from './schemas.js';
-import { type ToolAnswer, tool, WRITE_ONLY, WRITES } from './tool.js';
+import { dataset, instant, memoryOutput, share, writtenDataset } from './schemas.js';
+import { notFoundIn, type ToolAnswer, tool, WRITE_ONLY, WRITES } from './tool.js';
 
 /** What a memory write answers: its id and version, and the memory for a key that may read. */
 const writtenMemoryOutput = z.object({
@@ -42,27 +43,47 @@ function writtenMemory(
 /** What create_memory fills in when the agent does not say (SupaCloud's fields are required). */
 const MEMORY_DEFAULTS = { memoryKind: 'note', scope: 'user', sourceType: 'agent' } as const;
 
+const IMPORTANCE = 'How much it matters (raises it in recall)';
+const SALIENCE = 'How much it stands out now (raises it in recall)';
+
+/** GraphQL's Int: the largest value an operation's Int variable carries. */
+const MAX_GRAPHQL_INT = 2 ** 31 - 1;
+
+/** A memory's fields, as create_memory sets them and update_memory changes them. */
+const memoryFields = {
+  text: z.string().describe('The memory, in words.'),
+  memoryKind: z.string().describe('What kind, e.g. "note", "preference".'),
+  scope: z.string().describe('Whose, e.g. "user", "project".'),
+  sourceType: z.string().describe('Where it came from, e.g. "agent".'),
+  importance: share(IMPORTANCE),
+  salience: share(SALIENCE),
+};
+
 export const createMemory = tool({
   name: 'create_memory',
   title: 'Create a memory',
   description:
     'Stores a free-text memory (a note, preference or instruction to keep), version 1, valid from now (or validFrom). importance, salience and pinned raise it in recall. Give a memoryId (a UUID) to make a retry create it once.',
   input: z.object({
-    dataset,
-    input: z.object({
-      text: z.string().describe('The memory, in words.'),
-      memoryKind: z
-        .string()
-        .default(MEMORY_DEFAULTS.memoryKind)
-        .describe('What kind, e.g. "note", "preference".'),
-      scope: z.string().default(MEMORY_DEFAULTS.scope).describe('Whose, e.g. "user", "project".'),
-      sourceType: z.string().default(MEMORY_DEFAULTS.sourceType).describe('Where it came from.'),
-      memoryId: z.string().optional().describe('A UUID, so a retried create is recorded once.'),
-      importance: z.number().optional().describe('0 to 1 (default 0.5).'),
-      salience: z.number().optional().describe('0 to 1 (default 0.5).'),
-      pinned: z.boolean().optional(),
-      validFrom: instant('When it starts to hold. Default: now.').optional(),
-    }),
+    dataset: writtenDataset,
+    input: z
+      .object({
+        text: memoryFields.text,
+        memoryKind: memoryFields.memoryKind.default(MEMORY_DEFAULTS.memoryKind),
+        scope: memoryFields.scope.default(MEMORY_DEFAULTS.scope),
+        sourceType: memoryFields.sourceType.default(MEMORY_DEFAULTS.sourceType),
+        memoryId: uuidSchema
+          .optional()
+          .describe('A UUID naming the memory, so a retried create is recorded once.'),
+        importance: share(IMPORTANCE, DEFAULT_SCORE).optional(),
+        salience: share(SALIENCE, DEFAULT_SCORE).optional(),
+        pinned: z
+          .boolean()
+          .optional()
+          .describe('Pinned: raised in recall above an equal memory that is not. Default: false.'),
+        validFrom: instant('When it starts to hold. Default: now.').optional(),
+      })
+      .describe('The memory to create.'),
   }),
   output: writtenMemoryOutput,
   annotations: WRITES,
@@ -86,21 +107,26 @@ export const updateMemory = tool({
     expectedVersion: z
       .number()
       .int('must be a whole number')
+      .min(1, 'must be at least 1')
+      .max(MAX_GRAPHQL_INT, `must be at most ${MAX_GRAPHQL_INT}`)
       .optional()
-      .describe('The version you read.'),
-    patch: z.object({
-      text: z.string().optional(),
-      memoryKind: z.string().optional(),
-      scope: z.string().optional(),
-      sourceType: z.string().optional(),
-      importance: z.number().optional(),
-      salience: z.number().optional(),
-    }),
+      .describe('The version you read (a memory starts at version 1).'),
+    patch: z
+      .object({
+        text: memoryFields.text.optional(),
+        memoryKind: memoryFields.memoryKind.optional(),
+        scope: memoryFields.scope.optional(),
+        sourceType: memoryFields.sourceType.optional(),
+        importance: memoryFields.importance.optional(),
+        salience: memoryFields.salience.optional(),
+      })
+      .describe('The fields to change; those left out keep their value.'),
   }),
   output: writtenMemoryOutput,
   annotations: WRITES,
   operation: McpUpdateMemoryDocument,
   listedWith: WRITE_ONLY,
+  notFound: ({ dataset, memoryId }) => notFoundIn(dataset, `memory ${memoryId}`),
   async run(call, args) {
     const { data, readBack } = await call.executeReadingBack(args);
     return writtenMemory('Updated', data.updateMemory, readBack);

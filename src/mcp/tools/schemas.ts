@@ -11,15 +11,37 @@ import { nameSchema, uuidSchema } from '../../schema/args.js';
 
 // Arguments ------------------------------------------------------------------------------
 
+/**
+ * A time argument: what it means, then how it is written. Listed as JSON Schema's
+ * `date-time` (what a model should send); a date alone is accepted too, as the description
+ * says (docs/MCP.md, "Tools and scopes").
+ */
 export const instant = (what: string) =>
   z
     .string()
     .refine((value) => parseInstant(value) !== null, { message: `must be ${INSTANT_FORMAT}` })
-    .describe(what);
+    .meta({ format: 'date-time', description: `${what} Written as ${INSTANT_FORMAT}.` });
 
+const DATASET =
+  'The dataset (one user, agent or conversation memory) by its exact name, case included, e.g. "user_42".';
+
+/** The dataset a tool reads or changes: one of the workspace's. */
 export const dataset = nameSchema.describe(
-  'The dataset (one user, agent or conversation memory), e.g. "user_42". list_datasets names them.',
+  `${DATASET} list_datasets names them; a name no dataset has is NOT_FOUND, with the names it may have meant.`,
 );
+
+/** The dataset a tool writes to: the first write to a new name creates it. */
+export const writtenDataset = nameSchema.describe(
+  `${DATASET} The first write to a name no dataset has creates it.`,
+);
+
+/** A share between 0 and 1 (a fact's confidence, a memory's importance), described. */
+export const share = (what: string, byDefault?: number) =>
+  z
+    .number()
+    .min(0, 'must be between 0 and 1')
+    .max(1, 'must be between 0 and 1')
+    .describe(`${what}, from 0 to 1${byDefault === undefined ? '' : ` (default ${byDefault})`}.`);
 
 /** The time arguments of a read tool: which world (valid time) as known when (transaction time). */
 export const timeArgs = {
@@ -78,4 +100,11 @@ export const memoryOutput = z.object({
 });
 
 /** An entity as record_episode takes it and entity_facts answers it. */
-export const entity = z.object({ name: z.string(), type: z.enum(ENTITY_TYPES) });
+export const entity = z
+  .object({
+    name: z
+      .string()
+      .describe('Its name, e.g. "honda civic" (stored lower-cased: case does not matter).'),
+    type: z.enum(ENTITY_TYPES).describe('What kind of thing it is.'),
+  })
+  .describe('An entity: a person, place, product... by name, and its kind.');

@@ -52,6 +52,11 @@ export interface McpTool<
   listedWith?: Record<string, unknown>;
   /** What to add to WRITE_OUTCOME_UNKNOWN's message: how to retry this tool safely. */
   retry?: string;
+  /**
+   * What its operation's NOT_FOUND means, in the words the other tools use for the same
+   * thing (`notFoundIn`), once the dataset is known to exist.
+   */
+  notFound?(args: z.output<Input>): GatewayError;
   run(call: ToolCall<Result, Variables>, args: z.output<Input>): Promise<ToolAnswer>;
 }
 
@@ -73,4 +78,36 @@ export const WRITES: ToolAnnotations = {
 /** What `tools/list` judges a write tool that reads back by: the ids-only call. */
 export const WRITE_ONLY = { readBack: false };
 
-export const notFound = (what: string) => new GatewayError('NOT_FOUND', what);
+/**
+ * The one NOT_FOUND of a tool: what it did not find, in which dataset, the same words
+ * whichever tool looked (`No fact … in dataset "user_42"`).
+ */
+export const notFoundIn = (dataset: string, what: string) =>
+  new GatewayError('NOT_FOUND', `No ${what} in dataset "${dataset}"`);
+
+/**
+ * A fact not found by its id; `believedNow`: a tool that needs it believed now (deleting
+ * it), so a fact deleted or superseded already is not found either.
+ */
+export const factNotFound = (dataset: string, factId: string, believedNow = false) =>
+  notFoundIn(dataset, `fact ${factId}${believedNow ? ' believed now' : ''}`);
+
+/**
+ * A dataset the key's workspace does not have, said so (not answered as an empty one),
+ * with the names it may have been meant as (`nearest`), or what to do when there are none.
+ */
+export function unknownDataset(
+  dataset: string,
+  nearest: readonly string[],
+  workspaceHasDatasets: boolean,
+): GatewayError {
+  const quoted = nearest.map((name) => `"${name}"`);
+  const last = quoted.pop();
+  const hint =
+    last !== undefined
+      ? `; did you mean ${quoted.length ? `${quoted.join(', ')} or ${last}` : last}?`
+      : workspaceHasDatasets
+        ? '; list_datasets names its datasets'
+        : ': it has none yet (record_episode or create_memory creates one)';
+  return new GatewayError('NOT_FOUND', `No dataset "${dataset}" in this workspace${hint}`);
+}
