@@ -74,6 +74,24 @@ describe('docs/GRAPHQL.md examples and the README tour', () => {
     expect(await count('2035-02-01T00:00:00Z')).toBe(4);
   });
 
+  it("the tour's query, titled believed on 1 June, shows each fact's state on that day beside today's", async () => {
+    expect(readme).toContain('the facts believed on 1 June 2026');
+    const facts = (
+      (await answer(tour[0]!, '2026-12-01T00:00:00Z')) as {
+        dataset: {
+          facts: {
+            edges: { node: { object: string; stateThen: string; stateNow: string } }[];
+          };
+        };
+      }
+    ).dataset.facts.edges.map((e) => e.node);
+    expect(facts).toHaveLength(5);
+    // Believed on 1 June on both axes: live then, every one.
+    expect(facts.map((f) => f.stateThen)).toEqual(facts.map(() => 'LIVE'));
+    // And today, as the text says: the Civic interest superseded since.
+    expect(facts.find((f) => f.object === 'honda civic')?.stateNow).toBe('SUPERSEDED');
+  });
+
   it.each([2, 3])('example %i, pinned with asOf, answers the same on any date', async (n) => {
     const query = examples[n - 1]!;
     expect(query).toContain('asOf:');

@@ -34,6 +34,12 @@ export function App() {
   // default ranges. Every read with an empty instant uses the gateway's clock.
   const [now] = useState(() => new Date());
   const route = useRoute();
+  const routeDataset = route.page === 'home' || route.page === 'keys' ? null : route.dataset;
+  // The dataset last opened with this key: the workspace's own pages keep naming it.
+  const [lastOpened, setLastOpened] = useState<{ apiKey: string; dataset: string } | null>(null);
+  useEffect(() => {
+    if (apiKey && routeDataset) setLastOpened({ apiKey, dataset: routeDataset });
+  }, [apiKey, routeDataset]);
 
   const useKey = (key: string) => {
     storeKey(key);
@@ -90,7 +96,13 @@ export function App() {
       );
   }
 
-  const dataset = route.page === 'home' || route.page === 'keys' ? null : route.dataset;
+  const listed = viewer.data?.datasets.edges.map(({ node }) => node.name) ?? [];
+  const dataset = datasetInHand(
+    routeDataset,
+    lastOpened?.apiKey === apiKey ? lastOpened.dataset : null,
+    listed,
+    viewer.data?.datasets.totalCount ?? 0,
+  );
   useEffect(() => {
     document.title = titleOf(route);
   });
@@ -118,12 +130,15 @@ export function App() {
                     : navigate({ page: 'home' })
                 }
               >
-                <option value="">Choose…</option>
-                {viewer.data.datasets.edges.map(({ node }) => (
-                  <option key={node.name} value={node.name}>
-                    {node.name}
-                  </option>
-                ))}
+                <option value="">{dataset ? 'All datasets' : 'Choose…'}</option>
+                {/* One opened by its address may be past the first page the list holds. */}
+                {(dataset && !listed.includes(dataset) ? [dataset, ...listed] : listed).map(
+                  (name) => (
+                    <option key={name} value={name}>
+                      {name}
+                    </option>
+                  ),
+                )}
               </select>
             </label>
           </>
@@ -143,7 +158,8 @@ export function App() {
           </button>
         )}
       </header>
-      {dataset && !keyRefused && apiKey && (
+      {/* The start page lists the datasets' views itself; every other page has the tabs. */}
+      {dataset && route.page !== 'home' && !keyRefused && apiKey && (
         <nav className="tabs" aria-label="Views">
           {TABS.map((tab) => (
             <a
@@ -159,6 +175,20 @@ export function App() {
       <main id="main">{main}</main>
     </>
   );
+}
+
+/**
+ * The dataset the header's picker shows and its tabs open: the one the page is about, else
+ * the one last opened with this key, else the workspace's only one; null when there is no
+ * telling (several datasets, none opened yet).
+ */
+function datasetInHand(
+  routeDataset: string | null,
+  lastOpened: string | null,
+  listed: readonly string[],
+  total: number,
+): string | null {
+  return routeDataset ?? lastOpened ?? (total === 1 ? (listed[0] ?? null) : null);
 }
 
 const PAGE_TITLES = {

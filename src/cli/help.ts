@@ -27,6 +27,15 @@ export function exitWithUsage(problem: string, moduleUrl: string, usage?: string
 }
 
 /**
+ * A command configured by environment variables (`npm start`): its name and the variables,
+ * so an option named after one (`--port 5000`) is answered with the line that sets it.
+ */
+interface EnvironmentSettings {
+  command: string;
+  variables: readonly string[];
+}
+
+/**
  * The command line every script reads: `--help` first (exitOnHelp), then node:util
  * parseArgs, strictly. A command line it cannot read (an unknown option, an option without
  * its value, an argument the script takes none of) exits through exitWithUsage, with the
@@ -36,6 +45,7 @@ export function parseCommandLine<T extends ParseArgsConfig & { strict?: true }>(
   moduleUrl: string,
   config: T,
   usage?: string,
+  settings?: EnvironmentSettings,
 ): ReturnType<typeof parseArgs<T>> {
   exitOnHelp(moduleUrl, usage);
   try {
@@ -43,7 +53,7 @@ export function parseCommandLine<T extends ParseArgsConfig & { strict?: true }>(
   } catch (error) {
     const code = (error as { code?: unknown } | null)?.code;
     if (typeof code !== 'string' || !code.startsWith('ERR_PARSE_ARGS_')) throw error;
-    exitWithUsage(commandLineProblem(config, (error as Error).message), moduleUrl, usage);
+    exitWithUsage(commandLineProblem(config, (error as Error).message, settings), moduleUrl, usage);
   }
 }
 
@@ -52,17 +62,29 @@ export function parseCommandLine<T extends ParseArgsConfig & { strict?: true }>(
  * its message, whose wording differs between Node versions and, for an unknown option,
  * carries a hint about `--` with unbalanced quotes).
  */
-function commandLineProblem(config: ParseArgsConfig, fallback: string): string {
+function commandLineProblem(
+  config: ParseArgsConfig,
+  fallback: string,
+  settings: EnvironmentSettings | undefined,
+): string {
   const options = config.options ?? {};
   const { tokens } = parseArgs({ ...config, strict: false, tokens: true, allowPositionals: true });
-  for (const token of tokens) {
+  for (const [at, token] of tokens.entries()) {
     if (token.kind === 'positional') {
       if (!config.allowPositionals) return `Unexpected argument '${token.value}'.`;
       continue;
     }
     if (token.kind !== 'option') continue;
     const declared = Object.hasOwn(options, token.name) ? options[token.name] : undefined;
-    if (!declared) return `Unknown option '${token.rawName}'.`;
+    if (!declared) {
+      const variable = token.name.toUpperCase().replaceAll('-', '_');
+      if (!settings?.variables.includes(variable)) return `Unknown option '${token.rawName}'.`;
+      // Undeclared, `--port 5000` reads as a flag and an argument: the argument is its value.
+      const next = tokens[at + 1];
+      const value = token.value ?? (next?.kind === 'positional' ? next.value : undefined);
+      const setting = `${variable}=${value === undefined ? `<${token.name}>` : shellWord(value)}`;
+      return `Unknown option '${token.rawName}': ${settings.command} takes its settings from the environment, as in ${setting} ${settings.command}`;
+    }
     if (declared.type === 'boolean' && token.value !== undefined) {
       return `Option '${token.rawName}' takes no value.`;
     }
@@ -75,6 +97,11 @@ function commandLineProblem(config: ParseArgsConfig, fallback: string): string {
     }
   }
   return fallback.split('\n')[0]!;
+}
+
+/** A value as a shell reads it back: quoted unless every character is plain. */
+function shellWord(value: string): string {
+  return /^[\w@%+=:,./-]+$/.test(value) ? value : `'${value.replaceAll("'", `'\\''`)}'`;
 }
 
 /** The first doc comment of a source file that names its npm command, as plain text. */

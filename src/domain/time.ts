@@ -42,17 +42,6 @@ export function parseInstant(value: string): Date | null {
   return Number.isNaN(date.getTime()) ? null : date;
 }
 
-// A date-time without a zone: what Memory Soda's `asOf` also accepts, read as UTC.
-const ZONELESS_DATE_TIME = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?$/;
-
-/**
- * `parseInstant`, and a date-time without a zone read as UTC (Memory Soda's `asOf`:
- * docs/COMPATIBILITY.md).
- */
-export function parseInstantAsUtc(value: string): Date | null {
-  return parseInstant(ZONELESS_DATE_TIME.test(value) ? `${value}Z` : value);
-}
-
 /**
  * Parses an RFC 3339 instant (SupaCloud's `as_of`): a full date-time with a zone; a date
  * alone is not RFC 3339 and is rejected.

@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { parseInstantAsUtc, parseRfc3339 } from '../domain/time.js';
+import { INSTANT_FORMAT, parseInstant, parseRfc3339 } from '../domain/time.js';
 import { firstSchema, MAX_PAGE_SIZE, nameSchema, querySchema, uuidSchema } from '../schema/args.js';
 
 /**
@@ -72,13 +72,12 @@ function instantParam(parse: (value: string) => Date | null, problem: string) {
 }
 
 /**
- * Memory Soda's `asOf`: an ISO 8601 date (00:00:00Z) or date-time, with a zone or read as
- * UTC without one (its document shows dates only; docs/COMPATIBILITY.md).
+ * Memory Soda's `asOf` (and the recall route's `validAt`, `knownAt`): an instant as every
+ * surface reads one, in the same words: an ISO 8601 date (00:00:00Z) or a date-time with a
+ * zone. Its document types it as a date, so a date-time without a zone is refused rather
+ * than guessed at (docs/COMPATIBILITY.md, "Instants").
  */
-export const asOfParam = instantParam(
-  parseInstantAsUtc,
-  'must be an ISO 8601 date (2026-06-01, meaning 00:00:00Z) or date-time (2026-06-01T12:00:00Z; without a zone it is UTC)',
-);
+export const asOfParam = instantParam(parseInstant, `must be ${INSTANT_FORMAT}`);
 
 /** SupaCloud's `as_of`: an RFC 3339 instant, nothing else. */
 export const rfc3339Param = instantParam(

@@ -232,3 +232,34 @@ describe('unknown commands and arguments, refused before a store is opened', () 
     expect(result.stderr).not.toMatch(/^Store:/m);
   });
 });
+
+describe('npm start given a setting as an option', () => {
+  // The gateway is configured by environment variables alone (docs/CONFIGURATION.md): an
+  // option named after one is answered with the command line that sets it, before anything
+  // is built or started.
+  it.each([
+    [['--port', '5000'], 'PORT=5000 npm start'],
+    [['--port=5000'], 'PORT=5000 npm start'],
+    [['--host', '0.0.0.0'], 'HOST=0.0.0.0 npm start'],
+    [['--log-level', 'debug'], 'LOG_LEVEL=debug npm start'],
+    [
+      ['--mongodb-uri', 'mongodb://db:27017/?replicaSet=rs0'],
+      "MONGODB_URI='mongodb://db:27017/?replicaSet=rs0' npm start",
+    ],
+    [['--port'], 'PORT=<port> npm start'],
+  ])('%j: one line naming the variable, exit code 2, nothing started', async (args, line) => {
+    const before = outputs();
+    const result = await run([], 'scripts/start.mjs', ...args);
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stdout).toBe('');
+    const [first, ...usage] = result.stderr.split('\n');
+    const variable = line.split('=')[0];
+    expect(first).toBe(
+      `Unknown option '${args[0]!.split('=')[0]}': npm start takes its settings from the environment, as in ${line}`,
+    );
+    expect(first).toContain(variable);
+    expect(usage[0]).toMatch(/^Usage: npm start/);
+    expect(outputs()).toEqual(before);
+    expect(leftBehind()).toEqual([]);
+  });
+});

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isoOrNull, parseInstant, parseInstantAsUtc, parseRfc3339 } from '../../src/domain/time.js';
+import { isoOrNull, parseInstant, parseRfc3339 } from '../../src/domain/time.js';
 
 const iso = (value: string): string | null => parseInstant(value)?.toISOString() ?? null;
 
@@ -71,34 +71,6 @@ describe('parseInstant', () => {
     expect(parseInstant('0000-02-29')?.toISOString()).toBe('0000-02-29T00:00:00.000Z');
     expect(parseInstant('0004-02-29')).not.toBeNull();
     expect(parseInstant('0001-02-29')).toBeNull();
-  });
-});
-
-describe('parseInstantAsUtc', () => {
-  it('reads a date-time without a zone as UTC, and everything parseInstant reads as it does', () => {
-    expect(parseInstantAsUtc('2026-06-01T12:00:00')?.toISOString()).toBe(
-      '2026-06-01T12:00:00.000Z',
-    );
-    expect(parseInstantAsUtc('2026-06-01T12:00')?.toISOString()).toBe('2026-06-01T12:00:00.000Z');
-    expect(parseInstantAsUtc('2026-06-01t12:00:00.5')?.toISOString()).toBe(
-      '2026-06-01T12:00:00.500Z',
-    );
-    expect(parseInstantAsUtc('2026-06-01')?.toISOString()).toBe('2026-06-01T00:00:00.000Z');
-    expect(parseInstantAsUtc('2026-06-01T12:00:00+02:00')?.toISOString()).toBe(
-      '2026-06-01T10:00:00.000Z',
-    );
-  });
-
-  it('still refuses impossible instants and other shapes', () => {
-    for (const value of [
-      '2026-02-30T00:00:00',
-      '2026-06-01T24:00:00',
-      '2026-06-01 12:00',
-      'noon',
-      '',
-    ]) {
-      expect(parseInstantAsUtc(value)).toBeNull();
-    }
   });
 });
 

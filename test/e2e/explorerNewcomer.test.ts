@@ -171,6 +171,55 @@ describe('the explorer, as a newcomer first opens it, at 390 px', () => {
     }, PHONE);
   }, 180_000);
 
+  it("the dataset picker names the page's dataset, else the last one opened, else the only one", async () => {
+    const picker = (page: Page) => page.getByRole('combobox', { name: 'Dataset' });
+    await browser.withPage(async (page) => {
+      // One dataset: the start page is about it, and so is the picker, on the Keys page too.
+      await page.goto(`${origin}/explorer`, { waitUntil: 'load' });
+      await page.getByTestId('only-dataset').waitFor();
+      await expect.poll(() => picker(page).inputValue()).toBe('user_42');
+      await go(page, '~/keys');
+      await page.getByTestId('keys-page').waitFor();
+      expect(await picker(page).inputValue()).toBe('user_42');
+      // Its views stay one click away from the workspace's pages.
+      await page
+        .getByRole('navigation', { name: 'Views' })
+        .getByRole('link', { name: 'Timeline' })
+        .click();
+      await page.getByTestId('timeline').waitFor();
+      expect(await picker(page).inputValue()).toBe('user_42');
+    }, PHONE);
+
+    // Several datasets: nothing to name until one is opened, then that one.
+    const severalKey = (await createApiKey(database.collections, 'several', ['read'])).key;
+    for (const dataset of ['alpha', 'beta']) {
+      await recordEpisode(
+        database.collections,
+        testTenant('several', dataset),
+        episodeInput([factInput('user', 'likes', dataset)]),
+        new Date('2026-11-01T10:00:00Z'),
+      );
+    }
+    await browser.withPage(async (page) => {
+      await page.goto(`${origin}/explorer`, { waitUntil: 'load' });
+      await page.getByRole('button', { name: 'Change key' }).click();
+      await page.getByLabel('API key').fill(severalKey);
+      await page.getByRole('button', { name: 'Open' }).click();
+      await page.getByRole('link', { name: 'beta', exact: true }).waitFor();
+      expect(await picker(page).inputValue()).toBe('');
+      expect(await picker(page).locator('option:checked').textContent()).toBe('Choose…');
+      await page.getByRole('link', { name: 'beta', exact: true }).click();
+      await page.getByTestId('timeline').waitFor();
+      expect(await picker(page).inputValue()).toBe('beta');
+      await go(page, '#/');
+      await page.getByRole('link', { name: 'alpha', exact: true }).waitFor();
+      expect(await picker(page).inputValue()).toBe('beta');
+      // A dataset opened by its address is named, listed or not.
+      await go(page, '#/gamma/memories');
+      await expect.poll(() => picker(page).inputValue()).toBe('gamma');
+    }, PHONE);
+  }, 180_000);
+
   it('shows commands as code, never as raw markdown backticks', async () => {
     await browser.withPage(async (page) => {
       await page.goto(`${origin}/explorer`, { waitUntil: 'load' });

@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { INSTANT_FORMAT } from '../../src/domain/time.js';
 import {
   EntitiesDocument,
   EntityWithFactsDocument,
@@ -177,18 +178,29 @@ describe("the document's curl examples, as written, against the demo", () => {
     }
   });
 
-  it('asOf: a date-time without a zone is UTC', async () => {
-    const zoned = await get(`${BASE}/datasets/user_42/facts?asOf=2026-06-01T12:00:00Z`);
-    for (const value of ['2026-06-01T12:00:00', '2026-06-01T12:00', '2026-06-01T12:00:00.000']) {
+  it('asOf: a date-time without a zone is refused naming asOf, in the words GraphQL uses', async () => {
+    // The document types asOf as a date; a date-time is read only when its zone says which
+    // instant it is (docs/COMPATIBILITY.md, "Instants"), as GraphQL's DateTime and the MCP tools do.
+    for (const value of [
+      '2026-06-01T12:00:00',
+      '2026-06-01T12:00',
+      '2026-06-01T12:00:00.000',
+      '2026-06-01T00:00:00',
+    ]) {
       const { status, body } = await get(`${BASE}/datasets/user_42/facts?asOf=${value}`);
-      expect([value, status]).toEqual([value, 200]);
-      expect(body).toEqual(zoned.body);
+      expect([value, status, body]).toEqual([
+        value,
+        400,
+        { error: `asOf: must be ${INSTANT_FORMAT}` },
+      ]);
+      const graphql = await t.graphql(FactsDocument, { dataset: 'user_42', asOf: value }, key);
+      expect(graphql.body.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+      expect(graphql.body.errors?.[0]?.message).toContain(INSTANT_FORMAT);
     }
-    // Midnight without a zone is the date alone (00:00:00Z).
-    const midnight = await get(`${BASE}/datasets/user_42/facts?asOf=2026-06-01T00:00:00`);
-    expect(midnight.body).toEqual(
-      (await get(`${BASE}/datasets/user_42/facts?asOf=2026-06-01`)).body,
-    );
+    // With a zone, or a date alone (00:00:00Z), it is read.
+    const zoned = await get(`${BASE}/datasets/user_42/facts?asOf=2026-06-01T02:00:00%2B02:00`);
+    expect(zoned.status).toBe(200);
+    expect(zoned.body).toEqual((await get(`${BASE}/datasets/user_42/facts?asOf=2026-06-01`)).body);
   });
 
   it('what did we believe on 1 June: asOf=2026-06-01', async () => {

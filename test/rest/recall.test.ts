@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { INSTANT_FORMAT } from '../../src/domain/time.js';
 import { DEMO } from '../helpers/demo.js';
 import { clockFrom, openTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { MEMORY_SODA_FACT_FIELDS } from '../helpers/memorySoda.js';
@@ -151,6 +152,20 @@ describe('POST /v1/memory/recall', () => {
     expect(Object.keys(answer.body)).toEqual(['error']);
     expect(answer.body.error).toMatch(message);
   });
+
+  // A date-time says which instant it is only with its zone (docs/COMPATIBILITY.md, "Instants").
+  it.each(['asOf', 'validAt', 'knownAt'])(
+    '400 { "error" } naming %s for a date-time without a zone',
+    async (field) => {
+      const answer = await recall({
+        dataset: 'user_42',
+        query: 'user',
+        [field]: '2026-06-01T12:00:00',
+      });
+      expect(answer.status).toBe(400);
+      expect(answer.body).toEqual({ error: `${field}: must be ${INSTANT_FORMAT}` });
+    },
+  );
 
   it('400 { "error" } for a body that is not JSON', async () => {
     const answer = await recall('{"dataset": "user_42", "query": ', reader, true);
