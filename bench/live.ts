@@ -62,6 +62,9 @@ function startGateway(
       LIVE_POLL_MS: String(pollMs),
       LIVE_STREAMS: '100000',
       LIVE_STREAMS_PER_KEY: '100000',
+      // A thousand subscribers from one address and key: no connection cap.
+      LIVE_CONNECTIONS_PER_KEY: '0',
+      LIVE_CONNECTIONS_PER_ADDRESS: '0',
       DB_COMMAND_METRICS: 'true',
     },
   });

@@ -170,6 +170,14 @@ const schema = z.object({
   /** Live streams open at once in a gateway process, and per API key (the rest: RATE_LIMITED). */
   LIVE_STREAMS: wholeNumber(0, 1_000_000).default(1000),
   LIVE_STREAMS_PER_KEY: wholeNumber(0, 100_000).default(20),
+  /**
+   * Connections held open (a WebSocket from its upgrade, an SSE response while it streams)
+   * per API key and per client address; past them, RATE_LIMITED (WebSocket close 4429, SSE
+   * 429). 0 turns a cap off. A browser with a few tabs of the explorer or GraphiQL holds
+   * one each; an office behind one NAT, or a proxy in front of the gateway, shares an address.
+   */
+  LIVE_CONNECTIONS_PER_KEY: wholeNumber(0, 100_000).default(20),
+  LIVE_CONNECTIONS_PER_ADDRESS: wholeNumber(0, 1_000_000).default(100),
   /** Changes one stream may have waiting for its client; past it, the stream ends (resume from the last cursor). */
   LIVE_BUFFER: wholeNumber(1, 1_000_000).default(1000),
   /** How long shutdown waits for in-flight requests before closing connections. */

@@ -12,6 +12,7 @@ import type { Logger } from 'pino';
 import { parseCommandLine } from './cli/help.js';
 import { systemClock } from './clock.js';
 import {
+  CONFIG_DEFAULTS,
   type Config,
   DEFAULT_WORKSPACE_CONCURRENCY,
   exitOnStartupFailure,
@@ -47,8 +48,12 @@ Serves the gateway. It takes no options: it is configured by environment variabl
 (MONGODB_URI and MONGODB_DB for a MongoDB; otherwise the embedded FerretDB under DATA_DIR;
 HOST, PORT, LOG_LEVEL, and the rest), every one listed in docs/CONFIGURATION.md.`;
 
-// Before the configuration is read or anything opened: --help, or an argument it takes none of.
-parseCommandLine(import.meta.url, { options: {} }, USAGE);
+// Before the configuration is read or anything opened: --help, or an argument it takes none of
+// (one named after a setting, `--port 5000`, is answered with `PORT=5000 npm start`).
+parseCommandLine(import.meta.url, { options: {} }, USAGE, {
+  command: 'npm start',
+  variables: Object.keys(CONFIG_DEFAULTS),
+});
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -153,6 +158,8 @@ function gatewayOptions(
       maxStreams: config.LIVE_STREAMS,
       maxStreamsPerKey: config.LIVE_STREAMS_PER_KEY,
       bufferLimit: config.LIVE_BUFFER,
+      maxConnectionsPerKey: config.LIVE_CONNECTIONS_PER_KEY,
+      maxConnectionsPerAddress: config.LIVE_CONNECTIONS_PER_ADDRESS,
     },
     ...embeddedHostCheck(config, store),
     // Never in production, whatever the store: a page that carries a key is a development aid.

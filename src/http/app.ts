@@ -9,13 +9,18 @@ import type { Logger } from 'pino';
 import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { type Clock, systemClock } from '../clock.js';
 import { CONFIG_DEFAULTS, DEFAULT_WORKSPACE_CONCURRENCY } from '../config.js';
-import { createRequestContext, type GatewayEnv, unauthenticated } from '../context.js';
+import { createRequestContext, type GatewayEnv } from '../context.js';
 import { isJsonMediaType, jsonBodyProblem } from '../domain/jsonBodies.js';
 import type { Embedder } from '../embeddings/embedder.js';
 import { ERROR_STATUS, type ErrorCode, maskError } from '../errors.js';
-import { mcpRefusal, mountMcp } from '../mcp/server.js';
+import { answerMcpBatches, mcpRefusal, mountMcp } from '../mcp/server.js';
 import { MeaningIndex } from '../recall/meaningIndex.js';
-import { errorResponse, errorResponseFor, graphqlErrorBody } from '../rest/errorBodies.js';
+import {
+  errorResponse,
+  errorResponseFor,
+  graphqlErrorBody,
+  methodNotAllowed,
+} from '../rest/errorBodies.js';
 import { mountRestRoutes, REST_PATHS } from '../rest/routes.js';
 import { errorShapeOf, MCP_PATH, surfaceOf } from '../rest/surfaces.js';
 import { inSpan } from '../spans.js';
@@ -24,14 +29,17 @@ import { removeEndedRateLimits, sharedRateLimiter } from '../store/rateLimits.js
 import { createReadCache } from '../store/readCache.js';
 import { type KeyUseRecorder, keyUseRecorder } from '../store/workspaces.js';
 import { mountApiDocs } from './apiDocs.js';
+import { authenticateFirst } from './authenticateFirst.js';
 import { type CorsOrigins, corsPolicy, originMayCall } from './cors.js';
 import { mountExplorer } from './explorer.js';
 import { graphiqlPage, mountGraphiql } from './graphiql.js';
+import { heldWhileStreaming } from './heldConnections.js';
 import { peerAddress, requestHostName } from './hosts.js';
 import { mountLanding } from './landing.js';
 import { type LiveStreamOptions, LiveStreams } from './liveStreams.js';
 import type { Metrics } from './observability.js';
 import { setResponseHeader } from './responseHeaders.js';
+import { routeMethods } from './routeMethods.js';
 import { trailingSlashRedirect } from './trailingSlash.js';
 import { transportOf } from './transports.js';
 import { workspaceLimiter } from './workspaceLimit.js';
@@ -109,6 +117,8 @@ const LIVE_DEFAULTS = {
   maxStreams: CONFIG_DEFAULTS.LIVE_STREAMS,
   maxStreamsPerKey: CONFIG_DEFAULTS.LIVE_STREAMS_PER_KEY,
   bufferLimit: CONFIG_DEFAULTS.LIVE_BUFFER,
+  maxConnectionsPerKey: CONFIG_DEFAULTS.LIVE_CONNECTIONS_PER_KEY,
+  maxConnectionsPerAddress: CONFIG_DEFAULTS.LIVE_CONNECTIONS_PER_ADDRESS,
 };
 
 /** The pages the gateway serves, with their assets (`/docs/*` also matches `/docs`). */
@@ -168,7 +178,7 @@ export function createGateway(options: GatewayOptions) {
   mountExplorer(app, options);
   mountGraphiql(app, options);
   mountMcp(app, options);
-  serveGraphql(app, options);
+  serveGraphql(app, options, live);
   answerErrors(app, options, restNotFound);
   return {
     app,
@@ -185,18 +195,17 @@ export function createGateway(options: GatewayOptions) {
     /** The per-address limit, which a WebSocket upgrade also counts against. */
     addressLimiter: edge.addressLimiter,
     /**
-     * What is wrong with a connection's key (the pipeline's first rule, checked the same
-     * way): 'missing', 'invalid' (unknown, revoked, expired or malformed), or null: valid.
+     * A connection's key, checked as the pipeline's first rule checks it: the context's
+     * `auth`, or its `authProblem` ('missing'; 'invalid': unknown, revoked, expired or
+     * malformed), and `keyStillValid` for the rechecks while the connection stays open.
      */
-    keyProblem: async (authorization: string | null) =>
-      (
-        await edge.contextOf(
-          new Request('http://in-process/graphql', {
-            headers: authorization ? { authorization } : {},
-          }),
-          randomUUID(),
-        )
-      ).authProblem,
+    connectionKey: (authorization: string | null) =>
+      edge.contextOf(
+        new Request('http://in-process/graphql', {
+          headers: authorization ? { authorization } : {},
+        }),
+        randomUUID(),
+      ),
     /**
      * Shutdown: readiness turns 503, responses ask clients to reconnect elsewhere, and every
      * live stream ends with SHUTTING_DOWN.
@@ -371,7 +380,7 @@ function checkHosts(app: EdgeApp, options: GatewayOptions) {
   if (!options.allowedHosts) return;
   const allowedHosts = new Set(options.allowedHosts);
   app.use('*', async (c, next) => {
-    const name = requestHostName(c.req.raw);
+    const name = requestHostName(c);
     if (!allowedHosts.has(name)) {
       return edgeError(c, 'FORBIDDEN', `Host "${name}" is not allowed; see ALLOWED_HOSTS`);
     }
@@ -401,10 +410,11 @@ function serveProbes(app: EdgeApp, { database, metrics }: GatewayOptions, lifecy
 }
 
 /**
- * What every route that reads or writes memory (GraphQL and REST) passes, cheapest
- * refusal first: CORS (preflights answered before anything else), the URL's length, the
- * per-address rate limit (before any key lookup), the body's size, then the request
- * context (the key verified, the clock read) and the per-key rate limit.
+ * What every route that reads or writes memory (GraphQL, REST and MCP) passes, cheapest
+ * refusal first: CORS (preflights answered before anything else), MCP's Origin, the URL's
+ * length, the per-address rate limit (before any key lookup), the body's size, then the
+ * request context (the key verified, the clock read), the key's verdict (401 before any
+ * rule about the operation), and the per-key rate limit.
  */
 function guardApiRoutes(
   app: EdgeApp,
@@ -416,6 +426,7 @@ function guardApiRoutes(
   const bodyLimitBytes = options.bodyLimitBytes ?? CONFIG_DEFAULTS.BODY_LIMIT_BYTES;
   const { keyLimiter, workspaces, addressLimiter } = apiLimits(options);
   const contextOf = requestContexts(options, live, keyUse, workspaces);
+  const keyFirst = authenticateFirst(options);
 
   // The pages and their assets (GraphiQL's page is GET /graphql, below) count against the
   // client address's limit too: loading them costs more bytes than any API answer.
@@ -436,11 +447,15 @@ function guardApiRoutes(
       c.set('requestContext', await contextOf(c.req.raw, c.get('requestId')));
       await next();
     });
+    // Without a valid key, 401 before any rule about the operation (src/http/authenticateFirst.ts).
+    app.use(path, keyFirst);
     // A JSON body GraphQL or MCP cannot read (src/domain/jsonBodies.ts) is the client's mistake;
     // GraphQL's other media types are Yoga's to judge (MCP's the SDK's), and the REST routes
-    // that take a body declare their own check (src/rest/surfaceApp.ts `jsonBody`). Without
-    // a key, 401 comes first.
+    // that take a body declare their own check (src/rest/surfaceApp.ts `jsonBody`).
     if (path === '/graphql' || path === MCP_PATH) app.use(path, refuseUnreadableJson);
+    // An MCP batch's messages re-enter this pipeline one by one, so the limits below count
+    // each message, not the batch (src/mcp/server.ts).
+    if (path === MCP_PATH) app.use(path, answerMcpBatches(app.fetch));
     if (keyLimiter) app.use(path, limitPerKey(keyLimiter, metrics));
     if (workspaces) app.use(path, takeWorkspaceSlot(workspaces, metrics));
   }
@@ -602,7 +617,7 @@ function limitBodies(bodyLimitBytes: number): MiddlewareHandler<GatewayEnv> {
     c.req.method === 'GET' || c.req.method === 'HEAD' ? next() : limitBody(c, next);
 }
 
-/** A JSON body that cannot be read, from a request with a key: the client's mistake, 400. */
+/** A JSON body that cannot be read: the client's mistake, 400 (after the key's 401). */
 async function refuseUnreadableJson(c: Context<GatewayEnv>, next: Next) {
   const contentType = c.req.header('content-type');
   if (c.req.method !== 'POST' || !c.get('requestContext').auth) return next();
@@ -633,19 +648,15 @@ function takeWorkspaceSlot(
 }
 
 /**
- * The GraphQL endpoint. With introspection off (production), a request without a valid
- * key learns nothing about the schema: it is refused before parsing and validation.
- * GraphiQL's page, when turned on, still loads (it holds no key).
+ * The GraphQL endpoint. A request without a valid key reaches it only for GraphiQL's page
+ * (when turned on; it holds no key) or an operation of introspection alone while
+ * introspection is on (src/http/authenticateFirst.ts).
  */
-function serveGraphql(app: EdgeApp, options: GatewayOptions): void {
+function serveGraphql(app: EdgeApp, options: GatewayOptions, live: LiveStreams): void {
   const yoga = createGraphqlYoga(options);
-  const keyBeforeParsing = options.introspection === false;
   app.on(['GET', 'POST'], '/graphql', async (c) => {
     const ctx = c.get('requestContext');
     const page = options.graphiql !== false && shouldRenderGraphiQL(c.req.raw);
-    if (keyBeforeParsing && !ctx.auth && !page) {
-      return edgeError(c, 'UNAUTHENTICATED', unauthenticated(ctx.authProblem).message);
-    }
     if (page) {
       return graphiqlPage(c, {
         developmentKey: options.developmentKey,
@@ -661,7 +672,8 @@ function serveGraphql(app: EdgeApp, options: GatewayOptions): void {
         'Content-Type must be application/json (or application/graphql, multipart/form-data, application/x-www-form-urlencoded)',
       );
     }
-    return response;
+    // An answer streamed over SSE holds its connection: counted, or refused past the caps.
+    return heldWhileStreaming(c, live, response, options.metrics);
   });
 }
 
@@ -676,6 +688,7 @@ function answerErrors(
 ) {
   // A route's path with a trailing slash: 308 to the path without it (src/http/trailingSlash.ts).
   const trailingSlash = trailingSlashRedirect(app, corsOrigins ?? []);
+  const methodsAt = routeMethods(app);
   app.onError((error, c) => {
     const surface = surfaceOf(c.req.path);
     const masked = maskError(error);
@@ -692,6 +705,9 @@ function answerErrors(
     if (redirect) return redirect;
     const surface = surfaceOf(c.req.path);
     if (surface) return restNotFound(c, surface);
+    // A path a route serves, asked with another method (PUT /graphql, GET /mcp).
+    const allowed = methodsAt(c.req.path);
+    if (allowed.length > 0) return methodNotAllowed(c, errorShapeOf(c.req.path), allowed);
     return errorResponse(c, 'plain', 'NOT_FOUND', 'Not found');
   });
 }

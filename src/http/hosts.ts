@@ -10,12 +10,22 @@ import { isLoopbackHostName, withoutTrailingDot } from '../domain/hostNames.js';
  *   to a loopback `Host` from a loopback peer (`developmentKeyFor`).
  */
 
+/** The Node adapter's binding, read for the request line and Host a request came with. */
+interface ListenerBinding {
+  incoming?: { url?: string; headers?: { host?: string } };
+}
+
 /**
  * The host name a request was sent to, lower-cased, without port or trailing dot. The
- * Node adapter builds the request's URL from its Host header, so this is that header.
+ * listener (src/http/server.ts) has read its Host as a URL reads it and the Node adapter
+ * built the request's URL from that, so this is the URL's host; but a request whose target
+ * is a path and whose Host is empty or missing (HTTP/1.0) names no host at all: the adapter
+ * put the listener's own address in its URL, which must not pass for an allowed name.
  */
-export function requestHostName(request: Request): string {
-  return withoutTrailingDot(new URL(request.url).hostname.toLowerCase());
+export function requestHostName(c: Context): string {
+  const incoming = (c.env as ListenerBinding | undefined)?.incoming;
+  if (incoming?.url?.startsWith('/') && !incoming.headers?.host) return '';
+  return withoutTrailingDot(new URL(c.req.url).hostname.toLowerCase());
 }
 
 /** The client's address as the socket tells it, or null (a request made in-process). */
@@ -42,6 +52,6 @@ function isLoopbackAddress(address: string | null): boolean {
  */
 export function developmentKeyFor(c: Context, key: string | undefined): string | null {
   if (!key) return null;
-  if (!isLoopbackHostName(requestHostName(c.req.raw))) return null;
+  if (!isLoopbackHostName(requestHostName(c))) return null;
   return isLoopbackAddress(peerAddress(c)) ? key : null;
 }

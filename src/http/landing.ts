@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { accepts } from 'hono/accepts';
 import type { GatewayEnv } from '../context.js';
-import { errorResponse } from '../rest/errorBodies.js';
+import { methodNotAllowed } from '../rest/errorBodies.js';
 import { MCP_PATH } from '../rest/surfaces.js';
 import { pageHeaders } from './pageHeaders.js';
 
@@ -96,13 +96,5 @@ export function mountLanding(app: OpenAPIHono<GatewayEnv>, options: { graphiql?:
     if (wanted === 'text/html') return c.html(page, 200, PAGE_HEADERS);
     return c.body(json, 200, { 'content-type': 'application/json', vary: 'Accept' });
   });
-  app.all('/', (c) => {
-    c.header('Allow', 'GET, HEAD');
-    return errorResponse(
-      c,
-      'plain',
-      'METHOD_NOT_ALLOWED',
-      `Method ${c.req.method} is not allowed here; use GET`,
-    );
-  });
+  app.all('/', (c) => methodNotAllowed(c, 'plain', ['GET', 'HEAD']));
 }

@@ -39,7 +39,7 @@ type QueryMeasure = 'cost' | 'depth' | 'aliases' | 'directives' | 'tokens' | 'ne
  * The most brackets open at once in a GraphQL document's text, strings, block strings and
  * comments left out: one pass, no parse.
  */
-function nestingDepth(source: string): number {
+export function nestingDepth(source: string): number {
   let depth = 0;
   let deepest = 0;
   const BLOCK = '"""';

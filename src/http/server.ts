@@ -1,12 +1,12 @@
-import type { Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { serve } from '@hono/node-server';
+import { getRequestListener } from '@hono/node-server';
 import { StartupError } from '../config.js';
 import { ERROR_STATUS, type ErrorCode } from '../errors.js';
 import { errorBody } from '../rest/errorBodies.js';
 import { errorShapeOf } from '../rest/surfaces.js';
-import { describeMalformedRequest, requestLineOf } from './malformedRequest.js';
+import { describeMalformedRequest, readRequestHead, requestLineOf } from './malformedRequest.js';
 
 /**
  * How long a client may take, enforced by Node's HTTP server before and around the
@@ -50,6 +50,14 @@ function pathOf(rawPacket: unknown): string {
   return requestLineOf(rawPacket).split(' ')[1]?.split('?')[0] ?? '';
 }
 
+/** A refusal the listener answers itself: its status and body in the shape of `path`'s surface. */
+function listenerRefusal(path: string, code: ErrorCode, message: string) {
+  return {
+    status: ERROR_STATUS[code],
+    body: JSON.stringify(errorBody(errorShapeOf(path), code, message)),
+  };
+}
+
 /**
  * Node answers a request it cannot parse (headers too large: 431; too slow: 408; bytes
  * that are not HTTP: 400) itself, with an empty body. The gateway answers these in the
@@ -64,10 +72,7 @@ function answerClientError(error: Error & { code?: string; rawPacket?: unknown }
     code: 'BAD_USER_INPUT' as const,
     message: describeMalformedRequest(error.rawPacket) ?? 'Malformed HTTP request',
   };
-  const status = ERROR_STATUS[refused.code];
-  const body = JSON.stringify(
-    errorBody(errorShapeOf(pathOf(error.rawPacket)), refused.code, refused.message),
-  );
+  const { status, body } = listenerRefusal(pathOf(error.rawPacket), refused.code, refused.message);
   socket.end(
     `HTTP/1.1 ${status} ${REASONS[status] ?? 'Bad Request'}\r\n` +
       'Content-Type: application/json\r\n' +
@@ -77,6 +82,37 @@ function answerClientError(error: Error & { code?: string; rawPacket?: unknown }
   );
 }
 
+/**
+ * The Node adapter's request listener behind a check of each request's head: what the
+ * adapter would refuse with an empty 400 (no Host on HTTP/1.1, a Host that is no host, a
+ * backslash in the path, a target that is not a path) is answered here in the surface's
+ * shape, and a Host spelled otherwise than a URL writes it (`LOCALHOST:3004`, `127.1`) is
+ * handed on as a URL writes it, so the gateway's Host rule decides it like its plain
+ * spelling. An empty or missing Host is handed on as it is: the rule reads it as no name
+ * (src/http/hosts.ts).
+ */
+function checkingRequestHeads(
+  adapter: (incoming: IncomingMessage, outgoing: ServerResponse) => unknown,
+) {
+  return (incoming: IncomingMessage, outgoing: ServerResponse) => {
+    const head = readRequestHead(incoming);
+    if ('problem' in head) {
+      const target = incoming.url ?? '';
+      const path = target.startsWith('/') ? target.split('?', 1)[0]! : '';
+      const { status, body } = listenerRefusal(path, 'BAD_USER_INPUT', head.problem);
+      outgoing.writeHead(status, {
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(body),
+        connection: 'close',
+      });
+      outgoing.end(body);
+      return;
+    }
+    if (head.host) incoming.headers.host = head.host;
+    return adapter(incoming, outgoing);
+  };
+}
+
 /** Serves `fetch` on a Node HTTP server with the gateway's timeouts and client-error answers. */
 export function listen(
   fetch: (request: Request) => Response | Promise<Response>,
@@ -84,26 +120,30 @@ export function listen(
   onListening?: (info: AddressInfo) => void,
 ): Server {
   const timeouts = options.timeouts ?? DEFAULT_SERVER_TIMEOUTS;
-  const server = serve(
+  // The adapter puts this in the URL of a request with an empty Host (or none, HTTP/1.0):
+  // the listener's address, bracketed if IPv6 (`::` is no URL host, `[::]` is).
+  const ownHost = options.hostname.includes(':') ? `[${options.hostname}]` : options.hostname;
+  // What `serve` of @hono/node-server does, with the request heads checked first.
+  const server = createServer(
     {
-      fetch,
-      port: options.port,
-      hostname: options.hostname,
-      serverOptions: {
-        headersTimeout: timeouts.headersTimeoutMs,
-        requestTimeout: timeouts.requestTimeoutMs,
-        keepAliveTimeout: timeouts.keepAliveTimeoutMs,
-        // How often Node checks the two timeouts above (its default is 30 s, which would
-        // let a stalled request live that much longer than configured).
-        connectionsCheckingInterval: Math.max(
-          100,
-          Math.min(1000, Math.floor(timeouts.headersTimeoutMs / 4)),
-        ),
-      },
+      headersTimeout: timeouts.headersTimeoutMs,
+      requestTimeout: timeouts.requestTimeoutMs,
+      keepAliveTimeout: timeouts.keepAliveTimeoutMs,
+      // How often Node checks the two timeouts above (its default is 30 s, which would
+      // let a stalled request live that much longer than configured).
+      connectionsCheckingInterval: Math.max(
+        100,
+        Math.min(1000, Math.floor(timeouts.headersTimeoutMs / 4)),
+      ),
+      // Node answers HTTP/1.1 without Host with an empty 400; checkingRequestHeads says why.
+      requireHostHeader: false,
     },
-    onListening,
-  ) as Server;
+    checkingRequestHeads(getRequestListener(fetch, { hostname: ownHost })),
+  );
   server.on('clientError', answerClientError);
+  server.listen(options.port, options.hostname, () =>
+    onListening?.(server.address() as AddressInfo),
+  );
   return server;
 }
 

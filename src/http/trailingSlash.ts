@@ -1,6 +1,7 @@
 import type { Context, Env, Hono } from 'hono';
 import { MCP_PATH } from '../rest/surfaces.js';
 import { type CorsOrigins, corsPolicy } from './cors.js';
+import { routeMethods } from './routeMethods.js';
 
 /**
  * Trailing slashes, decided where a 404 would be answered (the app's notFound handler, after
@@ -27,15 +28,9 @@ export function trailingSlashRedirect<E extends Env>(
   corsOrigins: CorsOrigins,
 ): (c: Context) => Promise<Response | null> {
   const cors = corsPolicy(corsOrigins);
-  // The methods the app's routes answer, read on the first use (every route is in by then).
-  let methods: string[] | null = null;
-  /** Whether a route (not a middleware: those are registered for ALL) serves `path`. */
-  const isRoute = (path: string) => {
-    methods ??= [...new Set(app.routes.map((r) => r.method).filter((m) => m !== 'ALL'))];
-    return methods.some((method) =>
-      app.router.match(method, path)[0].some(([[, route]]) => route.method !== 'ALL'),
-    );
-  };
+  const methodsAt = routeMethods(app);
+  /** Whether a route (not a middleware) serves `path`. */
+  const isRoute = (path: string) => methodsAt(path).length > 0;
   return async (c) => {
     const path = c.req.path;
     if (path.length < 2 || !path.endsWith('/')) return null;

@@ -7,12 +7,14 @@ import {
   type GraphQLFormattedError,
   parse,
 } from 'graphql';
-import type { SubscribePayload } from 'graphql-ws';
+import type { Context as ConnectionContext, SubscribePayload } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
-import { WebSocketServer } from 'ws';
+import { type WebSocket, WebSocketServer } from 'ws';
 import { CONFIG_DEFAULTS } from '../config.js';
 import { unauthenticated } from '../context.js';
+import { type ErrorCode, GatewayError } from '../errors.js';
 import type { createGateway } from './app.js';
+import type { HeldConnection } from './liveStreams.js';
 import { admitUpgrade } from './webSocketAdmission.js';
 
 /**
@@ -27,6 +29,9 @@ import { admitUpgrade } from './webSocketAdmission.js';
  * its answer is shaped into graphql-ws messages. So every rule of the admission pipeline
  * (key, scopes, trusted documents, cost and depth, rate limits, the workspace's fairness
  * slot, masking, the access log, metrics, the span) holds here exactly as over HTTP.
+ * Each connection is held open against its client address from the upgrade, and against its
+ * key from `connection_init` (LIVE_CONNECTIONS_PER_ADDRESS, LIVE_CONNECTIONS_PER_KEY), until
+ * it closes; the gateway closes it when its key is revoked or expires.
  */
 
 type Gateway = ReturnType<typeof createGateway>;
@@ -39,6 +44,37 @@ export interface WebSocketOptions {
   /** How often the server pings each connection (ws ping frames), so proxies keep it. */
   keepAliveMs?: number;
 }
+
+/**
+ * The close code of each refusal a connection meets (docs/LIVE_UPDATES.md), graphql-ws's
+ * codes; the reason is the gateway's code, then its message.
+ */
+const CLOSE_CODES: Partial<Record<ErrorCode, number>> = {
+  /** graphql-ws's Forbidden: no valid key at connection_init, or the key ended since. */
+  UNAUTHENTICATED: 4403,
+  /** graphql-ws's "too many" (its own use: a second connection_init): a connection cap. */
+  RATE_LIMITED: 4429,
+};
+
+type ClosableSocket = { close: (code: number, reason: string) => void };
+
+function closeRefused(socket: ClosableSocket, refusal: GatewayError): void {
+  // A close reason is at most 123 bytes.
+  socket.close(
+    CLOSE_CODES[refusal.code] ?? 4500,
+    `${refusal.code}: ${refusal.message}`.slice(0, 123),
+  );
+}
+
+/** Waits until `done` holds, looking every 20 ms, for at most `withinMs`. */
+async function settled(done: () => boolean, withinMs: number): Promise<void> {
+  for (let waited = 0; !done() && waited < withinMs; waited += 20) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** How long the streams' last events (SHUTTING_DOWN, UNAUTHENTICATED) get before their socket closes. */
+const LAST_EVENTS_MS = 1000;
 
 /** The `Authorization` value a connection_init payload carries (either spelling). */
 function authorizationOf(params: Readonly<Record<string, unknown>> | undefined): string | null {
@@ -146,22 +182,35 @@ export function serveGraphqlWebSocket(
     noServer: true,
     maxPayload: options.maxPayloadBytes ?? CONFIG_DEFAULTS.BODY_LIMIT_BYTES,
   });
+  const held = new WeakMap<object, HeldConnection>();
+  /** An upgraded socket holds its place from now until it closes; past the cap, it is closed. */
+  const connected = (ws: WebSocket, request: IncomingMessage) => {
+    let connection: HeldConnection;
+    try {
+      connection = gateway.live.holdConnection(request.socket.remoteAddress ?? 'unknown');
+    } catch (refusal) {
+      if (!(refusal instanceof GatewayError)) throw refusal;
+      closeRefused(ws, refusal);
+      return;
+    }
+    held.set(ws, connection);
+    ws.once('close', connection.release);
+    sockets.emit('connection', ws, request);
+  };
   const upgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     admitUpgrade(request, socket, { gateway, allowedHosts }, () =>
-      sockets.handleUpgrade(request, socket, head, (ws) => sockets.emit('connection', ws, request)),
+      sockets.handleUpgrade(request, socket, head, (ws) => connected(ws, request)),
     ).catch(() => socket.destroy());
   };
   server.on('upgrade', upgrade);
-  const operations = serveOperations(sockets, gateway, options.keepAliveMs ?? 12_000);
+  const operations = serveOperations(sockets, gateway, options.keepAliveMs ?? 12_000, held);
 
   return {
     /** Shutdown: every connection is closed as "going away" (1001), so clients reconnect elsewhere. */
     close: async () => {
       server.off('upgrade', upgrade);
       // The streams' SHUTTING_DOWN events go out first (beginShutdown ended them), briefly.
-      for (let waited = 0; gateway.live.counts().streams > 0 && waited < 1000; waited += 20) {
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
+      await settled(() => gateway.live.counts().streams === 0, LAST_EVENTS_MS);
       for (const client of sockets.clients) client.close(1001, 'Going away');
       await operations.dispose();
     },
@@ -172,13 +221,17 @@ export function serveGraphqlWebSocket(
  * graphql-ws on the admitted connections: the key at `connection_init`, then each operation
  * answered by the gateway's one door and delivered as graphql-ws messages.
  */
-function serveOperations(sockets: WebSocketServer, gateway: Gateway, keepAliveMs: number) {
+function serveOperations(
+  sockets: WebSocketServer,
+  gateway: Gateway,
+  keepAliveMs: number,
+  held: WeakMap<object, HeldConnection>,
+) {
   const running = runningOperations();
-  type Extra = { request: IncomingMessage; socket: object };
   return useServer<Record<string, unknown>, Extra>(
     {
       connectionInitWaitTimeout: 10_000,
-      onConnect: (ctx) => keyAccepted(gateway, ctx.connectionParams, ctx.extra.socket),
+      onConnect: (ctx) => keyAccepted(gateway, ctx, held.get(ctx.extra.socket)),
       onSubscribe: async (ctx, id, payload) => {
         const controller = running.start(ctx.extra.socket, id);
         const answered = await answerOperation(
@@ -211,20 +264,34 @@ function serveOperations(sockets: WebSocketServer, gateway: Gateway, keepAliveMs
   );
 }
 
+type Extra = { request: IncomingMessage; socket: object };
+
 /**
- * A connection without a valid key is closed at once (4403, with the reason), before
- * it subscribes; each operation is still decided on its own by the pipeline.
+ * At `connection_init`: a connection without a valid key is closed at once (4403, with the
+ * reason), before it subscribes, and one whose key holds LIVE_CONNECTIONS_PER_KEY
+ * connections already with 4429; each operation is still decided on its own by the
+ * pipeline. An accepted connection is closed (4403) when its key ends (revoked, expired,
+ * or so found by a recheck), once its streams have said so (their UNAUTHENTICATED event).
  */
 async function keyAccepted(
   gateway: Gateway,
-  connectionParams: Readonly<Record<string, unknown>> | undefined,
-  socket: object,
+  ctx: ConnectionContext<Record<string, unknown>, Extra>,
+  held: HeldConnection | undefined,
 ): Promise<boolean> {
-  const problem = await gateway.keyProblem(authorizationOf(connectionParams));
-  if (problem === null) return true;
-  const reason = `UNAUTHENTICATED: ${unauthenticated(problem).message}`;
-  (socket as { close: (code: number, reason: string) => void }).close(4403, reason.slice(0, 123));
-  return false;
+  const socket = ctx.extra.socket as ClosableSocket;
+  const key = await gateway.connectionKey(authorizationOf(ctx.connectionParams));
+  try {
+    if (!key.auth) throw unauthenticated(key.authProblem);
+    held?.identify({ auth: key.auth, keyStillValid: key.keyStillValid }, async (why) => {
+      await settled(() => Object.keys(ctx.subscriptions).length === 0, LAST_EVENTS_MS);
+      closeRefused(socket, why);
+    });
+    return true;
+  } catch (refusal) {
+    if (!(refusal instanceof GatewayError)) throw refusal;
+    closeRefused(socket, refusal);
+    return false;
+  }
 }
 
 /** Each running operation's way to stop it (a completed one ends its stream in the gateway). */

@@ -1,9 +1,9 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { RateLimiterRes } from 'rate-limiter-flexible';
+import { readHostHeader } from '../domain/hostNames.js';
 import type { createGateway } from './app.js';
 import { originMayCall } from './cors.js';
-import { requestHostName } from './hosts.js';
 
 /**
  * A WebSocket's admission at the upgrade (src/http/webSocket.ts): what a connection needs
@@ -56,10 +56,7 @@ export async function admitUpgrade(
     refuseUpgrade(socket, 503, 'SHUTTING_DOWN', 'This gateway process is shutting down');
     return;
   }
-  const hostHeader = request.headers.host ?? '';
-  const host = URL.canParse(`http://${hostHeader}/`)
-    ? requestHostName(new Request(`http://${hostHeader}/`))
-    : null;
+  const host = readHostHeader(request.headers.host ?? '')?.name ?? null;
   if (allowedHosts && (!host || !allowedHosts.has(host))) {
     refuseUpgrade(
       socket,

@@ -4,9 +4,7 @@ import {
   type DocumentNode,
   type GraphQLError,
   getOperationAST,
-  Kind,
   NoSchemaIntrospectionCustomRule,
-  type OperationDefinitionNode,
 } from 'graphql';
 import { getVariableValues } from 'graphql/execution/values.js';
 import { createYoga, type Plugin } from 'graphql-yoga';
@@ -17,6 +15,7 @@ import { scopesOf } from '../schema/authScopes.js';
 import { schema } from '../schema/index.js';
 import { authorizeOperation } from '../schema/operationScopes.js';
 import { describeIssues, illFormedText } from '../validation.js';
+import { isIntrospectionOnly } from './authenticateFirst.js';
 import { type Metrics, type OperationLabels, operationLabels } from './observability.js';
 import { queryLimitPlugins } from './queryLimits.js';
 import { sharedEventExecution } from './sharedEvents.js';
@@ -40,18 +39,11 @@ export interface YogaOptions {
   tracer?: Tracer;
 }
 
-const INTROSPECTION_FIELDS = new Set(['__schema', '__type', '__typename']);
-
-function isIntrospectionOnly(operation: OperationDefinitionNode | null | undefined): boolean {
-  if (!operation) return false;
-  return operation.selectionSet.selections.every(
-    (s) => s.kind === Kind.FIELD && INTROSPECTION_FIELDS.has(s.name.value),
-  );
-}
-
 /**
  * Every operation needs a valid key, except introspection alone, so GraphiQL can load
- * the schema before a key is typed in. Checked before execution, so no resolver runs.
+ * the schema before a key is typed in. The edge decides it before Yoga reads the request
+ * (src/http/authenticateFirst.ts); checked again here before execution, so no resolver
+ * runs whatever reaches Yoga.
  */
 function keyRequired({
   args,

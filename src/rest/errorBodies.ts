@@ -100,6 +100,23 @@ export function errorResponse(
 }
 
 /**
+ * A path the gateway serves, asked with a method it does not take: 405 with `Allow` (every
+ * method it takes, HEAD included where the route lists it), in the shape of the path's
+ * surface. One answer for every path, the REST routes', GraphQL's, MCP's and the pages'.
+ */
+export function methodNotAllowed(c: Context, shape: ErrorShape, allowed: string[]): Response {
+  c.header('Allow', allowed.join(', '));
+  // HEAD is GET without the body: naming GET says it.
+  const use = allowed.filter((method) => method !== 'HEAD').join(', ');
+  return errorResponse(
+    c,
+    shape,
+    'METHOD_NOT_ALLOWED',
+    `Method ${c.req.method} is not allowed here; use ${use}`,
+  );
+}
+
+/**
  * Any error thrown on a REST route: a GatewayError keeps its code; anything else goes
  * through the one masking function (a lost database is 503, the rest a generic 500).
  */

@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { type GatewayEnv, unauthenticated } from '../context.js';
-import { errorResponse, type Surface } from './errorBodies.js';
+import type { GatewayEnv } from '../context.js';
+import { errorResponse, methodNotAllowed, type Surface } from './errorBodies.js';
 import { memorySodaRoutes } from './memorySoda.js';
 import { supaCloudRoutes } from './supaCloud.js';
 import { SURFACE_BASES } from './surfaces.js';
@@ -69,15 +69,12 @@ function routeTable(routes: readonly DeclaredRoute[]): RouteTable {
 }
 
 /**
- * In front of a surface's routes: a key first (401 in the surface's shape, before the path
- * or query is looked at), then well-formed path segments (a malformed percent-encoding is a
- * 400 naming the parameter).
+ * In front of a surface's routes, once the edge has judged the key (src/http/authenticateFirst.ts:
+ * 401 in the surface's shape before the path or query is looked at): well-formed path
+ * segments (a malformed percent-encoding is a 400 naming the parameter).
  */
 function restGuard(surface: Surface, table: RouteTable) {
   return async (c: Context<GatewayEnv>, next: () => Promise<void>) => {
-    const ctx = c.get('requestContext');
-    if (!ctx.auth)
-      return errorResponse(c, surface, 'UNAUTHENTICATED', unauthenticated(ctx.authProblem).message);
     const segments = new URL(c.req.url).pathname.split('/');
     for (let i = 1; i < segments.length; i++) {
       try {
@@ -100,15 +97,7 @@ function restGuard(surface: Surface, table: RouteTable) {
 function restNotFound(c: Context, surface: Surface, table: RouteTable): Response {
   const pathname = new URL(c.req.url).pathname;
   const methods = table.paths.find((p) => p.pattern.test(pathname))?.methods;
-  if (methods) {
-    c.header('Allow', methods.join(', '));
-    return errorResponse(
-      c,
-      surface,
-      'METHOD_NOT_ALLOWED',
-      `Method ${c.req.method} is not allowed here; use ${methods.join(', ')}`,
-    );
-  }
+  if (methods) return methodNotAllowed(c, surface, methods);
   return errorResponse(c, surface, 'NOT_FOUND', `No route ${c.req.method} ${c.req.path}`);
 }
 

@@ -1,9 +1,18 @@
+import { createHash } from 'node:crypto';
 import { tenantOf } from '../context.js';
-import { GatewayError } from '../errors.js';
-import { countChanges, type FeedChange, type FeedPosition, feedAfter } from '../store/changes.js';
+import { badInput, GatewayError } from '../errors.js';
+import {
+  countChanges,
+  type FeedChange,
+  type FeedPosition,
+  feedAfter,
+  feedIssued,
+} from '../store/changes.js';
 import type { FeedEvent, StreamEnd } from '../store/changeWatch.js';
+import type { Collections } from '../store/collections.js';
+import { findDataset } from '../store/datasets.js';
 import { DATASET_CHANGE_KINDS } from '../store/documents.js';
-import { tenantOfDataset } from '../store/tenant.js';
+import { type Tenant, tenantOfDataset } from '../store/tenant.js';
 import { afterArg, datasetArg } from './args.js';
 import { builder } from './builder.js';
 import { connectionType, pageArgs, resolvePage } from './connections.js';
@@ -27,13 +36,55 @@ const DatasetChangeKindEnum = builder.enumType('DatasetChangeKind', {
   values: DATASET_CHANGE_KINDS,
 });
 
-/** A change's cursor: its feed's epoch and its number there. */
-const CHANGE_CURSOR: CursorKey<FeedChange, FeedPosition> = {
+/**
+ * Which feed a cursor was issued by: a digest of the workspace, the dataset and the
+ * feed's epoch. A check against mistakes (a cursor of another dataset, or one altered),
+ * not a secret: a key reads only its own workspace's feeds whatever a cursor says.
+ */
+function feedMark(tenant: Tenant, epoch: number): string {
+  return createHash('sha256')
+    .update(JSON.stringify([tenant.workspaceId, tenant.dataset, epoch]))
+    .digest('base64url')
+    .slice(0, 16);
+}
+
+/** A change's cursor: its feed's epoch, its number there, and the mark of its feed. */
+const CHANGE_CURSOR: CursorKey<FeedChange, FeedPosition & { mark: string }> = {
   kind: 'change',
-  shape: ['time', 'position'],
-  of: (change) => [change.epoch, change.seq],
-  position: ([epoch, seq]) => ({ epoch: epoch as number, seq: seq as number }),
+  shape: ['time', 'position', 'string'],
+  of: (change) => [change.epoch, change.seq, feedMark(change, change.epoch)],
+  position: ([epoch, seq, mark]) => ({
+    epoch: epoch as number,
+    seq: seq as number,
+    mark: mark as string,
+  }),
 };
+
+/**
+ * The position of `after` in the feed of `tenant`'s dataset (created at `epoch`; 0: it
+ * does not exist now), once proven to be one this feed issued; otherwise BAD_USER_INPUT
+ * naming `after`, never a page read from a position the feed never had.
+ */
+async function issuedPosition(
+  store: Collections,
+  tenant: Tenant,
+  epoch: number,
+  after: string,
+): Promise<FeedPosition> {
+  const { mark, ...position } = CHANGE_CURSOR.position(
+    decodeCursor(CHANGE_CURSOR.kind, after, CHANGE_CURSOR.shape),
+  );
+  const shown = after.slice(0, 60);
+  if (mark !== feedMark(tenant, position.epoch)) {
+    throw badInput(
+      `after: "${shown}" is not a cursor of this dataset's changes (it is another dataset's, or was altered)`,
+    );
+  }
+  if (!(await feedIssued(store, tenant, epoch, position))) {
+    throw badInput(`after: "${shown}" is not a position this dataset's changes ever had`);
+  }
+  return position;
+}
 
 const DatasetChangeRef = builder.objectRef<FeedChange>('DatasetChange').implement({
   description:
@@ -91,15 +142,18 @@ builder.objectFields(DatasetRef, (t) => ({
       "The dataset's change feed, oldest first: every change after the cursor `after` (from the first without it). A client that resumes with the last cursor it saw misses nothing; a change whose write was slow comes after changes with a later `at` (docs/LIVE_UPDATES.md).",
     complexity: pageComplexity,
     args: pageArgs,
-    resolve: (ds, args, ctx, info) => {
+    resolve: async (ds, args, ctx, info) => {
       const tenant = tenantOfDataset(ds);
+      const epoch = ds.createdAt.getTime();
+      const after = args.after ? await issuedPosition(ctx.store, tenant, epoch, args.after) : null;
       return resolvePage({
         cursor: CHANGE_CURSOR,
-        args,
+        // `after` is decoded and proven above.
+        args: { first: args.first },
         info,
         count: () => countChanges(ctx.store, tenant),
-        list: async ({ first, after }) => {
-          const all = await feedAfter(ctx.store, tenant, ds.createdAt.getTime(), after, first + 1);
+        list: async ({ first }) => {
+          const all = await feedAfter(ctx.store, tenant, epoch, after, first + 1);
           return { changes: all.slice(0, first), hasNextPage: all.length > first };
         },
         nodes: (page) => page.changes,
@@ -134,12 +188,17 @@ builder.subscriptionFields((t) => ({
       after: t.arg.string(afterArg),
     },
     complexity: LOADED_OBJECT_COST,
-    subscribe: (_root, args, ctx) => {
-      const after = args.after
-        ? CHANGE_CURSOR.position(decodeCursor(CHANGE_CURSOR.kind, args.after, CHANGE_CURSOR.shape))
-        : null;
+    subscribe: async (_root, args, ctx) => {
       if (!ctx.live) throw new GatewayError('NOT_BUILT', 'Live updates are not served here');
-      return ctx.live.follow(ctx, tenantOf(ctx, args.dataset), after);
+      const tenant = tenantOf(ctx, args.dataset);
+      let after: FeedPosition | null = null;
+      if (args.after) {
+        // The dataset as the store has it now (uncached, as the feed's watch reads it).
+        const dataset = await findDataset(ctx.store, tenant.workspaceId, tenant.dataset);
+        const epoch = dataset?.createdAt.getTime() ?? 0;
+        after = await issuedPosition(ctx.store, tenant, epoch, args.after);
+      }
+      return ctx.live.follow(ctx, tenant, after);
     },
     resolve: (event: FeedEvent) => {
       if ('end' in event) throw STREAM_ENDS[event.end]();

@@ -164,7 +164,7 @@ class DatasetWatch {
       // Erased (and perhaps written again): followers learn it, then read the new feed.
       if (this.epoch !== 0) {
         const erased = await datasetErasureAfter(this.db, this.tenant, new Date(this.epoch));
-        found.push(erasureNotice(erased, this.tenant.dataset, epoch));
+        found.push(erasureNotice(erased, this.tenant, epoch));
       }
       this.epoch = epoch;
       this.seq = 0;
@@ -295,7 +295,7 @@ export class ChangeWatches {
   private async erasedDataset(tenant: Tenant, position: FeedPosition): Promise<FeedChange[]> {
     if (position.epoch === 0) return [];
     const erased = await datasetErasureAfter(this.db, tenant, new Date(position.epoch));
-    return erased ? [erasureNotice(erased, tenant.dataset, 0)] : [];
+    return erased ? [erasureNotice(erased, tenant, 0)] : [];
   }
 
   /** Ends every stream with `reason` (shutdown): followers get it, then nothing. */

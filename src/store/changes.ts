@@ -157,13 +157,23 @@ export async function lastChangeSeq(db: Collections, tenant: Tenant): Promise<nu
 }
 
 /**
- * A change as the feed serves it, with the creation instant of the dataset it was read
- * from (its feed's epoch; 0: the dataset did not exist): a cursor holds both, so a cursor
- * into a feed that an erasure removed is told apart from one into today's.
+ * A change as the feed serves it, with its tenant and the creation instant of the dataset
+ * it was read from (its feed's epoch; 0: the dataset did not exist): a cursor holds all
+ * three, so a cursor into a feed that an erasure removed is told apart from one into
+ * today's, and one of another dataset's feed from both.
  */
 export type FeedChange = Pick<
   ChangeDoc,
-  'dataset' | 'seq' | 'changeId' | 'at' | 'kind' | 'factId' | 'episodeId' | 'memoryId' | 'counts'
+  | 'workspaceId'
+  | 'dataset'
+  | 'seq'
+  | 'changeId'
+  | 'at'
+  | 'kind'
+  | 'factId'
+  | 'episodeId'
+  | 'memoryId'
+  | 'counts'
 > & { epoch: number };
 
 /** Where a reader of the feed is: after change `seq` of the feed of epoch `epoch`. */
@@ -176,9 +186,10 @@ export interface FeedPosition {
  * What a reader whose position is in an erased feed is told first: that the dataset was
  * erased (the audit trail's record of it, when there is one), at position 0 of `epoch`.
  */
-export function erasureNotice(erased: AuditDoc | null, dataset: string, epoch: number): FeedChange {
+export function erasureNotice(erased: AuditDoc | null, tenant: Tenant, epoch: number): FeedChange {
   return {
-    dataset,
+    workspaceId: tenant.workspaceId,
+    dataset: tenant.dataset,
     seq: 0,
     changeId: `dataset-erased:${erased?._id ?? epoch}`,
     at: erased?.at ?? new Date(epoch),
@@ -205,21 +216,35 @@ export async function feedAfter(
 ): Promise<FeedChange[]> {
   const stale = after !== null && after.epoch !== epoch;
   const notice = stale
-    ? [
-        erasureNotice(
-          await datasetErasureAfter(db, tenant, new Date(after.epoch)),
-          tenant.dataset,
-          epoch,
-        ),
-      ]
+    ? [erasureNotice(await datasetErasureAfter(db, tenant, new Date(after.epoch)), tenant, epoch)]
     : [];
   const changes = await changesAfter(db, tenant, stale ? 0 : (after?.seq ?? 0), first);
   return [...notice, ...changes.map((c): FeedChange => ({ ...pickFeedFields(c), epoch }))];
 }
 
 function pickFeedFields(c: ChangeDoc): Omit<FeedChange, 'epoch'> {
-  const { dataset, seq, changeId, at, kind, factId, episodeId, memoryId, counts } = c;
-  return { dataset, seq, changeId, at, kind, factId, episodeId, memoryId, counts };
+  const { workspaceId, dataset, seq, changeId, at, kind, factId, episodeId, memoryId, counts } = c;
+  return { workspaceId, dataset, seq, changeId, at, kind, factId, episodeId, memoryId, counts };
+}
+
+/**
+ * Whether the feed of the dataset whose creation instant is `epoch` (0: it does not exist
+ * now) can have issued `position`: a number today's feed has used (0: before its first
+ * change), or a position in an earlier feed of the dataset that an erasure of the whole
+ * dataset ended (its notice is what a reader there is told). A position neither is made
+ * up: reading after it would serve nothing, or an erasure that never happened.
+ */
+export async function feedIssued(
+  db: Collections,
+  tenant: Tenant,
+  epoch: number,
+  position: FeedPosition,
+): Promise<boolean> {
+  if (position.epoch === epoch) {
+    return position.seq === 0 || position.seq <= (await lastChangeSeq(db, tenant));
+  }
+  if (epoch !== 0 && position.epoch > epoch) return false;
+  return (await datasetErasureAfter(db, tenant, new Date(position.epoch))) !== null;
 }
 
 /** How many changes the dataset's feed serves (redacted ones are not served). */

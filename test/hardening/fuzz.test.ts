@@ -883,12 +883,31 @@ describe('fuzz', () => {
         } catch {
           check(false, 'body is not JSON', full);
         }
-        check(isPlainObject(body) && body.jsonrpc === '2.0', 'not a JSON-RPC answer', full);
+        // A batch (a JSON array body) is answered with an array: one answer per message that
+        // has one (docs/MCP.md, "Batches").
+        const answers: unknown[] = Array.isArray(body) ? body : [body];
+        for (const answer of answers) {
+          check(isPlainObject(answer) && answer.jsonrpc === '2.0', 'not a JSON-RPC answer', full);
+        }
         check(
           !/\bat .*\.(ts|js):\d+|Internal server error/.test(text),
           'a stack or an internal error',
           full,
         );
+        if (Array.isArray(body)) {
+          for (const answer of answers as Record<string, unknown>[]) {
+            const error = answer.error as { code?: unknown } | undefined;
+            check(
+              isPlainObject(error) || isPlainObject(answer.result),
+              'neither result nor error',
+              full,
+            );
+            check(error?.code !== -32603, 'a JSON-RPC internal error', full);
+          }
+          outcomes.set('batch', (outcomes.get('batch') ?? 0) + 1);
+          return;
+        }
+        check(isPlainObject(body), 'not a JSON-RPC answer', full);
         if (isPlainObject(body.error)) {
           check(typeof body.error.code === 'number', 'a JSON-RPC error without its code', full);
           check(body.error.code !== -32603, 'a JSON-RPC internal error', full);

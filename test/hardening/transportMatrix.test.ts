@@ -43,7 +43,9 @@ import { until } from '../helpers/until.js';
  * nothing written) or allowed. Whatever the cell, an error never carries Yoga's internal
  * `extensions.http` or a stack, and every operation leaves its access log line, its metric
  * and its span, labelled with its transport. A transport added to TRANSPORTS without a
- * client here fails the first test.
+ * client here fails the first test. One more column, `mcp-batch`, sends the operation as a
+ * JSON-RPC batch on MCP (docs/MCP.md, "Batches"): its message must meet every rule as a
+ * request of its own, with its own log line, metric and span.
  */
 
 const DATASET = 'user_42';
@@ -69,6 +71,8 @@ interface Outcome {
   errors: unknown[];
   /** Refused when the connection was opened (graphql-ws's `connection_init`), before any operation. */
   atConnection?: boolean;
+  /** An MCP batch answered message by message (not refused whole): how many messages it held. */
+  messages?: number;
 }
 
 const READ: Operation = {
@@ -98,8 +102,15 @@ const REGISTERED: Operation = {
 
 const WRITTEN = 'matrix-writes';
 
+/** The matrix's columns: every transport, and MCP's batch (each message a request of its own). */
+type Column = Transport | 'mcp-batch';
+const COLUMNS: readonly Column[] = [...TRANSPORTS, 'mcp-batch'];
+
+/** The transport a column's requests are logged, counted and traced under. */
+const labelOf = (column: Column): Transport => (column === 'mcp-batch' ? 'mcp' : column);
+
 /** The transports that send no GraphQL of their own: each runs its registered operations. */
-const RUNS_OWN = new Set<Transport>(['rest', 'mcp']);
+const RUNS_OWN = new Set<Column>(['rest', 'mcp', 'mcp-batch']);
 
 const deleting = (factId: string): Operation => ({
   graphql: {
@@ -196,198 +207,231 @@ const postBody = (op: Operation) =>
       : {}),
   });
 
-/** Each transport's client: sends one operation the way that transport's clients do. */
-const CLIENTS: Record<
-  Transport,
-  (door: Door, op: Operation, key: string | null) => Promise<Outcome>
-> = {
-  'graphql-post': async (door, op, key) =>
-    graphqlOutcome(
-      await fetch(`${door.origin}/graphql`, {
+/** The JSON-RPC message that calls an operation's MCP tool. */
+const toolCall = (op: Operation) => ({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'tools/call',
+  params: { name: op.mcp.tool, arguments: op.mcp.args },
+});
+
+type JsonRpcAnswer = {
+  result?: { isError?: boolean; content: { text: string }[] };
+  error?: { message: string; data?: { code?: string } };
+};
+
+/** An MCP answer (to a message, or the HTTP request's refusal) as an outcome. */
+function mcpOutcome(response: Response, body: JsonRpcAnswer): Outcome {
+  const failed = body.result?.isError ? body.result.content[0]!.text : null;
+  return {
+    code: body.error
+      ? (body.error.data?.code ?? `JSON-RPC ${body.error.message}`)
+      : failed
+        ? (/^([A-Z_]+): /.exec(failed)?.[1] ?? failed)
+        : null,
+    status: response.status,
+    wwwAuthenticate: response.headers.get('www-authenticate'),
+    errors: body.error ? [body.error] : failed ? [{ message: failed }] : [],
+  };
+}
+
+/** A POST to /mcp as a stateless client sends it, without MCP-Protocol-Version (2025-03-26). */
+const postMcp = (door: Door, key: string | null, body: unknown) =>
+  fetch(`${door.origin}/mcp`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...bearer(key),
+    },
+    body: JSON.stringify(body),
+  });
+
+/** Each column's client: sends one operation the way that transport's clients do. */
+const CLIENTS: Record<Column, (door: Door, op: Operation, key: string | null) => Promise<Outcome>> =
+  {
+    'graphql-post': async (door, op, key) =>
+      graphqlOutcome(
+        await fetch(`${door.origin}/graphql`, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            accept: 'application/graphql-response+json',
+            ...bearer(key),
+          },
+          body: postBody(op),
+        }),
+      ),
+    'graphql-get': async (door, op, key) => {
+      const params = new URLSearchParams();
+      if (op.graphql.query) params.set('query', op.graphql.query);
+      params.set('variables', JSON.stringify(op.graphql.variables ?? {}));
+      if (op.graphql.hash) {
+        params.set(
+          'extensions',
+          JSON.stringify({ persistedQuery: { version: 1, sha256Hash: op.graphql.hash } }),
+        );
+      }
+      return graphqlOutcome(
+        await fetch(`${door.origin}/graphql?${params}`, {
+          headers: { accept: 'application/graphql-response+json', ...bearer(key) },
+        }),
+      );
+    },
+    'graphql-sse': async (door, op, key) => {
+      const response = await fetch(`${door.origin}/graphql`, {
         method: 'POST',
         headers: {
           'content-type': 'application/json',
-          accept: 'application/graphql-response+json',
+          accept: 'text/event-stream',
           ...bearer(key),
         },
         body: postBody(op),
-      }),
-    ),
-  'graphql-get': async (door, op, key) => {
-    const params = new URLSearchParams();
-    if (op.graphql.query) params.set('query', op.graphql.query);
-    params.set('variables', JSON.stringify(op.graphql.variables ?? {}));
-    if (op.graphql.hash) {
-      params.set(
-        'extensions',
-        JSON.stringify({ persistedQuery: { version: 1, sha256Hash: op.graphql.hash } }),
-      );
-    }
-    return graphqlOutcome(
-      await fetch(`${door.origin}/graphql?${params}`, {
-        headers: { accept: 'application/graphql-response+json', ...bearer(key) },
-      }),
-    );
-  },
-  'graphql-sse': async (door, op, key) => {
-    const response = await fetch(`${door.origin}/graphql`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...bearer(key) },
-      body: postBody(op),
-    });
-    if (!response.headers.get('content-type')?.startsWith('text/event-stream')) {
-      return graphqlOutcome(response);
-    }
-    const text = await response.text();
-    const data = /event: next\ndata: (.*)\n/.exec(text)?.[1];
-    const body = data ? (JSON.parse(data) as { errors?: GraphQLFormattedError[] }) : { errors: [] };
-    return {
-      code: (body.errors?.[0]?.extensions?.code as string | undefined) ?? null,
-      status: response.status,
-      wwwAuthenticate: response.headers.get('www-authenticate'),
-      errors: body.errors ?? [],
-    };
-  },
-  'graphql-ws': async (door, op, key) => {
-    let closedWith: { code: number; reason: string } | null = null;
-    let upgradeStatus: number | null = null;
-    // A refused upgrade is an HTTP answer the WebSocket API hides; ws says it in its error.
-    class Upgrading extends WebSocket {
-      constructor(address: string, protocols?: string | string[]) {
-        super(address, protocols);
-        this.on('error', (error: Error) => {
-          const status = /Unexpected server response: (\d+)/.exec(error.message)?.[1];
-          if (status) upgradeStatus = Number(status);
-        });
+      });
+      if (!response.headers.get('content-type')?.startsWith('text/event-stream')) {
+        return graphqlOutcome(response);
       }
-    }
-    const client = createClient({
-      url: door.wsUrl,
-      webSocketImpl: Upgrading,
-      connectionParams: bearer(key),
-      retryAttempts: 0,
-      lazy: true,
-      on: {
-        closed: (event) => {
-          const { code, reason } = event as { code: number; reason: string };
-          closedWith = { code, reason: String(reason) };
-        },
-      },
-    });
-    try {
-      const answer = await new Promise<Outcome>((resolve) => {
-        client.subscribe(
-          {
-            query: op.graphql.query ?? '',
-            variables: op.graphql.variables ?? {},
-            ...(op.graphql.hash
-              ? { extensions: { persistedQuery: { version: 1, sha256Hash: op.graphql.hash } } }
-              : {}),
+      const text = await response.text();
+      const data = /event: next\ndata: (.*)\n/.exec(text)?.[1];
+      const body = data
+        ? (JSON.parse(data) as { errors?: GraphQLFormattedError[] })
+        : { errors: [] };
+      return {
+        code: (body.errors?.[0]?.extensions?.code as string | undefined) ?? null,
+        status: response.status,
+        wwwAuthenticate: response.headers.get('www-authenticate'),
+        errors: body.errors ?? [],
+      };
+    },
+    'graphql-ws': async (door, op, key) => {
+      let closedWith: { code: number; reason: string } | null = null;
+      let upgradeStatus: number | null = null;
+      // A refused upgrade is an HTTP answer the WebSocket API hides; ws says it in its error.
+      class Upgrading extends WebSocket {
+        constructor(address: string, protocols?: string | string[]) {
+          super(address, protocols);
+          this.on('error', (error: Error) => {
+            const status = /Unexpected server response: (\d+)/.exec(error.message)?.[1];
+            if (status) upgradeStatus = Number(status);
+          });
+        }
+      }
+      const client = createClient({
+        url: door.wsUrl,
+        webSocketImpl: Upgrading,
+        connectionParams: bearer(key),
+        retryAttempts: 0,
+        lazy: true,
+        on: {
+          closed: (event) => {
+            const { code, reason } = event as { code: number; reason: string };
+            closedWith = { code, reason: String(reason) };
           },
-          {
-            next: (result) =>
-              resolve({
-                code: (result.errors?.[0]?.extensions?.code as string | undefined) ?? null,
-                status: null,
-                wwwAuthenticate: null,
-                errors: [...(result.errors ?? [])],
-              }),
-            error: (error) => {
-              if (Array.isArray(error)) {
-                const errors = error as GraphQLFormattedError[];
+        },
+      });
+      try {
+        const answer = await new Promise<Outcome>((resolve) => {
+          client.subscribe(
+            {
+              query: op.graphql.query ?? '',
+              variables: op.graphql.variables ?? {},
+              ...(op.graphql.hash
+                ? { extensions: { persistedQuery: { version: 1, sha256Hash: op.graphql.hash } } }
+                : {}),
+            },
+            {
+              next: (result) =>
                 resolve({
-                  code: (errors[0]?.extensions?.code as string | undefined) ?? null,
+                  code: (result.errors?.[0]?.extensions?.code as string | undefined) ?? null,
                   status: null,
                   wwwAuthenticate: null,
-                  errors,
+                  errors: [...(result.errors ?? [])],
+                }),
+              error: (error) => {
+                if (Array.isArray(error)) {
+                  const errors = error as GraphQLFormattedError[];
+                  resolve({
+                    code: (errors[0]?.extensions?.code as string | undefined) ?? null,
+                    status: null,
+                    wwwAuthenticate: null,
+                    errors,
+                  });
+                  return;
+                }
+                // Refused at the upgrade (its HTTP status), or closed at connection_init
+                // (4403: the gateway's code leads the close reason).
+                const closed = closedWith as { code: number; reason: string } | null;
+                const refusedUpgrade = upgradeStatus as number | null;
+                resolve({
+                  code: refusedUpgrade
+                    ? (codeOfStatus[refusedUpgrade] ?? `HTTP ${refusedUpgrade}`)
+                    : closed?.code === 4403
+                      ? (closed.reason.split(':')[0] ?? null)
+                      : `closed ${closed?.code}`,
+                  status: refusedUpgrade ?? closed?.code ?? null,
+                  wwwAuthenticate: null,
+                  errors: [],
+                  atConnection: true,
                 });
-                return;
-              }
-              // Refused at the upgrade (its HTTP status), or closed at connection_init
-              // (4403: the gateway's code leads the close reason).
-              const closed = closedWith as { code: number; reason: string } | null;
-              const refusedUpgrade = upgradeStatus as number | null;
-              resolve({
-                code: refusedUpgrade
-                  ? (codeOfStatus[refusedUpgrade] ?? `HTTP ${refusedUpgrade}`)
-                  : closed?.code === 4403
-                    ? (closed.reason.split(':')[0] ?? null)
-                    : `closed ${closed?.code}`,
-                status: refusedUpgrade ?? closed?.code ?? null,
-                wwwAuthenticate: null,
-                errors: [],
-                atConnection: true,
-              });
+              },
+              complete: () => {},
             },
-            complete: () => {},
-          },
-        );
+          );
+        });
+        return answer;
+      } finally {
+        await client.dispose();
+      }
+    },
+    rest: async (door, op, key) => {
+      const response = await fetch(`${door.origin}${op.rest.path}`, {
+        method: op.rest.method,
+        headers: bearer(key),
       });
-      return answer;
-    } finally {
-      await client.dispose();
-    }
-  },
-  rest: async (door, op, key) => {
-    const response = await fetch(`${door.origin}${op.rest.path}`, {
-      method: op.rest.method,
-      headers: bearer(key),
-    });
-    const body = (await response.json()) as { error?: string };
-    return {
-      code: response.ok ? null : (codeOfStatus[response.status] ?? `HTTP ${response.status}`),
-      status: response.status,
-      wwwAuthenticate: response.headers.get('www-authenticate'),
-      errors: body.error ? [body] : [],
-    };
-  },
-  mcp: async (door, op, key) => {
-    // One tools/call, as a stateless client sends it (the SDK's client would first send
-    // `initialize`, a second request that the one-a-minute limits below would count).
-    const response = await fetch(`${door.origin}/mcp`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        ...bearer(key),
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'tools/call',
-        params: { name: op.mcp.tool, arguments: op.mcp.args },
-      }),
-    });
-    const body = (await response.json()) as {
-      result?: { isError?: boolean; content: { text: string }[] };
-      error?: { message: string; data?: { code?: string } };
-    };
-    const failed = body.result?.isError ? body.result.content[0]!.text : null;
-    return {
-      code: body.error
-        ? (body.error.data?.code ?? `JSON-RPC ${body.error.message}`)
-        : failed
-          ? (/^([A-Z_]+): /.exec(failed)?.[1] ?? failed)
-          : null,
-      status: response.status,
-      wwwAuthenticate: response.headers.get('www-authenticate'),
-      errors: body.error ? [body.error] : failed ? [{ message: failed }] : [],
-    };
-  },
-};
+      const body = (await response.json()) as { error?: string };
+      return {
+        code: response.ok ? null : (codeOfStatus[response.status] ?? `HTTP ${response.status}`),
+        status: response.status,
+        wwwAuthenticate: response.headers.get('www-authenticate'),
+        errors: body.error ? [body] : [],
+      };
+    },
+    mcp: async (door, op, key) => {
+      // One tools/call, as a stateless client sends it (the SDK's client would first send
+      // `initialize`, a second request that the one-a-minute limits below would count).
+      const response = await postMcp(door, key, toolCall(op));
+      return mcpOutcome(response, (await response.json()) as JsonRpcAnswer);
+    },
+    'mcp-batch': async (door, op, key) => {
+      // The same tools/call in a batch (2025-03-26: a request without MCP-Protocol-Version).
+      // Refused whole (no key, the per-address limit), the answer is one JSON-RPC error.
+      const response = await postMcp(door, key, [toolCall(op)]);
+      const body = (await response.json()) as JsonRpcAnswer | JsonRpcAnswer[];
+      if (!Array.isArray(body)) {
+        // JSON-RPC answers a batch with an array, even of one answer; one object only refuses it.
+        expect(response.status, `a batch answered with ${JSON.stringify(body)}`).toBeGreaterThan(
+          299,
+        );
+        return mcpOutcome(response, body);
+      }
+      expect(body, 'one answer per request of the batch').toHaveLength(1);
+      return { ...mcpOutcome(response, body[0]!), messages: 1 };
+    },
+  };
 
 /**
  * How each transport refuses a missing or invalid key: HTTP's 401, which must say
  * `WWW-Authenticate`; graphql-ws closes the socket at `connection_init` with 4403 (its
  * upgrade needs no key), and a close carries no headers.
  */
-const REFUSED_KEY_STATUS: Record<Transport, number> = {
+const REFUSED_KEY_STATUS: Record<Column, number> = {
   'graphql-post': 401,
   'graphql-get': 401,
   'graphql-sse': 401,
   'graphql-ws': 4403,
   rest: 401,
   mcp: 401,
+  'mcp-batch': 401,
 };
 
 const key = (scopes: ('read' | 'write' | 'admin')[], expiresAt?: Date) =>
@@ -413,16 +457,17 @@ function liveFact(): string {
  */
 async function cell(
   door: Door,
-  transport: Transport,
+  column: Column,
   op: Operation,
   keyValue: string | null,
 ): Promise<Outcome> {
+  const transport = labelOf(column);
   const logsBefore = door.logs.length;
   const countedBefore = await requestsCounted(door, transport);
   exporter.reset();
   dataCommands.length = 0;
-  const outcome = await CLIENTS[transport](door, op, keyValue);
-  const where = `${transport}: ${JSON.stringify(outcome)}`;
+  const outcome = await CLIENTS[column](door, op, keyValue);
+  const where = `${column}: ${JSON.stringify(outcome)}`;
   for (const error of outcome.errors as GraphQLFormattedError[]) {
     expect(error.extensions ?? {}, where).not.toHaveProperty('http');
     expect(JSON.stringify(error), where).not.toMatch(/stack|exception|at .*\.ts:\d+/);
@@ -460,7 +505,7 @@ async function cell(
       logged,
     );
     // An HTTP answer's own status is among them (graphql-ws's is its socket's, not HTTP's).
-    if (outcome.status !== null && outcome.status < 1000) {
+    if (outcome.status !== null && outcome.status < 1000 && outcome.messages === undefined) {
       expect(added[String(outcome.status)], `${where}: counted as ${outcome.status}`).toBe(1);
     }
     await until(() => exporter.getFinishedSpans().length > 0, `${where}: its span`);
@@ -468,8 +513,36 @@ async function cell(
       exporter.getFinishedSpans().map((s) => s.attributes['gateway.transport']),
       where,
     ).toContain(transport);
+    if (outcome.messages !== undefined) await eachMessageObserved(where, lines, outcome.messages);
   }
   return outcome;
+}
+
+/**
+ * An MCP batch answered message by message: the batch's own line, and each message's own
+ * request (`<batch's id>:<n>`) with its log line and its span inside the batch's.
+ */
+async function eachMessageObserved(
+  where: string,
+  lines: Record<string, unknown>[],
+  messages: number,
+): Promise<void> {
+  const batch = lines.find((l) => !String(l.requestId).includes(':'));
+  expect(batch, `${where}: the batch's own line`).toBeDefined();
+  const ids = Array.from({ length: messages }, (_, i) => `${batch!.requestId}:${i + 1}`);
+  expect(
+    lines.filter((l) => l !== batch).map((l) => l.requestId),
+    `${where}: each message's own log line`,
+  ).toEqual(ids);
+  const spanOf = (requestId: unknown) =>
+    exporter.getFinishedSpans().find((s) => s.attributes['gateway.request_id'] === requestId);
+  await until(() => ids.every((id) => spanOf(id)), `${where}: each message's span`);
+  const batchSpan = spanOf(batch!.requestId);
+  for (const id of ids) {
+    expect(spanOf(id)!.parentSpanContext?.spanId, `${where}: ${id}'s span`).toBe(
+      batchSpan?.spanContext().spanId,
+    );
+  }
 }
 
 /** gateway_http_requests_total for one transport, by status: what the door has counted so far. */
@@ -499,7 +572,7 @@ beforeAll(async () => {
   });
   door = await openDoor();
   reader = await key(['read']);
-  const facts = Array.from({ length: 2 * TRANSPORTS.length }, (_, i) =>
+  const facts = Array.from({ length: 2 * COLUMNS.length }, (_, i) =>
     factInput('user', `likes thing ${i}`, `thing ${i}`),
   );
   const recorded = await recordEpisode(
@@ -518,16 +591,16 @@ afterAll(async () => {
 });
 
 describe('the transport matrix', () => {
-  it('has a client for every transport the gateway names, and none it does not', () => {
-    expect(Object.keys(CLIENTS).sort()).toEqual([...TRANSPORTS].sort());
+  it("has a client for every transport the gateway names and MCP's batch, and none else", () => {
+    expect(Object.keys(CLIENTS).sort()).toEqual([...TRANSPORTS, 'mcp-batch'].sort());
   });
 
-  it.each(TRANSPORTS)('%s: an allowed read runs', async (transport) => {
+  it.each(COLUMNS)('%s: an allowed read runs', async (transport) => {
     const outcome = await cell(door, transport, READ, reader);
     expect(outcome.code, JSON.stringify(outcome)).toBeNull();
   });
 
-  it.each(TRANSPORTS)(
+  it.each(COLUMNS)(
     '%s: no key is UNAUTHENTICATED, with WWW-Authenticate: Bearer',
     async (transport) => {
       const outcome = await cell(door, transport, READ, null);
@@ -544,7 +617,7 @@ describe('the transport matrix', () => {
     },
   );
 
-  it.each(TRANSPORTS)(
+  it.each(COLUMNS)(
     '%s: an unknown, a revoked and an expired key are UNAUTHENTICATED, invalid_token',
     async (transport) => {
       const revoked = await key(['read']);
@@ -573,7 +646,7 @@ describe('the transport matrix', () => {
     },
   );
 
-  it.each(TRANSPORTS)(
+  it.each(COLUMNS)(
     '%s: a key without the scope is FORBIDDEN before anything runs',
     async (transport) => {
       const writer = await key(['write']);
@@ -581,7 +654,7 @@ describe('the transport matrix', () => {
     },
   );
 
-  it.each(TRANSPORTS)('%s: a read key cannot write, and nothing is written', async (transport) => {
+  it.each(COLUMNS)('%s: a read key cannot write, and nothing is written', async (transport) => {
     const factId = liveFact();
     const outcome = await cell(door, transport, deleting(factId), reader);
     // GraphQL over GET runs no mutation, whatever the key (GraphQL over HTTP).
@@ -592,7 +665,7 @@ describe('the transport matrix', () => {
     expect(fact?.invalidAt).toBeNull();
   });
 
-  it.each(TRANSPORTS)('%s: a write key writes (GraphQL over GET: never)', async (transport) => {
+  it.each(COLUMNS)('%s: a write key writes (GraphQL over GET: never)', async (transport) => {
     const writer = await key(['read', 'write']);
     const factId = liveFact();
     const outcome = await cell(door, transport, deleting(factId), writer);
@@ -606,14 +679,11 @@ describe('the transport matrix', () => {
     }
   });
 
-  it.each(TRANSPORTS)(
-    '%s: an operation over the cost limit is refused whole',
-    async (transport) => {
-      const outcome = await cell(door, transport, COSTLY, reader);
-      // REST and MCP have no client text to measure: their own operations run.
-      expect(outcome.code).toBe(RUNS_OWN.has(transport) ? null : 'QUERY_TOO_COMPLEX');
-    },
-  );
+  it.each(COLUMNS)('%s: an operation over the cost limit is refused whole', async (transport) => {
+    const outcome = await cell(door, transport, COSTLY, reader);
+    // REST and MCP have no client text to measure: their own operations run.
+    expect(outcome.code).toBe(RUNS_OWN.has(transport) ? null : 'QUERY_TOO_COMPLEX');
+  });
 
   describe('TRUSTED_DOCUMENTS=only', () => {
     let only: Door;
@@ -621,7 +691,7 @@ describe('the transport matrix', () => {
       only = await openDoor({ trustedDocuments: 'only' });
     });
 
-    it.each(TRANSPORTS)(
+    it.each(COLUMNS)(
       '%s: text is PERSISTED_QUERY_ONLY; a registered hash runs',
       async (transport) => {
         const text = await cell(only, transport, READ, reader);
@@ -636,14 +706,14 @@ describe('the transport matrix', () => {
   });
 
   describe('rate limits', () => {
-    it.each(TRANSPORTS)('%s: past the per-key limit, RATE_LIMITED', async (transport) => {
+    it.each(COLUMNS)('%s: past the per-key limit, RATE_LIMITED', async (transport) => {
       const limited = await openDoor({ rateLimitPerMinute: 1 });
       const own = await key(['read']);
       expect((await cell(limited, transport, READ, own)).code).toBeNull();
       expect((await cell(limited, transport, READ, own)).code).toBe('RATE_LIMITED');
     });
 
-    it.each(TRANSPORTS)('%s: past the per-address limit, RATE_LIMITED', async (transport) => {
+    it.each(COLUMNS)('%s: past the per-address limit, RATE_LIMITED', async (transport) => {
       // A WebSocket's upgrade counts too (it is refused there, before any key lookup).
       const limited = await openDoor({ rateLimitPerAddressPerMinute: 1 });
       await cell(limited, transport, READ, reader);
@@ -657,7 +727,7 @@ describe('the transport matrix', () => {
       fair = await openDoor({ workspaceConcurrency: 1, workspaceQueue: 0 });
     });
 
-    it.each(TRANSPORTS)(
+    it.each(COLUMNS)(
       '%s: with the slot taken, RATE_LIMITED; once free, it runs',
       async (transport) => {
         const held = holdSlot(fair, reader);
@@ -668,6 +738,35 @@ describe('the transport matrix', () => {
       },
     );
   });
+});
+
+describe('several operations in one request', () => {
+  // GraphQL batching is off (Yoga's `batching` is left unset: src/http/yoga.ts), so an array
+  // of operations is one request refused, never several run under one request's count.
+  it.each([
+    ['graphql-post', 'application/graphql-response+json'],
+    ['graphql-sse', 'text/event-stream'],
+  ])(
+    '%s: a batch is refused in GraphQL’s shape before anything runs',
+    async (_transport, accept) => {
+      dataCommands.length = 0;
+      const operation = JSON.parse(postBody(READ)) as unknown;
+      const response = await fetch(`${door.origin}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept, ...bearer(reader) },
+        body: JSON.stringify([operation, operation]),
+      });
+      expect(response.status).toBe(400);
+      // Over SSE, the errors come as the stream's one `next` event, as every request error does.
+      const text = await response.text();
+      const body =
+        accept === 'text/event-stream' ? /event: next\ndata: (.*)\n/.exec(text)?.[1] : text;
+      expect(JSON.parse(body ?? 'null'), text).toEqual({
+        errors: [{ message: 'Batching is not supported.', extensions: { code: 'BAD_REQUEST' } }],
+      });
+      expect(dataCommands).toEqual([]);
+    },
+  );
 });
 
 describe('the executor, reachable only through the pipeline', () => {

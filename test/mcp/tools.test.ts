@@ -439,33 +439,106 @@ describe('refusals an agent can act on', () => {
     );
   });
 
-  it('another workspace sees none of this one: empty reads, NOT_FOUND by id, nothing changed', async () => {
+  it('another workspace sees none of this one: no such dataset, nothing changed', async () => {
     // globex has its own copy of the demo: the same names, its own ids.
     const acmeFact = structured<{ factIds: string[] }>(
       await callTool(agent, 'record_episode', episode([fact('acme only')], 'acme-secrets')),
     ).factIds[0]!;
-    expect(
-      structured(await callTool(other, 'list_facts', { dataset: 'acme-secrets' })),
-    ).toMatchObject({ facts: [], total: 0 });
-    expect(
-      structured(await callTool(other, 'recall', { dataset: 'acme-secrets', query: 'acme only' })),
-    ).toMatchObject({ facts: [], memories: [] });
-    expect(
-      structured(await callTool(other, 'what_changed', { dataset: 'acme-secrets' })),
-    ).toMatchObject({ changes: [] });
     const names = structured<{ datasets: { name: string }[] }>(
       await callTool(other, 'list_datasets'),
     ).datasets.map((d) => d.name);
     expect(names).not.toContain('acme-secrets');
+    // Answered as for a name no workspace has: neither acme's dataset nor its names show.
     for (const [name, args] of [
+      ['list_facts', { dataset: 'acme-secrets' }],
+      ['recall', { dataset: 'acme-secrets', query: 'acme only' }],
+      ['what_changed', { dataset: 'acme-secrets' }],
       ['fact_history', { dataset: 'acme-secrets', factId: acmeFact }],
       ['delete_fact', { dataset: 'acme-secrets', factId: acmeFact }],
       ['entity_facts', { dataset: 'acme-secrets', entity: 'user' }],
     ] as const) {
-      expect(codeOf(await callTool(other, name, args)), name).toBe('NOT_FOUND');
+      expect(textOf(await callTool(other, name, args)), name).toBe(
+        'NOT_FOUND: No dataset "acme-secrets" in this workspace; list_datasets names its datasets',
+      );
     }
     const stillLive = await t.database.collections.facts.findOne({ factId: acmeFact });
     expect(stillLive?.invalidAt).toBeNull();
+  });
+
+  it('an unknown dataset is NOT_FOUND, said plainly, with the names it may have meant', async () => {
+    const meant = 'NOT_FOUND: No dataset "User_42" in this workspace; did you mean "user_42"?';
+    for (const [name, args, client] of [
+      ['recall', { query: 'car' }, reader],
+      ['list_facts', {}, reader],
+      ['entity_facts', { entity: 'honda civic' }, reader],
+      ['fact_history', { factId: DEMO.facts.hondaInterest }, reader],
+      ['what_changed', {}, reader],
+      ['delete_fact', { factId: DEMO.facts.hondaInterest }, agent],
+      ['update_memory', { memoryId: crypto.randomUUID(), patch: { text: 'x' } }, agent],
+    ] as const) {
+      const result = await callTool(client, name, { dataset: 'User_42', ...args });
+      expect(result.isError, name).toBe(true);
+      expect(textOf(result), name).toBe(meant);
+    }
+    expect(textOf(await callTool(reader, 'list_facts', { dataset: 'user-42s' }))).toBe(
+      'NOT_FOUND: No dataset "user-42s" in this workspace; did you mean "user_42"?',
+    );
+    for (const team of ['team-a', 'team-b']) {
+      await callTool(agent, 'create_memory', { dataset: team, input: { text: 'A team.' } });
+    }
+    expect(textOf(await callTool(reader, 'what_changed', { dataset: 'team-c' }))).toBe(
+      'NOT_FOUND: No dataset "team-c" in this workspace; did you mean "team-a" or "team-b"?',
+    );
+    // Nothing was created by asking, and the demo's facts are still believed.
+    const names = structured<{ datasets: { name: string }[] }>(
+      await callTool(reader, 'list_datasets'),
+    ).datasets.map((d) => d.name);
+    expect(names).not.toContain('User_42');
+    expect(
+      codeOf(
+        await callTool(reader, 'fact_history', {
+          dataset: DATASET,
+          factId: DEMO.facts.hondaInterest,
+        }),
+      ),
+    ).toBeNull();
+    // A workspace with no dataset yet says so.
+    const empty = await connect(['read'], 'initech');
+    expect(textOf(await callTool(empty, 'recall', { dataset: 'user_42', query: 'car' }))).toBe(
+      'NOT_FOUND: No dataset "user_42" in this workspace: it has none yet (record_episode or create_memory creates one)',
+    );
+  });
+
+  it('what is not found is worded the same by every tool: what, which, in which dataset', async () => {
+    const unknown = crypto.randomUUID();
+    expect(
+      textOf(await callTool(reader, 'fact_history', { dataset: DATASET, factId: unknown })),
+    ).toBe(`NOT_FOUND: No fact ${unknown} in dataset "user_42"`);
+    // delete_fact needs the fact believed now: not an unknown one, nor one deleted already.
+    const { factIds } = structured<{ factIds: string[] }>(
+      await callTool(agent, 'record_episode', episode([fact('hats')])),
+    );
+    const dataset = 'agent-notes';
+    await callTool(agent, 'delete_fact', { dataset, factId: factIds[0] });
+    for (const factId of [unknown, factIds[0]]) {
+      expect(textOf(await callTool(agent, 'delete_fact', { dataset, factId }))).toBe(
+        `NOT_FOUND: No fact ${factId} believed now in dataset "agent-notes"`,
+      );
+    }
+    expect(
+      textOf(
+        await callTool(agent, 'update_memory', {
+          dataset: DATASET,
+          memoryId: unknown,
+          patch: { text: 'x' },
+        }),
+      ),
+    ).toBe(`NOT_FOUND: No memory ${unknown} in dataset "user_42"`);
+    // A write-only key may not read the workspace's datasets: it is told what its tool could not find.
+    const pipeline = await connect(['write']);
+    expect(
+      textOf(await callTool(pipeline, 'delete_fact', { dataset: 'User_42', factId: unknown })),
+    ).toBe(`NOT_FOUND: No fact ${unknown} believed now in dataset "User_42"`);
   });
 
   it('bad arguments name the field, and nothing is written', async () => {
@@ -510,7 +583,8 @@ describe('refusals an agent can act on', () => {
     const error = await callTool(agent, 'forget_everything').catch((e: unknown) => e);
     expect(error).toBeInstanceOf(McpError);
     expect((error as McpError).code).toBe(ErrorCode.InvalidParams);
-    expect((error as McpError).message).toMatch(/Unknown tool: forget_everything/);
+    // The SDK's client prefixes the code to the message it reads: once, not twice.
+    expect((error as McpError).message).toBe('MCP error -32602: Unknown tool: forget_everything');
   });
 
   it('a failure the gateway does not expect is masked: a code and a generic message, never a stack', async () => {
