@@ -483,23 +483,33 @@ async function materialiseSome(
   let stored = await documentsInView(db, tenant, pairs, view);
   const before = stored;
   let written = 0;
-  // Set when a record arrived while this call told its changes: the next round redacts
-  // what its derivation no longer tells, though its documents may already be as derived.
+  // Every fact and version id this call has seen stored, derived or told, round after
+  // round: its redactions look for changes by them. A racing writer may remove the
+  // document of a version this call derived (and told) before a record with an earlier
+  // instant landed, so the documents of a later round alone no longer name it.
+  const known = new Set<string>();
+  const know = (docs: Iterable<DerivedDoc>) => {
+    for (const d of docs) known.add(d.factId).add(rootFactId(d));
+  };
+  // Set when a record arrived after this call wrote documents or told changes: the next
+  // round redacts what its derivation no longer tells, though its documents may already
+  // be as derived (a racing writer wrote them, and redacted before this call's changes
+  // were there).
   let redactAgain = false;
+  let wrote = false;
   for (let round = 0; round < MAX_ROUNDS; round++) {
     const derived = derive(tenant, records);
     const viewed = derivedInView(derived.docs, view);
     const plan = planOf(stored, derived.docs, viewed);
+    know(stored);
+    know(viewed.values());
     // The changes that history no longer tells go before the documents that stop telling
     // them, so a retry after a fault still finds them by the documents it reads.
     if (options.redact && (planSize(plan) > 0 || redactAgain)) {
-      const ids = new Set(
-        [...stored, ...viewed.values()].flatMap((d) => [d.factId, rootFactId(d)]),
-      );
       await redactFactChangesExcept(
         db,
         tenant,
-        [...ids],
+        [...known],
         new Set(historyChanges(derived.runs, records).map((c) => c.changeId)),
       );
       redactAgain = false;
@@ -507,6 +517,7 @@ async function materialiseSome(
     if (planSize(plan) > 0) {
       await writePlan(db, tenant, plan, withVectors(derived.build, options.vectors, stored));
       written += planSize(plan);
+      wrote = true;
     }
     // Seen through: the records are still those it derived from, the documents as derived.
     const again = await recordIdsOfPairs(db, tenant, pairs);
@@ -514,6 +525,8 @@ async function materialiseSome(
     if (changed) {
       records = await recordsOfPairs(db, tenant, pairs);
       view = viewOf(records, view);
+      // What this call wrote may be what the new records no longer tell.
+      if (wrote) redactAgain = true;
     }
     stored = await documentsInView(db, tenant, pairs, view);
     if (changed || planSize(planOf(stored, derived.docs, derivedInView(derived.docs, view))) > 0) {
@@ -526,10 +539,13 @@ async function materialiseSome(
       const told = historyChanges(derived.runs, records).filter(
         (c) => view.whole || c.at.getTime() >= view.from,
       );
+      for (const c of told) if (c.factId) known.add(c.factId);
       await appendChanges(db, tenant, [...(options.preface ?? []), ...told]);
+      wrote = true;
       // A record stored after the check above and before this append, by a writer whose
       // redaction ran before it, leaves one of these changes stale: read the ids again;
-      // if they moved, go round once more (appending again is idempotent).
+      // if they moved, go round once more (appending again is idempotent), redacting by
+      // the ids told here too (`known`): the documents that held them may be gone.
       const arrived = await recordIdsOfPairs(db, tenant, pairs);
       if (idSetKey(arrived) !== idSetKey(records.map((r) => r._id))) {
         records = await recordsOfPairs(db, tenant, pairs);
