@@ -13,7 +13,8 @@ import { createRequestContext, type GatewayEnv } from '../context.js';
 import { isJsonMediaType, jsonBodyProblem } from '../domain/jsonBodies.js';
 import type { Embedder } from '../embeddings/embedder.js';
 import { ERROR_STATUS, type ErrorCode, maskError } from '../errors.js';
-import { answerMcpBatches, mcpRefusal, mountMcp } from '../mcp/server.js';
+import { answerMcpBatches } from '../mcp/batches.js';
+import { mcpRefusal, serveMcp } from '../mcp/server.js';
 import { MeaningIndex } from '../recall/meaningIndex.js';
 import {
   errorResponse,
@@ -177,7 +178,7 @@ export function createGateway(options: GatewayOptions) {
   mountApiDocs(app);
   mountExplorer(app, options);
   mountGraphiql(app, options);
-  mountMcp(app, options);
+  serveMcpRoute(app, options, live);
   serveGraphql(app, options, live);
   answerErrors(app, options, restNotFound);
   return {
@@ -675,6 +676,16 @@ function serveGraphql(app: EdgeApp, options: GatewayOptions, live: LiveStreams):
     // An answer streamed over SSE holds its connection: counted, or refused past the caps.
     return heldWhileStreaming(c, live, response, options.metrics);
   });
+}
+
+/**
+ * `/mcp` (src/mcp/server.ts), behind the pipeline. A listen's stream (MCP 2026-07-28) holds
+ * its connection, counted or refused past the caps, as GraphQL's streams are.
+ */
+function serveMcpRoute(app: EdgeApp, options: GatewayOptions, live: LiveStreams): void {
+  app.post(MCP_PATH, async (c) =>
+    heldWhileStreaming(c, live, await serveMcp(c, options), options.metrics),
+  );
 }
 
 /**

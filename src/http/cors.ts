@@ -14,9 +14,10 @@ import { setResponseHeader as setHeader } from './responseHeaders.js';
 export type CorsOrigins = '*' | readonly string[];
 
 const ALLOW_METHODS = 'GET, POST, DELETE, OPTIONS';
-// MCP's clients send their protocol version (and, where a server keeps them, a session id).
+// MCP's clients send their protocol version (and, where a server keeps them, a session id);
+// on 2026-07-28 also the method and the tool's or resource's name of each request.
 const ALLOW_HEADERS =
-  'Authorization, Content-Type, X-Request-Id, Mcp-Protocol-Version, Mcp-Session-Id';
+  'Authorization, Content-Type, X-Request-Id, Mcp-Protocol-Version, Mcp-Session-Id, Mcp-Method, Mcp-Name';
 const EXPOSE_HEADERS = 'X-Request-Id, Retry-After';
 const PREFLIGHT_MAX_AGE_SECONDS = '600';
 

@@ -7,43 +7,62 @@
  * is no session to keep, bound or end, and nothing of one key's lives on into another's.
  */
 
-import type { OpenAPIHono } from '@hono/zod-openapi';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { MAX_BATCH_SIZE } from '@modelcontextprotocol/sdk/server/requestBody.js';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import {
   CallToolRequestSchema,
-  type CallToolResult,
-  DEFAULT_NEGOTIATED_PROTOCOL_VERSION,
   InitializeRequestSchema,
-  isInitializeRequest,
-  isJSONRPCErrorResponse,
-  isJSONRPCNotification,
-  isJSONRPCResultResponse,
-  ErrorCode as JsonRpcErrorCode,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
   PingRequestSchema,
+  ReadResourceRequestSchema,
+  SubscriptionsListenRequestSchema,
+} from '@modelcontextprotocol/core';
+import {
+  type CallToolResult,
+  createMcpHandler,
+  isLegacyRequest,
+  PROTOCOL_VERSION_META_KEY,
+  ProtocolError,
+  ProtocolErrorCode,
+  Server,
+  type ServerEventBus,
   SUPPORTED_PROTOCOL_VERSIONS,
   type Tool,
-} from '@modelcontextprotocol/sdk/types.js';
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
-import type { Context, MiddlewareHandler } from 'hono';
+  WebStandardStreamableHTTPServerTransport,
+} from '@modelcontextprotocol/server';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/ajv';
+import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { type GatewayEnv, type RequestContext, unauthenticated } from '../context.js';
-import { isJsonMediaType } from '../domain/jsonBodies.js';
+import {
+  type AuthenticatedContext,
+  type GatewayEnv,
+  type RequestContext,
+  unauthenticated,
+} from '../context.js';
 import {
   ERROR_STATUS,
   type ErrorCode,
+  GatewayError,
   maskError,
   WRITE_OUTCOME_UNKNOWN_MESSAGE,
 } from '../errors.js';
 import { errorResponse, jsonRpcErrorBody } from '../rest/errorBodies.js';
-import { MCP_PATH } from '../rest/surfaces.js';
 import { describeIssues } from '../validation.js';
+import { type FollowedDataset, followDatasets } from './listen.js';
+import {
+  DATASET_TEMPLATE,
+  datasetOfUri,
+  listDatasetResources,
+  readDatasetResource,
+} from './resources.js';
+import { whatChanged } from './tools/datasets.js';
 import type { McpTool } from './tools/tool.js';
-import { MCP_TOOLS, refusalOf, runTool } from './tools.js';
+import { datasetNotFound, MCP_TOOLS, refusalOf, runTool } from './tools.js';
+
+/** MCP's current revision: stateless, served beside the 2025 ones (docs/MCP.md, "Revisions"). */
+export const MODERN_REVISION = '2026-07-28';
 
 const SERVER_INFO = { name: 'memory-gateway', title: 'Bi-temporal agent memory', version: '0.1.0' };
 
@@ -85,12 +104,18 @@ const toolRefusal = (tool: McpTool, ctx: RequestContext) =>
   refusalOf(ctx, tool.operation, tool.listedWith);
 
 /**
- * A JSON-RPC error for the SDK to answer a request with (it sends `code` and `message`). Not
- * an McpError: that one's message already reads "MCP error <code>: …", and the client's
- * McpError puts the same prefix before the message it receives, so it would read twice.
+ * A request the gateway refused or failed, as a JSON-RPC error for the SDK to answer with:
+ * the gateway's code and message (`data.code`), as every refusal on /mcp says them
+ * (src/rest/errorBodies.ts); a dataset's resource that is not there is MCP's own -32002.
  */
-function protocolError(code: number, message: string): Error & { code: number } {
-  return Object.assign(new Error(message), { code });
+function protocolErrorOf(error: unknown, uri?: string): ProtocolError {
+  const masked = maskError(error);
+  const code = String(masked.extensions.code);
+  if (code === 'NOT_FOUND' && uri !== undefined) {
+    return new ProtocolError(ProtocolErrorCode.ResourceNotFound, masked.message, { uri });
+  }
+  const { error: body } = jsonRpcErrorBody(code, masked.message);
+  return new ProtocolError(body.code, body.message, body.data);
 }
 
 /** A tool call that failed, as the model sees it: the gateway's code, then its message. */
@@ -104,23 +129,65 @@ interface McpOptions {
   metrics?: { errors: { inc(labels: { code: string }): void } } | undefined;
 }
 
-/** The SDK server for one request: `tools/list` and `tools/call` for the request's key. */
-function serverFor(ctx: RequestContext, { logger, metrics }: McpOptions): Server {
+/** What the key may follow and read of the datasets: what `what_changed` may (null), or why not. */
+const datasetsRefusal = (ctx: RequestContext) => toolRefusal(whatChanged, ctx);
+
+/**
+ * The SDK server for one request of either era: the tools for the request's key, and the
+ * datasets as resources (src/mcp/resources.ts), which the current revision's
+ * `subscriptions/listen` also follows (src/mcp/listen.ts).
+ */
+function serverFor(ctx: RequestContext, era: 'legacy' | 'modern', options: McpOptions): Server {
   const server = new Server(SERVER_INFO, {
-    capabilities: { tools: {} },
+    // Following needs the current revision: the 2025 ones' subscriptions live on a session.
+    capabilities: { tools: {}, resources: { subscribe: era === 'modern' } },
     instructions: INSTRUCTIONS,
     jsonSchemaValidator: SCHEMA_VALIDATOR,
+    supportedProtocolVersions: [MODERN_REVISION, ...SUPPORTED_PROTOCOL_VERSIONS],
   });
-  server.setRequestHandler(ListToolsRequestSchema, () => ({
+  serveTools(server, ctx, options);
+  serveDatasetResources(server, ctx);
+  return server;
+}
+
+/** The datasets as resources, for a key that may read their change feed. */
+function serveDatasetResources(server: Server, ctx: RequestContext): void {
+  const checked = <T>(answer: () => Promise<T>, uri?: string) => {
+    const refusal = datasetsRefusal(ctx);
+    if (refusal) throw protocolErrorOf(new GatewayError('FORBIDDEN', refusal.message));
+    return answer().catch((error: unknown) => {
+      throw protocolErrorOf(error, uri);
+    });
+  };
+  server.setRequestHandler('resources/templates/list', () =>
+    checked(async () => ({ resourceTemplates: [DATASET_TEMPLATE] })),
+  );
+  server.setRequestHandler('resources/list', (request) =>
+    checked(() => listDatasetResources(ctx, request.params?.cursor)),
+  );
+  server.setRequestHandler('resources/read', (request) => {
+    const { uri } = request.params;
+    const named = datasetOfUri(uri);
+    if ('problem' in named) throw new ProtocolError(ProtocolErrorCode.InvalidParams, named.problem);
+    return checked(() => readDatasetResource(ctx, uri, named.dataset), uri);
+  });
+}
+
+/** `tools/list` and `tools/call` for the request's key. */
+function serveTools(server: Server, ctx: RequestContext, { logger, metrics }: McpOptions): void {
+  server.setRequestHandler('tools/list', () => ({
     tools: MCP_TOOLS.filter((tool) => !toolRefusal(tool, ctx)).map(
       (tool) => LISTED.get(tool.name)!,
     ),
   }));
-  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+  server.setRequestHandler('tools/call', async (request) => {
     const tool = TOOLS_BY_NAME.get(request.params.name);
     // An unknown tool is the client's protocol mistake (MCP: -32602), not a tool's failure.
     if (!tool) {
-      throw protocolError(JsonRpcErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
+        `Unknown tool: ${request.params.name}`,
+      );
     }
     const failed = (code: string, message: string) => {
       metrics?.errors.inc({ code });
@@ -153,7 +220,6 @@ function serverFor(ctx: RequestContext, { logger, metrics }: McpOptions): Server
       return failed(code, message);
     }
   });
-  return server;
 }
 
 /**
@@ -173,7 +239,12 @@ export async function mcpRefusal(
   // Hono keeps the text once read (answerMcpBatches reads it first), so it is read once.
   const request = bounded ? requestOf(await c.req.text()) : null;
   if (request?.method === 'tools/call') {
-    return c.json({ jsonrpc: '2.0', id: request.id, result: toolError(code, message) }, 200);
+    // A result of the current revision says it is whole, as the SDK's own results do.
+    const current = typeof request.params?._meta?.[PROTOCOL_VERSION_META_KEY] === 'string';
+    const result = current
+      ? { ...toolError(code, message), resultType: 'complete' }
+      : toolError(code, message);
+    return c.json({ jsonrpc: '2.0', id: request.id, result }, 200);
   }
   return c.json(
     jsonRpcErrorBody(code, message, request?.id ?? null),
@@ -185,10 +256,14 @@ const JsonRpcRequest = z.object({
   jsonrpc: z.literal('2.0'),
   id: z.union([z.string(), z.number()]),
   method: z.string(),
+  params: z
+    .object({ _meta: z.record(z.string(), z.unknown()).optional() })
+    .optional()
+    .catch(undefined),
 });
 
-/** The method and id of a body that is one JSON-RPC request, or null. */
-function requestOf(text: string): { id: string | number; method: string } | null {
+/** The method, id and `_meta` of a body that is one JSON-RPC request, or null. */
+function requestOf(text: string): z.output<typeof JsonRpcRequest> | null {
   try {
     const parsed = JsonRpcRequest.safeParse(JSON.parse(text));
     return parsed.success ? parsed.data : null;
@@ -203,6 +278,10 @@ const REQUEST_SCHEMAS = new Map<string, z.ZodType>([
   ['ping', PingRequestSchema],
   ['tools/list', ListToolsRequestSchema],
   ['tools/call', CallToolRequestSchema],
+  ['resources/templates/list', ListResourceTemplatesRequestSchema],
+  ['resources/list', ListResourcesRequestSchema],
+  ['resources/read', ReadResourceRequestSchema],
+  ['subscriptions/listen', SubscriptionsListenRequestSchema],
 ]);
 
 /** A body the transport may read, or the JSON-RPC error that answers it instead. */
@@ -222,7 +301,7 @@ function parseMessages(text: string): ParsedMessages {
   try {
     body = JSON.parse(text);
   } catch {
-    const error = { code: JsonRpcErrorCode.ParseError, message: 'Parse error: Invalid JSON' };
+    const error = { code: ProtocolErrorCode.ParseError, message: 'Parse error: Invalid JSON' };
     return { ok: false, status: 400, answer: { jsonrpc: '2.0', id: null, error } };
   }
   for (const message of Array.isArray(body) ? body : [body]) {
@@ -232,7 +311,7 @@ function parseMessages(text: string): ParsedMessages {
     const checked = schema?.safeParse(message);
     if (!checked || checked.success) continue;
     const error = {
-      code: JsonRpcErrorCode.InvalidParams,
+      code: ProtocolErrorCode.InvalidParams,
       message: `Invalid params: ${describeIssues(checked.error.issues)}`,
     };
     const answerId = typeof id === 'string' || typeof id === 'number' ? id : null;
@@ -241,168 +320,134 @@ function parseMessages(text: string): ParsedMessages {
   return { ok: true, body };
 }
 
-/** The revision that removed JSON-RPC batches from MCP (its changelog, PR #416). */
-const BATCHES_REMOVED = '2025-06-18';
-
-/** A body that is a JSON array: JSON's whitespace, then `[`. */
-const BATCH = /^[ \t\n\r]*\[/;
-
-/** The gateway's one door, as the edge hands it: each message of a batch goes through it. */
-type Door = (request: Request, env: GatewayEnv['Bindings']) => Response | Promise<Response>;
-
-/** A JSON-RPC answer (a result or an error) to one message. */
-type JsonRpcAnswer = { jsonrpc: '2.0'; id: string | number | null } & Record<string, unknown>;
-
-const invalidRequest = (why: string) => ({
-  jsonrpc: '2.0' as const,
-  id: null,
-  error: { code: JsonRpcErrorCode.InvalidRequest, message: `Invalid Request: ${why}` },
-});
-
 /**
- * Why a batch is refused whole, before any of its messages runs, or null. The revision is
- * the request's MCP-Protocol-Version, or 2025-03-26 without one (as the specification has
- * a server assume); one the SDK does not speak is refused as it refuses a single message.
+ * `/mcp`'s answer to a POST that passed the edge's pipeline (mounted by src/http/app.ts,
+ * which counts a streamed answer as a connection held open). A message of the current
+ * revision (it names it in its `_meta`) is served by the SDK's stateless handler; one of a
+ * 2025 revision (no such claim: `initialize` and what follows it) by its Streamable HTTP
+ * transport, with JSON answers. Both run one server per request: there is no session to
+ * keep, bound or end, and nothing of one key's lives on into another's. GET, DELETE and
+ * every other method are 405 with `Allow: POST` (src/http/routeMethods.ts): stateless, the
+ * server offers no stream of its own and no session to end, as the transport allows.
  */
-function batchRefusal(header: string | undefined, messages: unknown[]) {
-  const revision = header ?? DEFAULT_NEGOTIATED_PROTOCOL_VERSION;
-  if (!SUPPORTED_PROTOCOL_VERSIONS.includes(revision)) {
-    const message = `Bad Request: Unsupported protocol version: ${revision} (supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`;
-    return { jsonrpc: '2.0' as const, id: null, error: { code: -32000, message } };
+export async function serveMcp(c: Context<GatewayEnv>, options: McpOptions): Promise<Response> {
+  const ctx = c.get('requestContext');
+  if (!ctx.auth) {
+    return errorResponse(c, 'mcp', 'UNAUTHENTICATED', unauthenticated(ctx.authProblem).message);
   }
-  if (revision >= BATCHES_REMOVED) {
-    return invalidRequest(`batches are not part of MCP ${revision}; send one message per request`);
+  const parsed = parseMessages(await c.req.text());
+  if (!parsed.ok) return c.json(parsed.answer, parsed.status);
+  const server = (era: 'legacy' | 'modern') => serverFor(ctx, era, options);
+  if (await isLegacyRequest(c.req.raw, parsed.body)) {
+    return answerLegacy(c.req.raw, parsed.body, server('legacy'));
   }
-  if (messages.length === 0) return invalidRequest('an empty batch');
-  if (messages.length > MAX_BATCH_SIZE) {
-    return invalidRequest(
-      `a batch of ${messages.length} messages; at most ${MAX_BATCH_SIZE} in one`,
-    );
-  }
-  // MCP 2025-03-26: "The initialize request MUST NOT be part of a JSON-RPC batch".
-  if (messages.some(isInitializeRequest)) {
-    return invalidRequest('initialize must be sent alone, not in a batch');
-  }
-  return null;
+  return answerModern(c, ctx as AuthenticatedContext, parsed.body, server, options);
 }
 
-/** One message of a batch as a request of its own: the batch's headers, its own body and id. */
-function messageRequest(c: Context<GatewayEnv>, message: unknown, index: number): Request {
-  const body = new TextEncoder().encode(JSON.stringify(message));
-  const headers = new Headers(c.req.raw.headers);
-  headers.delete('transfer-encoding');
-  // Its length said, as a client's would be: the body limit checks it without reading.
-  headers.set('content-length', String(body.byteLength));
-  // The access log ties each message to its batch (past 128 characters the edge makes an id).
-  headers.set('x-request-id', `${c.get('requestId')}:${index + 1}`);
-  return new Request(c.req.url, {
-    method: 'POST',
-    headers,
-    body,
-    signal: c.req.raw.signal,
+/** A 2025 revision's message, answered by the SDK's Streamable HTTP transport, statelessly. */
+async function answerLegacy(request: Request, body: unknown, server: Server): Promise<Response> {
+  const transport = new WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: undefined,
+    enableJsonResponse: true,
   });
-}
-
-const idOf = (message: unknown): string | number | null => {
-  const id = (message as { id?: unknown } | null)?.id;
-  return typeof id === 'string' || typeof id === 'number' ? id : null;
-};
-
-/**
- * What JSON-RPC answers one message of a batch, from its own request's response: nothing
- * to a notification or a response (even a refused one), else the answer, under the
- * message's id when the edge refused it before reading it.
- */
-async function answerTo(message: unknown, response: Response): Promise<JsonRpcAnswer | null> {
-  if (
-    isJSONRPCNotification(message) ||
-    isJSONRPCResultResponse(message) ||
-    isJSONRPCErrorResponse(message)
-  ) {
-    await response.body?.cancel();
-    return null;
+  await server.connect(transport);
+  try {
+    return await transport.handleRequest(request, { parsedBody: body });
+  } finally {
+    await server.close();
   }
-  const id = idOf(message);
-  const body = (await response.json().catch(() => null)) as Record<string, unknown> | null;
-  if (body?.jsonrpc === '2.0' && ('result' in body || 'error' in body)) {
-    return { ...body, jsonrpc: '2.0', id: idOf(body) ?? id };
-  }
-  const error = {
-    code: JsonRpcErrorCode.InternalError,
-    message: `Internal error: no JSON-RPC answer (HTTP ${response.status})`,
-  };
-  return { jsonrpc: '2.0', id, error };
 }
 
 /**
- * JSON-RPC batches on `/mcp`, mounted by the edge after the key is verified and before the
- * per-key rate limit and the workspace's fairness slot. On the revisions that have batches
- * (2025-03-26 and earlier), each message goes through the gateway's one door as a request
- * of its own, all at once, as a client's concurrent requests would: each takes its rate
- * point and fairness slot, and leaves its log line, metric and span (docs/MCP.md,
- * "Batches"); the answers come back as one array. On later revisions a batch is refused
- * before anything runs. Anything else passes on to the route.
+ * A message of the current revision, answered by the SDK's stateless handler. A
+ * `subscriptions/listen` naming datasets follows them from here (src/mcp/listen.ts): on an
+ * event bus of this request's own, fed by the key's own streams.
  */
-export function answerMcpBatches(door: Door): MiddlewareHandler<GatewayEnv> {
-  return async (c, next) => {
-    // Without a valid key, 401 came first; a body not sent as JSON is the SDK's to refuse.
-    if (c.req.method !== 'POST' || !c.get('requestContext').auth) return next();
-    if (!isJsonMediaType(c.req.header('content-type'))) return next();
-    const text = await c.req.text();
-    if (!BATCH.test(text)) return next();
-    let messages: unknown[];
-    try {
-      messages = JSON.parse(text) as unknown[];
-    } catch {
-      return next(); // The route answers JSON-RPC's parse error.
-    }
-    const refusal = batchRefusal(c.req.header('mcp-protocol-version'), messages);
-    if (refusal) return c.json(refusal, 400);
-    const incoming = (c.env as GatewayEnv['Bindings'] | undefined)?.incoming;
-    const env: GatewayEnv['Bindings'] = { transport: 'mcp', ...(incoming ? { incoming } : {}) };
-    const answered = await Promise.all(
-      messages.map(async (message, index) => {
-        // JSON-RPC: what is no object (a batch in the batch, say) is an Invalid Request.
-        if (typeof message !== 'object' || message === null || Array.isArray(message)) {
-          return { retryAfter: 0, answer: invalidRequest('a message must be a JSON-RPC object') };
-        }
-        const response = await door(messageRequest(c, message, index), env);
-        const retryAfter = Number(response.headers.get('retry-after')) || 0;
-        return { retryAfter, answer: await answerTo(message, response) };
-      }),
+async function answerModern(
+  c: Context<GatewayEnv>,
+  ctx: AuthenticatedContext,
+  body: unknown,
+  server: (era: 'legacy' | 'modern') => Server,
+  options: McpOptions,
+): Promise<Response> {
+  const listen = SubscriptionsListenRequestSchema.safeParse(body);
+  let following: ReturnType<typeof followDatasets> | null = null;
+  let bus: ServerEventBus | undefined;
+  if (listen.success && listen.data.params.notifications.resourceSubscriptions?.length) {
+    const id = (body as { id: string | number }).id;
+    const followed = await datasetsFollowed(
+      ctx,
+      listen.data.params.notifications.resourceSubscriptions,
     );
-    // The longest wait any message was asked for.
-    const retryAfter = Math.max(...answered.map((a) => a.retryAfter));
-    if (retryAfter > 0) c.header('Retry-After', String(retryAfter));
-    const answers = answered.flatMap(({ answer }) => (answer ? [answer] : []));
-    return answers.length > 0 ? c.json(answers, 200) : c.body(null, 202);
-  };
+    if ('refused' in followed) return c.json({ jsonrpc: '2.0', id, error: followed.refused }, 200);
+    try {
+      following = followDatasets(ctx, followed.datasets);
+    } catch (error) {
+      const masked = maskError(error);
+      const code = String(masked.extensions.code) as ErrorCode;
+      options.metrics?.errors.inc({ code });
+      if (code === 'RATE_LIMITED') c.header('Retry-After', String(LISTEN_RETRY_AFTER_SECONDS));
+      return c.json(
+        jsonRpcErrorBody(code, masked.message, id),
+        (ERROR_STATUS[code] ?? 500) as ContentfulStatusCode,
+      );
+    }
+    bus = following.bus;
+  }
+  const handler = createMcpHandler(({ era }) => server(era), {
+    legacy: 'reject',
+    ...(bus ? { bus } : {}),
+    onerror: (error) => options.logger?.debug({ requestId: ctx.requestId, err: error }, 'mcp'),
+  });
+  const response = await handler.fetch(c.req.raw, { parsedBody: body });
+  return following
+    ? following.announceOn(response, (body as { id: string | number }).id)
+    : response;
 }
 
+/** Retry-After of a listen refused at a cap: a place frees when another stream ends. */
+const LISTEN_RETRY_AFTER_SECONDS = 5;
+
+/** The most datasets one listen follows (each is one of the key's live streams). */
+const MAX_FOLLOWED = 100;
+
 /**
- * `/mcp` on the gateway's app, behind the edge's pipeline. POST carries every message;
- * stateless, the server offers no stream of its own (GET) and no session to end (DELETE):
- * they and every other method are 405 with `Allow: POST`, as the transport's specification
- * allows, by the edge's rule for any path a route serves (src/http/routeMethods.ts).
+ * The datasets a listen's `resourceSubscriptions` name, or the JSON-RPC error refusing it:
+ * a URI that is not a dataset's (-32602), a key that may not read the change feed
+ * (FORBIDDEN), a dataset the workspace does not have (-32002, with the nearest names).
  */
-export function mountMcp(app: OpenAPIHono<GatewayEnv>, options: McpOptions): void {
-  app.post(MCP_PATH, async (c) => {
-    const ctx = c.get('requestContext');
-    if (!ctx.auth) {
-      return errorResponse(c, 'mcp', 'UNAUTHENTICATED', unauthenticated(ctx.authProblem).message);
+async function datasetsFollowed(
+  ctx: AuthenticatedContext,
+  uris: readonly string[],
+): Promise<
+  { datasets: FollowedDataset[] } | { refused: { code: number; message: string; data?: unknown } }
+> {
+  const distinct = [...new Set(uris)];
+  if (distinct.length > MAX_FOLLOWED) {
+    const message = `Invalid params: ${distinct.length} resources to follow; at most ${MAX_FOLLOWED} in one listen`;
+    return { refused: { code: ProtocolErrorCode.InvalidParams, message } };
+  }
+  const datasets: FollowedDataset[] = [];
+  for (const uri of distinct) {
+    const named = datasetOfUri(uri);
+    if ('problem' in named) {
+      return {
+        refused: {
+          code: ProtocolErrorCode.InvalidParams,
+          message: `Invalid params: ${named.problem}`,
+        },
+      };
     }
-    const parsed = parseMessages(await c.req.text());
-    if (!parsed.ok) return c.json(parsed.answer, parsed.status);
-    const server = serverFor(ctx, options);
-    const transport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: undefined,
-      enableJsonResponse: true,
-    });
-    await server.connect(transport);
-    try {
-      return await transport.handleRequest(c.req.raw, { parsedBody: parsed.body });
-    } finally {
-      await server.close();
+    datasets.push({ uri, dataset: named.dataset });
+  }
+  const refusal = datasetsRefusal(ctx);
+  if (refusal) return { refused: jsonRpcErrorBody('FORBIDDEN', refusal.message).error };
+  for (const { uri, dataset } of datasets) {
+    const missing = await datasetNotFound(ctx, dataset);
+    if (missing) {
+      const { code, message } = protocolErrorOf(missing, uri);
+      return { refused: { code, message, data: { uri } } };
     }
-  });
+  }
+  return { datasets };
 }

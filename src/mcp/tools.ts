@@ -8,7 +8,11 @@ import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import type { RequestContext } from '../context.js';
 import { nearestNames } from '../domain/names.js';
 import { GatewayError } from '../errors.js';
-import { McpDatasetNamesDocument } from '../generated/operations.js';
+import {
+  McpDatasetNamesDocument,
+  McpDatasetResourceDocument,
+  type McpDatasetResourceQuery,
+} from '../generated/operations.js';
 import { runOperation } from '../rest/runOperation.js';
 import { MAX_PAGE_SIZE } from '../schema/args.js';
 import { scopesOf } from '../schema/authScopes.js';
@@ -53,7 +57,10 @@ const COMPARED_NAMES = 1000;
  * none of the key's workspace; null when it does, or when the key may not read the
  * workspace's datasets (a write-only key's tool says what it did not find instead).
  */
-async function datasetNotFound(ctx: RequestContext, dataset: string): Promise<GatewayError | null> {
+export async function datasetNotFound(
+  ctx: RequestContext,
+  dataset: string,
+): Promise<GatewayError | null> {
   if (refusalOf(ctx, McpDatasetNamesDocument)) return null;
   const names: string[] = [];
   let after: string | undefined;
@@ -107,4 +114,20 @@ export function runTool(
     },
   };
   return tool.run(call, args);
+}
+
+/** What the resource of a dataset tells (src/mcp/resources.ts): the dataset, counted. */
+export type DatasetSummary = NonNullable<McpDatasetResourceQuery['dataset']>;
+
+/**
+ * The dataset of that name in the key's workspace, summed up, for its MCP resource; one
+ * the workspace does not have is NOT_FOUND in the tools' words, with the nearest names.
+ */
+export async function readDatasetSummary(
+  ctx: RequestContext,
+  dataset: string,
+): Promise<DatasetSummary> {
+  const data = await runOperation(ctx, McpDatasetResourceDocument, { dataset });
+  if (data.dataset) return data.dataset;
+  throw (await datasetNotFound(ctx, dataset)) ?? unknownDataset(dataset, [], true);
 }

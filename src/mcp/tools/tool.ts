@@ -9,7 +9,7 @@
  */
 
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
-import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import type { ToolAnnotations } from '@modelcontextprotocol/server';
 import type { z } from 'zod';
 import { GatewayError } from '../../errors.js';
 
