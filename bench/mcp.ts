@@ -77,27 +77,48 @@ try {
     return ((await response.json()) as { facts: unknown[] }).facts.length;
   };
   let id = 0;
-  const mcp = (args: Record<string, unknown>) => async () => {
-    const response = await gateway.fetch(
-      new Request('http://bench.local/mcp', {
-        method: 'POST',
-        headers,
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id: ++id,
-          method: 'tools/call',
-          params: { name: 'recall', arguments: args },
-        }),
-      }),
-    );
-    const body = (await response.json()) as {
-      result?: { isError?: boolean; structuredContent: { facts: unknown[] } };
-    };
-    if (response.status !== 200 || !body.result || body.result.isError) {
-      throw new Error(`MCP ${response.status} ${JSON.stringify(body)}`);
-    }
-    return body.result.structuredContent.facts.length;
+  /** MCP 2026-07-28's request: its revision and client named in `_meta` and in headers. */
+  const current = {
+    headers: {
+      ...headers,
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': 'tools/call',
+      'mcp-name': 'recall',
+    },
+    meta: {
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '1' },
+      'io.modelcontextprotocol/clientCapabilities': {},
+    },
   };
+  const mcp =
+    (args: Record<string, unknown>, revision: 'current' | '2025' = '2025') =>
+    async () => {
+      const modern = revision === 'current';
+      const response = await gateway.fetch(
+        new Request('http://bench.local/mcp', {
+          method: 'POST',
+          headers: modern ? current.headers : headers,
+          body: JSON.stringify({
+            jsonrpc: '2.0',
+            id: ++id,
+            method: 'tools/call',
+            params: {
+              name: 'recall',
+              arguments: args,
+              ...(modern ? { _meta: current.meta } : {}),
+            },
+          }),
+        }),
+      );
+      const body = (await response.json()) as {
+        result?: { isError?: boolean; structuredContent: { facts: unknown[] } };
+      };
+      if (response.status !== 200 || !body.result || body.result.isError) {
+        throw new Error(`MCP ${response.status} ${JSON.stringify(body)}`);
+      }
+      return body.result.structuredContent.facts.length;
+    };
   const cpuMsPerCall = async (call: () => Promise<unknown>) => {
     const before = process.cpuUsage();
     for (let i = 0; i < calls; i++) await call();
@@ -114,6 +135,12 @@ try {
       id: 'recall',
       title: "recall, facts only: the REST route's answer",
       mcp: mcp({ ...question, memories: false }),
+      target: true,
+    },
+    {
+      id: 'recall (2026-07-28)',
+      title: "recall, facts only, at MCP's current revision (the SDK's stateless handler)",
+      mcp: mcp({ ...question, memories: false }, 'current'),
       target: true,
     },
     {

@@ -81,6 +81,8 @@ export function followDatasets(ctx: AuthenticatedContext, datasets: readonly Fol
   return {
     /** The bus the request's SDK handler streams from (createMcpHandler's `bus`). */
     bus,
+    /** Closes the streams, when the SDK failed to answer at all. */
+    close: leave,
     /**
      * The SDK's answer to the listen, announcing the changes from here on; any other answer
      * (the SDK refused the request) is returned as it is, the streams closed.
@@ -104,12 +106,16 @@ export function followDatasets(ctx: AuthenticatedContext, datasets: readonly Fol
       const end = (why: [ErrorCode, string] | null) => {
         if (ended) return;
         ended = true;
-        if (why) {
-          const frame = JSON.stringify(jsonRpcErrorBody(why[0], why[1], listenId));
-          controller.enqueue(encoder.encode(`event: message\ndata: ${frame}\n\n`));
-        }
-        controller.close();
         leave();
+        try {
+          if (why) {
+            const frame = JSON.stringify(jsonRpcErrorBody(why[0], why[1], listenId));
+            controller.enqueue(encoder.encode(`event: message\ndata: ${frame}\n\n`));
+          }
+          controller.close();
+        } catch {
+          // The client cancelled the stream: there is no one left to tell.
+        }
         void reader.cancel().catch(() => {});
       };
       // No slot within the event's deadline, or the database failed: the listen ends, saying so.

@@ -240,7 +240,7 @@ export async function mcpRefusal(
   const request = bounded ? requestOf(await c.req.text()) : null;
   if (request?.method === 'tools/call') {
     // A result of the current revision says it is whole, as the SDK's own results do.
-    const current = typeof request.params?._meta?.[PROTOCOL_VERSION_META_KEY] === 'string';
+    const current = false;
     const result = current
       ? { ...toolError(code, message), resultType: 'complete' }
       : toolError(code, message);
@@ -399,7 +399,13 @@ async function answerModern(
     ...(bus ? { bus } : {}),
     onerror: (error) => options.logger?.debug({ requestId: ctx.requestId, err: error }, 'mcp'),
   });
-  const response = await handler.fetch(c.req.raw, { parsedBody: body });
+  let response: Response;
+  try {
+    response = await handler.fetch(c.req.raw, { parsedBody: body });
+  } catch (error) {
+    following?.close();
+    throw error;
+  }
   return following
     ? following.announceOn(response, (body as { id: string | number }).id)
     : response;
