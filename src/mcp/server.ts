@@ -240,7 +240,7 @@ export async function mcpRefusal(
   const request = bounded ? requestOf(await c.req.text()) : null;
   if (request?.method === 'tools/call') {
     // A result of the current revision says it is whole, as the SDK's own results do.
-    const current = false;
+    const current = typeof request.params?._meta?.[PROTOCOL_VERSION_META_KEY] === 'string';
     const result = current
       ? { ...toolError(code, message), resultType: 'complete' }
       : toolError(code, message);
