@@ -106,13 +106,15 @@ const toolRefusal = (tool: McpTool, ctx: RequestContext) =>
 /**
  * A request the gateway refused or failed, as a JSON-RPC error for the SDK to answer with:
  * the gateway's code and message (`data.code`), as every refusal on /mcp says them
- * (src/rest/errorBodies.ts); a dataset's resource that is not there is MCP's own -32002.
+ * (src/rest/errorBodies.ts); a dataset's resource that is not there is MCP's resource not
+ * found: -32602 with the URI in `data` (2026-07-28 moved it there from -32002, and the SDK
+ * answers it so in every era).
  */
 function protocolErrorOf(error: unknown, uri?: string): ProtocolError {
   const masked = maskError(error);
   const code = String(masked.extensions.code);
   if (code === 'NOT_FOUND' && uri !== undefined) {
-    return new ProtocolError(ProtocolErrorCode.ResourceNotFound, masked.message, { uri });
+    return new ProtocolError(ProtocolErrorCode.InvalidParams, masked.message, { uri });
   }
   const { error: body } = jsonRpcErrorBody(code, masked.message);
   return new ProtocolError(body.code, body.message, body.data);
@@ -420,7 +422,8 @@ const MAX_FOLLOWED = 100;
 /**
  * The datasets a listen's `resourceSubscriptions` name, or the JSON-RPC error refusing it:
  * a URI that is not a dataset's (-32602), a key that may not read the change feed
- * (FORBIDDEN), a dataset the workspace does not have (-32002, with the nearest names).
+ * (FORBIDDEN), a dataset the workspace does not have (resource not found: -32602 with the URI
+ * in `data`, and the nearest names), as `resources/read` answers it.
  */
 async function datasetsFollowed(
   ctx: AuthenticatedContext,

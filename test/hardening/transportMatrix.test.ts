@@ -34,6 +34,7 @@ import {
   subscribeSse,
   subscribeWs,
 } from '../helpers/live.js';
+import { CURRENT_REVISION } from '../helpers/mcp.js';
 import { until } from '../helpers/until.js';
 
 /**
@@ -45,7 +46,10 @@ import { until } from '../helpers/until.js';
  * and its span, labelled with its transport. A transport added to TRANSPORTS without a
  * client here fails the first test. One more column, `mcp-batch`, sends the operation as a
  * JSON-RPC batch on MCP (docs/MCP.md, "Batches"): its message must meet every rule as a
- * request of its own, with its own log line, metric and span.
+ * request of its own, with its own log line, metric and span. And `mcp-current` sends the
+ * tool call as MCP 2026-07-28 does (its revision named in its `_meta` and its headers),
+ * which the SDK's stateless handler serves beside the 2025 revisions: every answer to it,
+ * the edge's refusals too, is that revision's (a result says `resultType: 'complete'`).
  */
 
 const DATASET = 'user_42';
@@ -102,15 +106,20 @@ const REGISTERED: Operation = {
 
 const WRITTEN = 'matrix-writes';
 
-/** The matrix's columns: every transport, and MCP's batch (each message a request of its own). */
-type Column = Transport | 'mcp-batch';
-const COLUMNS: readonly Column[] = [...TRANSPORTS, 'mcp-batch'];
+/**
+ * The matrix's columns: every transport, MCP's batch (each message a request of its own) and
+ * MCP's current revision (2026-07-28, served on the same transport by the SDK's handler).
+ */
+type Column = Transport | 'mcp-batch' | 'mcp-current';
+const MCP_COLUMNS = ['mcp-batch', 'mcp-current'] as const;
+const COLUMNS: readonly Column[] = [...TRANSPORTS, ...MCP_COLUMNS];
 
 /** The transport a column's requests are logged, counted and traced under. */
-const labelOf = (column: Column): Transport => (column === 'mcp-batch' ? 'mcp' : column);
+const labelOf = (column: Column): Transport =>
+  column === 'mcp-batch' || column === 'mcp-current' ? 'mcp' : column;
 
 /** The transports that send no GraphQL of their own: each runs its registered operations. */
-const RUNS_OWN = new Set<Column>(['rest', 'mcp', 'mcp-batch']);
+const RUNS_OWN = new Set<Column>(['rest', 'mcp', ...MCP_COLUMNS]);
 
 const deleting = (factId: string): Operation => ({
   graphql: {
@@ -216,7 +225,7 @@ const toolCall = (op: Operation) => ({
 });
 
 type JsonRpcAnswer = {
-  result?: { isError?: boolean; content: { text: string }[] };
+  result?: { isError?: boolean; content: { text: string }[]; resultType?: string };
   error?: { message: string; data?: { code?: string } };
 };
 
@@ -417,6 +426,39 @@ const CLIENTS: Record<Column, (door: Door, op: Operation, key: string | null) =>
       expect(body, 'one answer per request of the batch').toHaveLength(1);
       return { ...mcpOutcome(response, body[0]!), messages: 1 };
     },
+    'mcp-current': async (door, op, key) => {
+      // One tools/call of MCP 2026-07-28, as the SDK's v2 client sends it: no `initialize`,
+      // the revision claimed in the request's own `_meta`, the method and tool in headers.
+      const call = toolCall(op);
+      const response = await fetch(`${door.origin}/mcp`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': CURRENT_REVISION,
+          'mcp-method': 'tools/call',
+          'mcp-name': op.mcp.tool,
+          ...bearer(key),
+        },
+        body: JSON.stringify({
+          ...call,
+          params: {
+            ...call.params,
+            _meta: {
+              'io.modelcontextprotocol/protocolVersion': CURRENT_REVISION,
+              'io.modelcontextprotocol/clientInfo': { name: 'matrix', version: '1' },
+              'io.modelcontextprotocol/clientCapabilities': {},
+            },
+          },
+        }),
+      });
+      const body = (await response.json()) as JsonRpcAnswer;
+      // A result of this revision, the edge's refusals included, says it is whole.
+      if (body.result) {
+        expect(body.result.resultType, `answered ${JSON.stringify(body)}`).toBe('complete');
+      }
+      return mcpOutcome(response, body);
+    },
   };
 
 /**
@@ -432,6 +474,7 @@ const REFUSED_KEY_STATUS: Record<Column, number> = {
   rest: 401,
   mcp: 401,
   'mcp-batch': 401,
+  'mcp-current': 401,
 };
 
 const key = (scopes: ('read' | 'write' | 'admin')[], expiresAt?: Date) =>
@@ -591,8 +634,8 @@ afterAll(async () => {
 });
 
 describe('the transport matrix', () => {
-  it("has a client for every transport the gateway names and MCP's batch, and none else", () => {
-    expect(Object.keys(CLIENTS).sort()).toEqual([...TRANSPORTS, 'mcp-batch'].sort());
+  it("has a client for every transport the gateway names, MCP's batch and MCP's current revision, and none else", () => {
+    expect(Object.keys(CLIENTS).sort()).toEqual([...TRANSPORTS, ...MCP_COLUMNS].sort());
   });
 
   it.each(COLUMNS)('%s: an allowed read runs', async (transport) => {
