@@ -100,12 +100,16 @@ export type Transport = (typeof TRANSPORTS)[number];
  * (src/http/liveStreams.ts) serves it, and is handed to each request's context.
  */
 export interface LiveUpdates {
-  /** A stream of the dataset's changes after `after` (null: from now) for the request's key. */
+  /**
+   * A stream of the dataset's changes after `after` (null: from now) for the request's key.
+   * `joined` settles once its first `next()` has fixed where "now" is in the feed: what is
+   * committed after that is the stream's.
+   */
   follow(
     ctx: AuthenticatedContext,
     tenant: Tenant,
     after: FeedPosition | null,
-  ): AsyncIterableIterator<FeedEvent>;
+  ): AsyncIterableIterator<FeedEvent> & { joined: Promise<void> };
   /** Ends every open stream of a key, now (it was revoked, or it expired). */
   endKey(keyId: string): void;
   /** Whether this process has ended the key's streams. */

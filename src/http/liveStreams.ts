@@ -133,7 +133,7 @@ export class LiveStreams implements LiveUpdates {
     ctx: AuthenticatedContext,
     tenant: Tenant,
     after: FeedPosition | null,
-  ): AsyncIterableIterator<FeedEvent> {
+  ): AsyncIterableIterator<FeedEvent> & { joined: Promise<void> } {
     if (this.closed) {
       throw new GatewayError('SHUTTING_DOWN', 'The gateway is shutting down; subscribe again');
     }
@@ -154,7 +154,7 @@ export class LiveStreams implements LiveUpdates {
         `This API key has as many live streams open as one key may (${this.options.maxStreamsPerKey}, LIVE_STREAMS_PER_KEY); close one first`,
       );
     }
-    const { events, end, leave } = this.watches.follow(tenant, after);
+    const { events, end, leave, joined } = this.watches.follow(tenant, after);
     const stream: OpenStream = { end };
     const holds = this.holdsOf(ctx);
     holds.streams.add(stream);
@@ -187,6 +187,7 @@ export class LiveStreams implements LiveUpdates {
       return shared;
     };
     return {
+      joined,
       [Symbol.asyncIterator]() {
         return this;
       },

@@ -17,8 +17,9 @@
  *
  * The SDK writes announcements without waiting for the client to read them, so one not yet
  * read stands for every later change of its dataset: a change that comes while its
- * dataset's announcement is unread is announced once that one is read. The agent loses
- * nothing by it: what_changed tells every change after its cursor.
+ * dataset's announcement is unread is not announced again. The agent loses nothing by it:
+ * such a change is in the feed before the announcement reaches it, and the what_changed it
+ * then calls tells every change after its cursor.
  */
 
 import { InMemoryServerEventBus } from '@modelcontextprotocol/server';
@@ -49,9 +50,6 @@ const LISTEN_ENDS: Record<StreamEnd, [ErrorCode, string]> = {
   ],
 };
 
-/** Where an announcement is in its way to the client. */
-type Announced = 'unread' | 'unread, changed since';
-
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 const UPDATED = '"notifications/resources/updated"';
@@ -64,11 +62,20 @@ const UPDATED = '"notifications/resources/updated"';
 export function followDatasets(ctx: AuthenticatedContext, datasets: readonly FollowedDataset[]) {
   const live = ctx.live;
   if (!live) throw new GatewayError('NOT_BUILT', 'Live updates are not served here');
-  const follows: { uri: string; events: AsyncIterableIterator<FeedEvent> }[] = [];
+  const follows: {
+    uri: string;
+    events: AsyncIterableIterator<FeedEvent>;
+    first: Promise<IteratorResult<FeedEvent>>;
+    joined: Promise<void>;
+  }[] = [];
   try {
     for (const { uri, dataset } of datasets) {
       const tenant = { workspaceId: ctx.auth.workspaceId, dataset };
-      follows.push({ uri, events: live.follow(ctx, tenant, null) });
+      const events = live.follow(ctx, tenant, null);
+      // Asked at once, so "now" in the feed is fixed before the listen is acknowledged.
+      const first = events.next();
+      first.catch(() => {});
+      follows.push({ uri, events, first, joined: events.joined });
     }
   } catch (error) {
     for (const { events } of follows) void events.return?.();
@@ -84,6 +91,12 @@ export function followDatasets(ctx: AuthenticatedContext, datasets: readonly Fol
     /** Closes the streams, when the SDK failed to answer at all. */
     close: leave,
     /**
+     * Settles once every stream knows where its feed ends: a change committed after it is
+     * announced, so the acknowledgement waits for it (an agent that then calls what_changed
+     * misses nothing between the two).
+     */
+    ready: Promise.all(follows.map((f) => f.joined)),
+    /**
      * The SDK's answer to the listen, announcing the changes from here on; any other answer
      * (the SDK refused the request) is returned as it is, the streams closed.
      */
@@ -93,7 +106,8 @@ export function followDatasets(ctx: AuthenticatedContext, datasets: readonly Fol
         leave();
         return response;
       }
-      const state = new Map<string, Announced>();
+      /** The datasets whose announcement the client has not been handed yet. */
+      const unread = new Set<string>();
       let ended = false;
       let controller!: ReadableStreamDefaultController<Uint8Array>;
       const reader = response.body.getReader();
@@ -124,23 +138,23 @@ export function followDatasets(ctx: AuthenticatedContext, datasets: readonly Fol
         end([String(masked.extensions.code) as ErrorCode, masked.message]);
       };
       const changed = async (uri: string) => {
-        if (state.has(uri)) return void state.set(uri, 'unread, changed since');
-        state.set(uri, 'unread');
+        if (unread.has(uri)) return;
+        unread.add(uri);
         await announce(uri);
       };
-      // What the client has been handed: a dataset's announcement read frees the next.
+      // What the client has been handed: a dataset's announcement handed on frees the next.
       const handedOn = (chunk: Uint8Array) => {
         const text = decoder.decode(chunk);
         if (!text.includes(UPDATED)) return;
         const uri = follows.find((f) => text.includes(JSON.stringify(f.uri)))?.uri;
-        if (uri === undefined) return;
-        if (state.get(uri) !== 'unread, changed since') return void state.delete(uri);
-        state.set(uri, 'unread');
-        void announce(uri);
+        if (uri !== undefined) unread.delete(uri);
       };
-      const pump = async (uri: string, events: AsyncIterableIterator<FeedEvent>) => {
-        for (;;) {
-          const next = await events.next();
+      const pump = async (
+        uri: string,
+        events: AsyncIterableIterator<FeedEvent>,
+        first: Promise<IteratorResult<FeedEvent>>,
+      ) => {
+        for (let next = await first; ; next = await events.next()) {
           if (next.done || ended) return;
           if ('end' in next.value) return end(LISTEN_ENDS[next.value.end]);
           await changed(uri);
@@ -150,8 +164,8 @@ export function followDatasets(ctx: AuthenticatedContext, datasets: readonly Fol
         new ReadableStream<Uint8Array>({
           start(streamController) {
             controller = streamController;
-            for (const { uri, events } of follows) {
-              pump(uri, events).catch(failed);
+            for (const { uri, events, first } of follows) {
+              pump(uri, events, first).catch(failed);
             }
           },
           async pull(streamController) {

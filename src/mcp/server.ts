@@ -403,6 +403,7 @@ async function answerModern(
   });
   let response: Response;
   try {
+    await following?.ready;
     response = await handler.fetch(c.req.raw, { parsedBody: body });
   } catch (error) {
     following?.close();

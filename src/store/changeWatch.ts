@@ -228,16 +228,35 @@ export class ChangeWatches {
     events: AsyncGenerator<FeedEvent>;
     end: (reason: StreamEnd) => void;
     leave: () => void;
+    joined: Promise<void>;
   } {
     const follower = new Follower(this.options.bufferLimit);
-    const events = this.stream(tenant, after, follower);
-    return { events, end: (reason) => follower.end(reason), leave: () => follower.leave() };
+    let joined!: () => void;
+    const whenJoined = new Promise<void>((resolve) => {
+      joined = resolve;
+    });
+    const events = this.stream(tenant, after, follower, joined);
+    return {
+      events,
+      end: (reason) => follower.end(reason),
+      leave: () => {
+        follower.leave();
+        joined();
+      },
+      joined: whenJoined,
+    };
   }
 
+  /**
+   * `joined` is called once the follower is registered with the watch and the watch knows
+   * where the feed ended then (it runs with the first `next()`): a change committed after it
+   * is the follower's, whichever it reads first.
+   */
   private async *stream(
     tenant: Tenant,
     after: FeedPosition | null,
     follower: Follower,
+    joined: () => void,
   ): AsyncGenerator<FeedEvent> {
     const key = feedKey(tenant);
     let watch = this.watches.get(key);
@@ -247,7 +266,7 @@ export class ChangeWatches {
     }
     watch.followers.add(follower);
     try {
-      await watch.ready;
+      await watch.ready.finally(joined);
       let position: FeedPosition = { epoch: watch.epoch, seq: watch.seq };
       if (after) {
         position = after;
