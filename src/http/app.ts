@@ -13,8 +13,6 @@ import { createRequestContext, type GatewayEnv } from '../context.js';
 import { isJsonMediaType, jsonBodyProblem } from '../domain/jsonBodies.js';
 import type { Embedder } from '../embeddings/embedder.js';
 import { ERROR_STATUS, type ErrorCode, maskError } from '../errors.js';
-import { answerMcpBatches } from '../mcp/batches.js';
-import { mcpRefusal, serveMcp } from '../mcp/server.js';
 import { MeaningIndex } from '../recall/meaningIndex.js';
 import {
   errorResponse,
@@ -137,12 +135,23 @@ function edgeError(c: Context, code: ErrorCode, message: string): Response {
 }
 
 /**
+ * The MCP surface (src/mcp/), loaded by the first request to /mcp rather than at start: its
+ * SDK holds about 15 MB that a gateway no agent calls need not (docs/PERFORMANCE.md,
+ * "Memory").
+ */
+let mcpSurface: Promise<
+  [typeof import('../mcp/server.js'), typeof import('../mcp/batches.js')]
+> | null = null;
+const loadMcp = () =>
+  (mcpSurface ??= Promise.all([import('../mcp/server.js'), import('../mcp/batches.js')]));
+
+/**
  * A request refused for a limit (rate, fairness): the edge's error, except on MCP, where a
  * refused tool call is a tool result the model can act on (src/mcp/server.ts).
  */
 function limitRefusal(c: Context<GatewayEnv>, message: string): Response | Promise<Response> {
   return c.req.path === MCP_PATH
-    ? mcpRefusal(c, 'RATE_LIMITED', message)
+    ? loadMcp().then(([mcp]) => mcp.mcpRefusal(c, 'RATE_LIMITED', message))
     : edgeError(c, 'RATE_LIMITED', message);
 }
 
@@ -456,7 +465,9 @@ function guardApiRoutes(
     if (path === '/graphql' || path === MCP_PATH) app.use(path, refuseUnreadableJson);
     // An MCP batch's messages re-enter this pipeline one by one, so the limits below count
     // each message, not the batch (src/mcp/server.ts).
-    if (path === MCP_PATH) app.use(path, answerMcpBatches(app.fetch));
+    if (path === MCP_PATH) {
+      app.use(path, async (c, next) => (await loadMcp())[1].answerMcpBatches(app.fetch)(c, next));
+    }
     if (keyLimiter) app.use(path, limitPerKey(keyLimiter, metrics));
     if (workspaces) app.use(path, takeWorkspaceSlot(workspaces, metrics));
   }
@@ -683,9 +694,10 @@ function serveGraphql(app: EdgeApp, options: GatewayOptions, live: LiveStreams):
  * its connection, counted or refused past the caps, as GraphQL's streams are.
  */
 function serveMcpRoute(app: EdgeApp, options: GatewayOptions, live: LiveStreams): void {
-  app.post(MCP_PATH, async (c) =>
-    heldWhileStreaming(c, live, await serveMcp(c, options), options.metrics),
-  );
+  app.post(MCP_PATH, async (c) => {
+    const [mcp] = await loadMcp();
+    return heldWhileStreaming(c, live, await mcp.serveMcp(c, options), options.metrics);
+  });
 }
 
 /**
