@@ -1,4 +1,7 @@
-import * as chrono from 'chrono-node';
+import type { ParsedComponents } from 'chrono-node';
+// English alone: the package's root loads every locale (about 900 modules, 11 MB more at
+// start; docs/PERFORMANCE.md, "Memory"), and the questions are read in English.
+import * as chrono from 'chrono-node/en';
 
 /**
  * The time a recall question speaks of ("where did the user live in 2025", "what did they
@@ -71,7 +74,7 @@ function after(start: Date, unit: Unit): Date {
  * A component's date, looking back: a weekday alone that lies ahead is the one before; a
  * month or day without a year that lies ahead is the year before.
  */
-function lookingBack(components: chrono.ParsedComponents, reference: Date): Date {
+function lookingBack(components: ParsedComponents, reference: Date): Date {
   const date = components.date();
   if (components.isCertain('year') || date.getTime() <= reference.getTime()) return date;
   const earlier = new Date(date);

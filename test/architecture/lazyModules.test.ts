@@ -3,9 +3,10 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 /**
- * What only some deployments use is loaded when first used, not at start (docs/PERFORMANCE.md,
- * "Memory"): the gateway's app, with everything it imports, loads no MCP SDK; the MCP
- * surface, once imported, does (so the check can see one).
+ * What only some deployments use is loaded when first used, not at start, and what none
+ * uses not at all (docs/PERFORMANCE.md, "Memory"): the gateway's app, with everything it
+ * imports, loads no MCP SDK (the MCP surface, once imported, does: so the check can see
+ * one), and of the date parser's locales only English.
  */
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -29,12 +30,18 @@ function resolvedBy(modules: string[]): string[] {
 const isMcpSdk = (url: string) => url.includes('/node_modules/@modelcontextprotocol/');
 
 describe('modules loaded when first used', () => {
-  it('the gateway app loads no MCP SDK; the MCP surface does', { timeout: 120_000 }, () => {
+  it('the gateway app loads no MCP SDK (the MCP surface does) and one date locale', {
+    timeout: 120_000,
+  }, () => {
     const app = resolvedBy(['./src/http/app.ts']);
     expect(app.some((url) => url.endsWith('/src/http/app.ts'))).toBe(true);
     expect(app.length).toBeGreaterThan(100);
     expect(app.filter(isMcpSdk)).toEqual([]);
     const mcp = resolvedBy(['./src/mcp/server.ts']);
     expect(mcp.filter(isMcpSdk).length).toBeGreaterThan(0);
+    const locales = app.flatMap(
+      (url) => /\/chrono-node\/dist\/esm\/locales\/(\w+)\//.exec(url)?.[1] ?? [],
+    );
+    expect(new Set(locales)).toEqual(new Set(['en']));
   });
 });
