@@ -169,10 +169,15 @@ export function followDatasets(ctx: AuthenticatedContext, datasets: readonly Fol
             }
           },
           async pull(streamController) {
-            const { value, done } = await reader
-              .read()
-              .catch(() => ({ value: undefined, done: true }));
+            let chunk: ReadableStreamReadResult<Uint8Array>;
+            try {
+              chunk = await reader.read();
+            } catch (error) {
+              // The SDK's stream failed: the listen ends saying so, never as if it were done.
+              return failed(error);
+            }
             if (ended) return;
+            const { value, done } = chunk;
             if (done || !value) return end(null);
             streamController.enqueue(value);
             handedOn(value);

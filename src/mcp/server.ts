@@ -377,12 +377,10 @@ async function answerModern(
   let bus: ServerEventBus | undefined;
   if (listen.success && listen.data.params.notifications.resourceSubscriptions?.length) {
     const id = (body as { id: string | number }).id;
-    const followed = await datasetsFollowed(
-      ctx,
-      listen.data.params.notifications.resourceSubscriptions,
-    );
+    const followed = datasetsFollowed(ctx, listen.data.params.notifications.resourceSubscriptions);
     if ('refused' in followed) return c.json({ jsonrpc: '2.0', id, error: followed.refused }, 200);
     try {
+      // The caps first: a listen past them is refused before a dataset is looked up.
       following = followDatasets(ctx, followed.datasets);
     } catch (error) {
       const masked = maskError(error);
@@ -393,6 +391,11 @@ async function answerModern(
         jsonRpcErrorBody(code, masked.message, id),
         (ERROR_STATUS[code] ?? 500) as ContentfulStatusCode,
       );
+    }
+    const missing = await missingDataset(ctx, followed.datasets);
+    if (missing) {
+      following.close();
+      return c.json({ jsonrpc: '2.0', id, error: missing }, 200);
     }
     bus = following.bus;
   }
@@ -423,15 +426,12 @@ const MAX_FOLLOWED = 100;
 /**
  * The datasets a listen's `resourceSubscriptions` name, or the JSON-RPC error refusing it:
  * a URI that is not a dataset's (-32602), a key that may not read the change feed
- * (FORBIDDEN), a dataset the workspace does not have (resource not found: -32602 with the URI
- * in `data`, and the nearest names), as `resources/read` answers it.
+ * (FORBIDDEN).
  */
-async function datasetsFollowed(
+function datasetsFollowed(
   ctx: AuthenticatedContext,
   uris: readonly string[],
-): Promise<
-  { datasets: FollowedDataset[] } | { refused: { code: number; message: string; data?: unknown } }
-> {
+): { datasets: FollowedDataset[] } | { refused: { code: number; message: string } } {
   const distinct = [...new Set(uris)];
   if (distinct.length > MAX_FOLLOWED) {
     const message = `Invalid params: ${distinct.length} resources to follow; at most ${MAX_FOLLOWED} in one listen`;
@@ -452,12 +452,19 @@ async function datasetsFollowed(
   }
   const refusal = datasetsRefusal(ctx);
   if (refusal) return { refused: jsonRpcErrorBody('FORBIDDEN', refusal.message).error };
-  for (const { uri, dataset } of datasets) {
-    const missing = await datasetNotFound(ctx, dataset);
-    if (missing) {
-      const { code, message } = protocolErrorOf(missing, uri);
-      return { refused: { code, message, data: { uri } } };
-    }
-  }
   return { datasets };
+}
+
+/**
+ * The first dataset followed that the workspace does not have, as the JSON-RPC error
+ * `resources/read` answers it with (resource not found: -32602, the URI in `data`, the
+ * nearest names), or null. Looked up together: the request's loader reads them at once.
+ */
+async function missingDataset(ctx: AuthenticatedContext, datasets: readonly FollowedDataset[]) {
+  const missing = await Promise.all(datasets.map(({ dataset }) => datasetNotFound(ctx, dataset)));
+  const index = missing.findIndex((error) => error !== null);
+  if (index < 0) return null;
+  const { uri } = datasets[index]!;
+  const { code, message } = protocolErrorOf(missing[index], uri);
+  return { code, message, data: { uri } };
 }

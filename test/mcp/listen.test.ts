@@ -246,6 +246,12 @@ describe('following a dataset over MCP 2026-07-28', () => {
     expect(past.error!.data?.code).toBe('RATE_LIMITED');
     expect(past.error!.message).toContain('LIVE_STREAMS_PER_KEY');
     expect(Number(past.retryAfter)).toBeGreaterThan(0);
+    // The caps are decided before any dataset is looked up: 100 unknown names, refused at once.
+    const unknown = Array.from({ length: 100 }, (_, i) => `zz-unknown-${i}`);
+    expect(await refusal(unknown, key, inProcess(capped))).toMatchObject({
+      status: 429,
+      error: { data: { code: 'RATE_LIMITED' } },
+    });
     expect(capped.live.counts().streams).toBe(1);
     await sub.close();
     await streamsFollowing(capped.live, 0);
