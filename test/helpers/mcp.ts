@@ -81,6 +81,38 @@ export interface JsonRpcMessage {
 
 let listens = 0;
 
+/** The `_meta` envelope a request of the current revision carries (its revision, client, capabilities). */
+export const CURRENT_META = {
+  'io.modelcontextprotocol/protocolVersion': CURRENT_REVISION,
+  'io.modelcontextprotocol/clientInfo': { name: 'by-hand', version: '1' },
+  'io.modelcontextprotocol/clientCapabilities': {},
+};
+
+/** A JSON body posted to /mcp by hand, as a client without the SDK sends it, with these headers. */
+export function postMcp(
+  send: Fetcher,
+  key: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+  signal?: AbortSignal,
+): Promise<Response> {
+  return Promise.resolve(
+    send(
+      new Request('http://gateway.test/mcp', {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          authorization: `Bearer ${key}`,
+          ...headers,
+        },
+        body: JSON.stringify(body),
+        ...(signal ? { signal } : {}),
+      }),
+    ),
+  );
+}
+
 /**
  * A `subscriptions/listen` of the current revision posted by hand (`http://gateway.test`
  * through `send`), as the v2 client posts it: for what the client hides (the HTTP status,
@@ -95,25 +127,17 @@ export async function postListen(
   const id = `raw-listen-${++listens}`;
   const params = {
     _meta: {
-      'io.modelcontextprotocol/protocolVersion': CURRENT_REVISION,
+      ...CURRENT_META,
       'io.modelcontextprotocol/clientInfo': { name: 'raw-agent', version: '1' },
-      'io.modelcontextprotocol/clientCapabilities': {},
     },
     notifications: { resourceSubscriptions: uris },
   };
-  const response = await send(
-    new Request('http://gateway.test/mcp', {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        authorization: `Bearer ${key}`,
-        'mcp-protocol-version': CURRENT_REVISION,
-        'mcp-method': 'subscriptions/listen',
-      },
-      body: JSON.stringify({ jsonrpc: '2.0', id, method: 'subscriptions/listen', params }),
-      ...(signal ? { signal } : {}),
-    }),
+  const response = await postMcp(
+    send,
+    key,
+    { jsonrpc: '2.0', id, method: 'subscriptions/listen', params },
+    { 'mcp-protocol-version': CURRENT_REVISION, 'mcp-method': 'subscriptions/listen' },
+    signal,
   );
   return { id, response };
 }
@@ -153,3 +177,13 @@ export function sseMessages(response: Response, withinMs = 30_000) {
     cancel: () => reader.cancel().catch(() => {}),
   };
 }
+
+/** An answer as a doc writes it, as a pattern: `…` stands for anything (a time, a cursor). */
+export const answerPattern = (text: string) =>
+  new RegExp(
+    `^${text
+      .trim()
+      .split('…')
+      .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+      .join('[\\s\\S]*?')}$`,
+  );

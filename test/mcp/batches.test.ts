@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGateway, type GatewayOptions } from '../../src/http/app.js';
 import { createLogger } from '../../src/http/observability.js';
 import { openTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { postMcp } from '../helpers/mcp.js';
 
 /**
  * A JSON-RPC batch on /mcp (docs/MCP.md, "Batches"): on the revisions that have batches
@@ -45,20 +46,13 @@ function gatewayWith(options: Partial<GatewayOptions> = {}) {
 type Gateway = ReturnType<typeof createGateway>;
 
 /** A body posted to /mcp as a client without the SDK sends it, with the revision's header when given. */
-function post(gateway: Gateway, key: string, body: unknown, revision?: string) {
-  return gateway.fetch(
-    new Request('http://gateway.test/mcp', {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        authorization: `Bearer ${key}`,
-        ...(revision ? { 'mcp-protocol-version': revision } : {}),
-      },
-      body: JSON.stringify(body),
-    }),
+const post = (gateway: Gateway, key: string, body: unknown, revision?: string) =>
+  postMcp(
+    (request) => gateway.fetch(request),
+    key,
+    body,
+    revision ? { 'mcp-protocol-version': revision } : {},
   );
-}
 
 const call = (id: number, name: string, args: Record<string, unknown> = {}) => ({
   jsonrpc: '2.0',

@@ -8,7 +8,7 @@ import { createGateway } from '../../src/http/app.js';
 import { MCP_TOOLS } from '../../src/mcp/tools.js';
 import { clockFrom, openTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { closeServer, listenOnLoopback } from '../helpers/listener.js';
-import { callTool, textOf } from '../helpers/mcp.js';
+import { answerPattern, callTool, textOf } from '../helpers/mcp.js';
 
 /**
  * docs/MCP.md, run: each client's configuration connects the MCP SDK's client (the stdio
@@ -155,16 +155,6 @@ describe("README's agent call", () => {
     expect(result.content[0]!.text).toMatch(answerPattern(answer!.body));
   });
 });
-
-/** A documented answer as a pattern: `…` matches anything, the rest literally. */
-const answerPattern = (text: string) =>
-  new RegExp(
-    `^${text
-      .trim()
-      .split('…')
-      .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
-      .join('[\\s\\S]*?')}$`,
-  );
 
 describe('docs/MCP.md: each tool’s example answers what it says', () => {
   const tools = doc.slice(doc.indexOf('## Tools and scopes'), doc.indexOf('## Errors'));

@@ -3,7 +3,7 @@ import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGateway } from '../../src/http/app.js';
 import { clockFrom, openTestGateway } from '../helpers/gateway.js';
-import { currentMcpClient } from '../helpers/mcp.js';
+import { answerPattern, currentMcpClient } from '../helpers/mcp.js';
 import { until } from '../helpers/until.js';
 
 /**
@@ -41,16 +41,6 @@ beforeAll(async () => {
 });
 
 afterAll(() => close());
-
-/** An answer written in the doc, `…` standing for anything. */
-const answerPattern = (text: string) =>
-  new RegExp(
-    `^${text
-      .trim()
-      .split('…')
-      .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
-      .join('[\\s\\S]*?')}$`,
-  );
 
 /** What a what_changed call answers: its changes' kinds and the cursor to resume from. */
 async function whatChanged(after: string | null) {

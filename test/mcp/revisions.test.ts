@@ -13,10 +13,12 @@ import { createLogger } from '../../src/http/observability.js';
 import { MCP_TOOLS } from '../../src/mcp/tools.js';
 import { clockFrom, openTestGateway, type TestGateway } from '../helpers/gateway.js';
 import {
+  CURRENT_META,
   CURRENT_REVISION,
   currentMcpClient,
   type Fetcher,
   mcpClient,
+  postMcp,
   textOf,
 } from '../helpers/mcp.js';
 
@@ -167,40 +169,22 @@ function gatewayWith(options: Partial<GatewayOptions> = {}) {
 }
 
 /** The `_meta` a request of the current revision carries, as the v2 client sends it. */
-const MODERN_META = {
-  [META_REVISION]: CURRENT_REVISION,
-  'io.modelcontextprotocol/clientInfo': { name: 'by-hand', version: '1' },
-  'io.modelcontextprotocol/clientCapabilities': {},
-};
 
 /** A tools/call of the current revision: the claim in its `_meta`. */
 const modernCall = (id: number, name: string, args: Record<string, unknown> = {}) => ({
   jsonrpc: '2.0',
   id,
   method: 'tools/call',
-  params: { name, arguments: args, _meta: MODERN_META },
+  params: { name, arguments: args, _meta: CURRENT_META },
 });
 
 /** A body posted to /mcp by hand, with the headers given. */
-function post(
+const post = (
   gateway: { fetch: Fetcher },
   key: string,
   body: unknown,
   headers: Record<string, string> = {},
-) {
-  return gateway.fetch(
-    new Request('http://gateway.test/mcp', {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        authorization: `Bearer ${key}`,
-        ...headers,
-      },
-      body: JSON.stringify(body),
-    }),
-  );
-}
+) => postMcp((request) => gateway.fetch(request), key, body, headers);
 
 /** The headers a client of the current revision sends with a tools/call. */
 const modernHeaders = (tool: string) => ({
@@ -426,7 +410,7 @@ describe('batches and the current revision', () => {
       const response = await post(
         gateway,
         key,
-        [createMemory(1, dataset, MODERN_META), createMemory(2, dataset, MODERN_META)],
+        [createMemory(1, dataset, CURRENT_META), createMemory(2, dataset, CURRENT_META)],
         headers,
       );
       expect(response.status).toBe(400);
@@ -437,7 +421,7 @@ describe('batches and the current revision', () => {
       const alone = await post(
         gateway,
         key,
-        createMemory(3, dataset, MODERN_META),
+        createMemory(3, dataset, CURRENT_META),
         modernHeaders('create_memory'),
       );
       expect(alone.status).toBe(200);
@@ -451,7 +435,7 @@ describe('batches and the current revision', () => {
     const dataset = 'batch-mixed';
     const response = await post(gateway, key, [
       createMemory(1, dataset),
-      createMemory(2, dataset, MODERN_META),
+      createMemory(2, dataset, CURRENT_META),
     ]);
     expect(response.status).toBe(400);
     expect(await response.json()).toEqual(refusedWhole);
