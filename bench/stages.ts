@@ -13,6 +13,7 @@ import { createGateway } from '../src/http/app.js';
 import { runOperation } from '../src/rest/runOperation.js';
 import { schema } from '../src/schema/index.js';
 import { openDatabase } from '../src/store/database.js';
+import { documentReads } from '../src/store/documentReads.js';
 import { entitiesByNames, listEntities } from '../src/store/entities.js';
 import { factsOfEntities } from '../src/store/facts.js';
 import { createReadCache } from '../src/store/readCache.js';
@@ -29,8 +30,8 @@ import { SIZES, seedDataset } from './generate.js';
  * - `gateway`: the whole request through the gateway's fetch (edge, Yoga or the REST route);
  * - `operation`: the compiled GraphQL operation on a fresh request context, then
  *   JSON.stringify (what the resolvers, the loaders and graphql-jit cost);
- * - `store`: the store calls that operation makes, alone (whole documents, as the store
- *   reads them);
+ * - `store`: the store calls that operation makes, alone, reading what its selection
+ *   declares (src/schema/selectedReads.ts), as the gateway's store calls do;
  * - `projected` (nested only): the same three queries projected to the fields the answer
  *   shows, as the bench's raw-driver baseline reads them.
  *
@@ -54,6 +55,9 @@ for (const [name, v] of [
 
 const NESTED =
   'query Nested($dataset: String!, $first: Int!) { dataset(name: $dataset) { entities(first: $first) { edges { node { name facts { predicate subjectEntity { name } } } } } } }';
+/** What the nested question's selection reads of a fact and of an entity. */
+const FACT_READS = documentReads(['dataset', 'factId', 'predicate', 'subject']);
+const ENTITY_READS = documentReads(['dataset', 'entityId', 'name', 'type', 'updatedAt']);
 const FACT_ORDER = { validAt: -1, factId: -1 } as const;
 const ENTITY_ORDER = { updatedAt: -1, entityId: -1 } as const;
 
@@ -102,7 +106,7 @@ try {
         return JSON.stringify(result);
       },
       store: async () => {
-        const { entities } = await listEntities(db, tenant, { first: 20 });
+        const { entities } = await listEntities(db, tenant, { first: 20, reads: ENTITY_READS });
         const live = resolveTemporalSelection(
           { asOf: null, validAt: null, knownAt: null, includeInvalidated: false },
           new Date(),
@@ -113,6 +117,7 @@ try {
           entities.map((e) => e.name),
           live,
           100,
+          FACT_READS,
         );
         const onPage = new Set(entities.map((e) => e.name));
         const subjects = new Set<string>();
@@ -121,6 +126,7 @@ try {
           db,
           tenant,
           [...subjects].filter((s) => !onPage.has(entityKey(s))),
+          ENTITY_READS,
         );
       },
       projected: async () => {

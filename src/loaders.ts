@@ -6,6 +6,7 @@ import { entityKey } from './domain/names.js';
 import { inSpan } from './spans.js';
 import type { Collections } from './store/collections.js';
 import { findDataset } from './store/datasets.js';
+import { type DocumentReads, mergedReads, readsCover } from './store/documentReads.js';
 import type {
   DatasetDoc,
   EntityDoc,
@@ -32,6 +33,18 @@ export type Loaders = ReturnType<typeof createLoaders>;
 interface DatasetKey {
   dataset: string;
 }
+
+/**
+ * What the asking field's selection reads of the document (src/schema/selectedReads.ts;
+ * absent or null: the whole view). Keys asking different reads are cached apart, and a
+ * batch reads what all its keys ask, in one store call.
+ */
+interface ReadsKey {
+  reads?: DocumentReads | null;
+}
+
+const readsOf = (key: ReadsKey) => key.reads ?? null;
+const batchReads = (keys: readonly ReadsKey[]) => mergedReads(keys.map(readsOf));
 
 /** Called with each batch's loader name and size (the batch-size metric). */
 export type BatchObserver = (loader: string, size: number) => void;
@@ -186,18 +199,22 @@ function datasetLoader({ db, workspaceId, loader }: LoaderScope, readCache: Read
  * when an entity is asked for (a REST list of every entity never is).
  */
 function entityPages() {
-  const pages: (readonly EntityDoc[])[] = [];
-  const entitiesRead = new Map<string, EntityDoc>();
+  const pages: { entities: readonly EntityDoc[]; reads: DocumentReads | null }[] = [];
+  const entitiesRead = new Map<string, { entity: EntityDoc; reads: DocumentReads | null }>();
   return {
-    readEntity: (dataset: string, name: string) => {
+    /** The entity as a page read it, if that read has every field `reads` asks for. */
+    readEntity: (dataset: string, name: string, reads: DocumentReads | null) => {
       for (let page = pages.pop(); page; page = pages.pop()) {
-        for (const e of page) entitiesRead.set(`${e.dataset}\u0000${e.name}`, e);
+        for (const entity of page.entities) {
+          entitiesRead.set(`${entity.dataset}\u0000${entity.name}`, { entity, reads: page.reads });
+        }
       }
-      return entitiesRead.get(`${dataset}\u0000${name}`);
+      const read = entitiesRead.get(`${dataset}\u0000${name}`);
+      return read && readsCover(read.reads, reads) ? read.entity : undefined;
     },
-    /** A page of entities the request has read (see `readEntity`). */
-    knownEntities: (entities: readonly EntityDoc[]) => {
-      pages.push(entities);
+    /** A page of entities the request has read, with what it read of them (see `readEntity`). */
+    knownEntities: (entities: readonly EntityDoc[], reads: DocumentReads | null = null) => {
+      pages.push({ entities, reads });
     },
   };
 }
@@ -205,17 +222,17 @@ function entityPages() {
 /** Facts, entities, episodes and memories, one document per key. */
 function documentLoaders(
   scope: LoaderScope,
-  readEntity: (dataset: string, name: string) => EntityDoc | undefined,
+  readEntity: (dataset: string, name: string, reads: DocumentReads | null) => EntityDoc | undefined,
 ) {
   return {
-    factById: byIdLoader<DatasetKey & { factId: string }, FactDoc>(
+    factById: byIdLoader<DatasetKey & ReadsKey & { factId: string }, FactDoc>(
       scope,
       'factById',
       factsByIds,
       (k) => k.factId,
       normalizeUuid,
     ),
-    entityByName: byIdLoader<DatasetKey & { name: string }, EntityDoc>(
+    entityByName: byIdLoader<DatasetKey & ReadsKey & { name: string }, EntityDoc>(
       scope,
       'entityByName',
       entitiesByNames,
@@ -223,14 +240,14 @@ function documentLoaders(
       entityKey,
       readEntity,
     ),
-    episodeById: byIdLoader<DatasetKey & { episodeId: string }, EpisodeDoc>(
+    episodeById: byIdLoader<DatasetKey & ReadsKey & { episodeId: string }, EpisodeDoc>(
       scope,
       'episodeById',
       episodesByIds,
       (k) => k.episodeId,
       normalizeUuid,
     ),
-    memoryById: byIdLoader<DatasetKey & { memoryId: string }, MemoryDoc>(
+    memoryById: byIdLoader<DatasetKey & ReadsKey & { memoryId: string }, MemoryDoc>(
       scope,
       'memoryById',
       memoriesByIds,
@@ -244,26 +261,32 @@ function documentLoaders(
  * One document per key, by one `$in` query per dataset, for the keys `alreadyRead` does
  * not answer from what the request has read before.
  */
-function byIdLoader<K extends DatasetKey, V>(
+function byIdLoader<K extends DatasetKey & ReadsKey, V>(
   { db, tenant, loader }: LoaderScope,
   name: string,
-  find: (db: Collections, tenant: Tenant, ids: string[]) => Promise<Map<string, V>>,
+  find: (
+    db: Collections,
+    tenant: Tenant,
+    ids: string[],
+    reads: DocumentReads | null,
+  ) => Promise<Map<string, V>>,
   idOf: (key: K) => string,
   normalize: (id: string) => string,
-  alreadyRead: (dataset: string, id: string) => V | undefined = () => undefined,
+  alreadyRead: (dataset: string, id: string, reads: DocumentReads | null) => V | undefined = () =>
+    undefined,
 ) {
   return loader<K, V | null>({
     name,
     group: (k) => k.dataset,
     // By the id as the store compares it: `Acme` and `acme` are one entity, one answer.
-    cacheKey: (k) => JSON.stringify([k.dataset, normalize(idOf(k))]),
+    cacheKey: (k) => JSON.stringify([k.dataset, normalize(idOf(k)), k.reads?.key ?? null]),
     load: async (keys, head) => {
-      const known = (k: K) => alreadyRead(k.dataset, normalize(idOf(k)));
+      const known = (k: K) => alreadyRead(k.dataset, normalize(idOf(k)), readsOf(k));
       const unknown = keys.filter((k) => known(k) === undefined);
       const found =
         unknown.length === 0
           ? new Map<string, V>()
-          : await find(db, tenant(head.dataset), unknown.map(idOf));
+          : await find(db, tenant(head.dataset), unknown.map(idOf), batchReads(unknown));
       return (k) => known(k) ?? found.get(normalize(idOf(k))) ?? null;
     },
   });
@@ -278,10 +301,21 @@ function factListLoaders({ db, now, tenant, loader }: LoaderScope) {
      * selection (resolveTemporalSelection at the request's now) and `first` share one store
      * call per dataset, and keys with different selections never do.
      */
-    factsOfEntity: loader<DatasetKey & { name: string } & EntityFactsArgs, FactView[]>({
+    factsOfEntity: loader<DatasetKey & ReadsKey & { name: string } & EntityFactsArgs, FactView[]>({
       name: 'factsOfEntity',
       group: (k) =>
         JSON.stringify([k.dataset, selectionKey(entityFactsSelection(k, now)), k.first]),
+      cacheKey: (k) =>
+        JSON.stringify([
+          k.dataset,
+          entityKey(k.name),
+          k.asOf,
+          k.validAt,
+          k.knownAt,
+          k.includeInvalidated,
+          k.first,
+          k.reads?.key ?? null,
+        ]),
       load: async (keys, head) => {
         const found = await factsOfEntities(
           db,
@@ -289,20 +323,27 @@ function factListLoaders({ db, now, tenant, loader }: LoaderScope) {
           keys.map((k) => k.name),
           entityFactsSelection(head, now),
           head.first,
+          batchReads(keys),
         );
         return (k) => found.get(entityKey(k.name)) ?? [];
       },
     }),
     /** The facts an episode produced, whatever their state (the first `first`). */
-    factsOfEpisode: loader<DatasetKey & { episodeId: string; first: number }, FactView[]>({
+    factsOfEpisode: loader<
+      DatasetKey & ReadsKey & { episodeId: string; first: number },
+      FactView[]
+    >({
       name: 'factsOfEpisode',
       group: (k) => JSON.stringify([k.dataset, k.first]),
+      cacheKey: (k) =>
+        JSON.stringify([k.dataset, normalizeUuid(k.episodeId), k.first, k.reads?.key ?? null]),
       load: async (keys, head) => {
         const found = await factsOfEpisodes(
           db,
           tenant(head.dataset),
           keys.map((k) => k.episodeId),
           head.first,
+          batchReads(keys),
         );
         return (k) => found.get(normalizeUuid(k.episodeId)) ?? [];
       },

@@ -9,6 +9,7 @@ import { LOADED_OBJECT_COST, listCost, pageComplexity, WHOLE_LIST_CAP } from './
 import { timeThenId } from './cursors.js';
 import { DatasetRef } from './dataset.js';
 import { nodeKey, parseNodeKey } from './nodeIds.js';
+import { documentFields, selectedReads } from './selectedReads.js';
 
 export const EntityTypeEnum = builder.enumType('EntityType', {
   values: ENTITY_TYPES,
@@ -16,10 +17,17 @@ export const EntityTypeEnum = builder.enumType('EntityType', {
 
 export const EntityRef = builder.objectRef<EntityDoc>('Entity');
 
+/** What an entity's fields read of its document (src/schema/selectedReads.ts). */
+export const entityFields = documentFields<EntityDoc>();
+
 builder.node(EntityRef, {
   description: 'Something facts mention. Names are stored lower-cased and unique per dataset.',
-  id: { resolve: (e) => nodeKey(e.dataset, e.name) },
+  id: { resolve: (e) => nodeKey(e.dataset, e.name), ...entityFields.reads('dataset', 'name') },
   isTypeOf: (value) => typeof value === 'object' && value !== null && 'entityId' in value,
+  // Every field but the storage ones: an entity is a few short strings, and one read of it
+  // then answers every selection of it (a page of entities answers its facts' lookups of
+  // them, src/loaders.ts). A field added to the document is read only when selected.
+  ...entityFields.always('entityId', 'dataset', 'name', 'type', 'updatedAt'),
   authScopes: { read: true },
   loadOne: (key, ctx) => {
     const parsed = parseNodeKey(key);
@@ -60,9 +68,10 @@ builder.objectFields(DatasetRef, (t) => ({
         args,
         info,
         count: () => countEntities(ctx.store, tenant, { type }),
-        list: (page) => listEntities(ctx.store, tenant, { type, ...page }),
+        list: (page) =>
+          listEntities(ctx.store, tenant, { type, ...page, reads: selectedReads(info, 'Entity') }),
         nodes: (page) => {
-          ctx.loaders.knownEntities(page.entities);
+          ctx.loaders.knownEntities(page.entities, selectedReads(info, 'Entity'));
           return page.entities;
         },
       });
@@ -72,11 +81,13 @@ builder.objectFields(DatasetRef, (t) => ({
     type: [EntityRef],
     description: `Every entity of the dataset, most recently mentioned first, unpaginated (what Memory Soda's GET entities returns), at most ${WHOLE_LIST_CAP}. Prefer \`entities\` for large datasets.`,
     complexity: listCost(WHOLE_LIST_CAP, true),
-    resolve: async (ds, _args, ctx) => {
+    resolve: async (ds, _args, ctx, info) => {
+      const reads = selectedReads(info, 'Entity');
       const { entities } = await listEntities(ctx.store, tenantOfDataset(ds), {
         first: WHOLE_LIST_CAP,
+        reads,
       });
-      ctx.loaders.knownEntities(entities);
+      ctx.loaders.knownEntities(entities, reads);
       return entities;
     },
   }),
@@ -86,7 +97,11 @@ builder.objectFields(DatasetRef, (t) => ({
     description: 'One entity by name: lower-cased, otherwise exact (a lookup, not a search).',
     args: { name: t.arg.string({ required: true, validate: nameSchema }) },
     complexity: LOADED_OBJECT_COST,
-    resolve: (ds, args, ctx) =>
-      ctx.loaders.entityByName.load({ dataset: ds.name, name: args.name }),
+    resolve: (ds, args, ctx, info) =>
+      ctx.loaders.entityByName.load({
+        dataset: ds.name,
+        name: args.name,
+        reads: selectedReads(info, 'Entity'),
+      }),
   }),
 }));

@@ -32,6 +32,7 @@ import { EpisodeRef } from './episode.js';
 import { mutationById } from './mutationById.js';
 import { nodeKey, parseNodeKey } from './nodeIds.js';
 import { loadedReference } from './references.js';
+import { documentFields, selectedReads } from './selectedReads.js';
 
 const FactStateEnum = builder.enumType('FactState', {
   description:
@@ -50,23 +51,28 @@ const InvalidReasonEnum = builder.enumType('InvalidReason', {
 
 export const FactRef = builder.objectRef<FactView>('Fact');
 
-/** A field naming another fact of the fact's dataset by id (null: none). */
-const otherFact = (description: string, idOf: (fact: FactView) => string | null) =>
+/** What a fact's fields read of its document (src/schema/selectedReads.ts). */
+const factFields = documentFields<FactView>();
+
+/** A field naming another fact of the fact's dataset by id (null: none), read from `idField`. */
+const otherFact = (description: string, idField: 'supersededBy' | 'correctionOf' | 'correctedBy') =>
   loadedReference(
     FactRef,
     description,
     (l) => l.factById,
     (f: FactView) => {
-      const factId = idOf(f);
+      const factId = f[idField] ?? null;
       return factId ? { dataset: f.dataset, factId } : null;
     },
+    factFields.reads('dataset', idField),
   );
 
 builder.node(FactRef, {
   description:
     'A subject / predicate / object statement on two time axes: valid time (validAt..validUntil, when it is true in the world) and transaction time (recordedAt..invalidAt, when the store believed it).',
-  id: { resolve: (f) => nodeKey(f.dataset, f.factId) },
+  id: { resolve: (f) => nodeKey(f.dataset, f.factId), ...factFields.reads('dataset', 'factId') },
   isTypeOf: (value) => typeof value === 'object' && value !== null && 'factId' in value,
+  ...factFields.always('factId', 'dataset'),
   authScopes: { read: true },
   loadOne: (key, ctx) => {
     const parsed = parseNodeKey(key);
@@ -107,6 +113,7 @@ builder.node(FactRef, {
           description: 'K, the instant on transaction time (default: `at`): decides SUPERSEDED.',
         }),
       },
+      ...factFields.reads('validAt', 'validUntil', 'invalidAt'),
       resolve: (f, args, ctx) => {
         const at = args.at ?? ctx.now;
         return factStateAtPoint(f, args.validAt ?? at, args.knownAt ?? at);
@@ -118,6 +125,7 @@ builder.node(FactRef, {
         'The entity named by the subject, if there is one.',
         (l) => l.entityByName,
         (f: FactView) => ({ dataset: f.dataset, name: f.subject }),
+        factFields.reads('dataset', 'subject'),
       ),
     ),
     objectEntity: t.field(
@@ -126,6 +134,7 @@ builder.node(FactRef, {
         'The entity named by the object, if the object is an entity and it exists.',
         (l) => l.entityByName,
         (f: FactView) => (f.objectIsEntity ? { dataset: f.dataset, name: f.object } : null),
+        factFields.reads('dataset', 'objectIsEntity', 'object'),
       ),
     ),
     episode: t.field(
@@ -134,19 +143,20 @@ builder.node(FactRef, {
         'The episode the fact was extracted from.',
         (l) => l.episodeById,
         (f: FactView) => (f.episodeId ? { dataset: f.dataset, episodeId: f.episodeId } : null),
+        factFields.reads('dataset', 'episodeId'),
       ),
     ),
-    supersededBy: t.field(otherFact('The fact that superseded this one.', (f) => f.supersededBy)),
+    supersededBy: t.field(otherFact('The fact that superseded this one.', 'supersededBy')),
     correctionOf: t.field(
       otherFact(
         'On a corrected version: the fact it is a version of, as first recorded. When a replacing fact supersedes a fact that began before it, the store records a corrected version of the old fact with the supersession: the same statement, from the same episode, true from its validAt until the replacing fact began (validUntil), believed from that instant on. So `facts(validAt:)` shows the old value until it changed, however the writes arrived (docs/TEMPORAL_MODEL.md). Null on a fact as recorded.',
-        (f) => f.correctionOf ?? null,
+        'correctionOf',
       ),
     ),
     correctedBy: t.field(
       otherFact(
         'On a corrected version: the replacing fact whose validAt ends it. Null on a fact as recorded.',
-        (f) => f.correctedBy ?? null,
+        'correctedBy',
       ),
     ),
     history: t.field({
@@ -156,7 +166,8 @@ builder.node(FactRef, {
       args: { first: t.arg.int(pageFirstArg) },
       // One query per fact asking (not batched).
       complexity: (args) => listCost(boundOf(args.first, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE), true),
-      resolve: async (f, args, ctx) => {
+      ...factFields.reads('workspaceId', 'dataset', 'subject', 'predicate'),
+      resolve: async (f, args, ctx, info) => {
         const page = await listFacts(
           ctx.store,
           tenantOfDocument(f),
@@ -165,6 +176,7 @@ builder.node(FactRef, {
             subjectPredicate: { subject: f.subject, predicate: f.predicate },
           },
           { first: args.first ?? DEFAULT_PAGE_SIZE },
+          selectedReads(info, 'Fact'),
         );
         return page.facts;
       },
@@ -257,7 +269,7 @@ builder.objectField(DatasetRef, 'facts', (t) =>
         args,
         info,
         count: () => countFacts(ctx.store, tenant, query),
-        list: (page) => listFacts(ctx.store, tenant, query, page),
+        list: (page) => listFacts(ctx.store, tenant, query, page, selectedReads(info, 'Fact')),
         nodes: (page) => page.facts,
       });
     },
@@ -275,8 +287,12 @@ builder.objectField(DatasetRef, 'fact', (t) =>
     },
     validate: renamedIdSchema(FACT_ID),
     complexity: LOADED_OBJECT_COST,
-    resolve: (ds, args, ctx) =>
-      ctx.loaders.factById.load({ dataset: ds.name, factId: renamedIdValue(FACT_ID, args) }),
+    resolve: (ds, args, ctx, info) =>
+      ctx.loaders.factById.load({
+        dataset: ds.name,
+        factId: renamedIdValue(FACT_ID, args),
+        reads: selectedReads(info, 'Fact'),
+      }),
   }),
 );
 

@@ -1,24 +1,17 @@
 import {
   type DocumentNode,
-  type FieldNode,
   type FragmentDefinitionNode,
-  type FragmentSpreadNode,
   type GraphQLField,
-  type GraphQLNamedType,
   type GraphQLObjectType,
   type GraphQLSchema,
-  getNamedType,
   getOperationAST,
-  type InlineFragmentNode,
-  isAbstractType,
   isObjectType,
   Kind,
   type OperationDefinitionNode,
-  type SelectionSetNode,
-  type ValueNode,
   visit,
 } from 'graphql';
 import { GatewayError } from '../errors.js';
+import { walkSelections } from './selectionWalk.js';
 
 /**
  * Authorization decided before execution: from the parsed operation, the request's
@@ -185,50 +178,6 @@ export interface MissingScope {
   needs: string;
 }
 
-/** Whether @skip / @include leave a selection in, with the request's variables. */
-function included(
-  node: FieldNode | InlineFragmentNode | FragmentSpreadNode,
-  variables: Readonly<Record<string, unknown>>,
-): boolean {
-  for (const directive of node.directives ?? []) {
-    const name = directive.name.value;
-    if (name !== 'skip' && name !== 'include') continue;
-    const condition = booleanOf(
-      directive.arguments?.find((a) => a.name.value === 'if')?.value,
-      variables,
-    );
-    // A condition that is not a boolean is left to execution's own error; here the
-    // selection counts as included, so nothing is let through on a malformed value.
-    if (condition === undefined) continue;
-    if (name === 'skip' && condition) return false;
-    if (name === 'include' && !condition) return false;
-  }
-  return true;
-}
-
-function booleanOf(
-  value: ValueNode | undefined,
-  variables: Readonly<Record<string, unknown>>,
-): boolean | undefined {
-  if (!value) return undefined;
-  if (value.kind === Kind.BOOLEAN) return value.value;
-  if (value.kind === Kind.VARIABLE) {
-    const v = variables[value.name.value];
-    return typeof v === 'boolean' ? v : undefined;
-  }
-  return undefined;
-}
-
-/** The object types a value of `type` can be at run time. */
-function concreteTypes(
-  schema: GraphQLSchema,
-  type: GraphQLNamedType,
-): readonly GraphQLObjectType[] {
-  if (isObjectType(type)) return [type];
-  if (isAbstractType(type)) return schema.getPossibleTypes(type);
-  return [];
-}
-
 function rootTypeOf(
   schema: GraphQLSchema,
   operation: OperationDefinitionNode,
@@ -268,58 +217,26 @@ export function missingScopes(
     if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
   }
   const missing = new Map<string, MissingScope>();
-  // A selection set walked once per set of types it can apply to: what it needs does not
-  // change, and fragments spread many times cost one walk.
-  const walked = new Map<SelectionSetNode, Set<string>>();
-
-  const narrow = (types: readonly GraphQLObjectType[], condition: string | undefined) => {
-    if (!condition) return types;
-    const target = schema.getType(condition);
-    if (!target) return [];
-    const allowed = new Set(concreteTypes(schema, target));
-    return types.filter((t) => allowed.has(t));
-  };
-
-  const walk = (selectionSet: SelectionSetNode, types: readonly GraphQLObjectType[]) => {
-    if (types.length === 0) return;
-    const key = types.map((t) => t.name).join(',');
-    const seen = walked.get(selectionSet) ?? new Set<string>();
-    if (seen.has(key)) return;
-    seen.add(key);
-    walked.set(selectionSet, seen);
-    for (const selection of selectionSet.selections) {
-      if (!included(selection, variables)) continue;
-      if (selection.kind === Kind.INLINE_FRAGMENT) {
-        walk(selection.selectionSet, narrow(types, selection.typeCondition?.name.value));
-        continue;
-      }
-      if (selection.kind === Kind.FRAGMENT_SPREAD) {
-        const fragment = fragments.get(selection.name.value);
-        if (fragment) walk(fragment.selectionSet, narrow(types, fragment.typeCondition.name.value));
-        continue;
-      }
-      const name = selection.name.value;
-      if (name.startsWith('__')) continue;
-      for (const type of types) {
-        const field = type.getFields()[name];
-        if (!field) continue;
-        const declared = rules.get(type.name)?.get(name);
-        for (const rule of declared?.rules ?? []) {
+  walkSelections(
+    {
+      schema,
+      fragment: (name) => fragments.get(name),
+      variables,
+      visit: (type, field) => {
+        for (const rule of rules.get(type.name)?.get(field.name)?.rules ?? []) {
           if (passes(rule, granted)) continue;
-          const coordinate = `${type.name}.${name}`;
+          const coordinate = `${type.name}.${field.name}`;
           if (!missing.has(coordinate)) {
             missing.set(coordinate, { field: coordinate, needs: describeRule(rule) });
           }
           break;
         }
-        if (selection.selectionSet) {
-          walk(selection.selectionSet, concreteTypes(schema, getNamedType(field.type)));
-        }
-      }
-    }
-  };
-
-  walk(operation.selectionSet, [root]);
+        return true;
+      },
+    },
+    operation.selectionSet,
+    [root],
+  );
   return [...missing.values()];
 }
 

@@ -8,9 +8,10 @@ import {
 } from './args.js';
 import { builder } from './builder.js';
 import { nestedListComplexity } from './cost.js';
-import { EntityRef } from './entity.js';
+import { EntityRef, entityFields } from './entity.js';
 import { EpisodeRef } from './episode.js';
 import { FactRef } from './fact.js';
+import { selectedReads } from './selectedReads.js';
 
 /**
  * The fields that list an entity's and an episode's facts. They are added here, above the
@@ -35,10 +36,12 @@ builder.objectFields(EntityRef, (t) => ({
     },
     // Batched by a loader across parents: no query of its own per entity.
     complexity: nestedListComplexity,
-    resolve: (e, args, ctx) =>
+    ...entityFields.reads('dataset', 'name'),
+    resolve: (e, args, ctx, info) =>
       ctx.loaders.factsOfEntity.load({
         dataset: e.dataset,
         name: e.name,
+        reads: selectedReads(info, 'Fact'),
         asOf: args.asOf?.toISOString() ?? null,
         validAt: args.validAt?.toISOString() ?? null,
         knownAt: args.knownAt?.toISOString() ?? null,
@@ -57,10 +60,11 @@ builder.objectFields(EpisodeRef, (t) => ({
     },
     // Batched by a loader across parents: no query of its own per episode.
     complexity: nestedListComplexity,
-    resolve: (e, args, ctx) =>
+    resolve: (e, args, ctx, info) =>
       ctx.loaders.factsOfEpisode.load({
         dataset: e.dataset,
         episodeId: e.episodeId,
+        reads: selectedReads(info, 'Fact'),
         first: args.first ?? DEFAULT_NESTED_LIST_SIZE,
       }),
   }),

@@ -17,6 +17,7 @@ export async function documentsByIds<
   documentIds: readonly string[],
   keyOf: (doc: D) => string,
   comment: string,
+  options: { projection?: Readonly<Record<string, 0 | 1>> | undefined } = {},
 ): Promise<Map<string, D>> {
   const filter = {
     _id: { $in: [...new Set(documentIds)] },
@@ -24,7 +25,7 @@ export async function documentsByIds<
     dataset: tenant.dataset,
   } as Filter<D>;
   const docs = (await collection
-    .find(filter, { comment })
+    .find(filter, { comment, projection: options.projection })
     .batchSize(UNPAGED_BATCH_SIZE)
     .toArray()) as D[];
   return new Map(docs.map((d) => [keyOf(d), d]));

@@ -5,6 +5,7 @@ import { entityKey, predicateKey } from '../domain/names.js';
 import { documentsByIds } from './byIds.js';
 import type { Collections } from './collections.js';
 import { UNPAGED_BATCH_SIZE } from './database.js';
+import { type DocumentReads, projectionFor } from './documentReads.js';
 import { type FactDoc, type FactView, factDocumentId } from './documents.js';
 import {
   allOf,
@@ -54,6 +55,9 @@ function factFilter(tenant: Tenant, query: FactQuery): Filter<FactDoc> {
   return allOf(clauses);
 }
 
+/** What a page of facts reads whatever is asked: its order (the cursor, the tie-break). */
+const FACT_PAGE_NEEDS = ['validAt', 'factId'] as const;
+
 /** Leaves out what FactView leaves out. */
 export const FACT_VIEW = {
   _id: 0,
@@ -80,6 +84,7 @@ export async function listFacts(
   tenant: Tenant,
   query: FactQuery,
   page: { first: number; after?: FactCursor | null },
+  reads: DocumentReads | null = null,
 ): Promise<FactPage> {
   const base = factFilter(tenant, query);
   const filter = page.after
@@ -87,7 +92,10 @@ export async function listFacts(
     : base;
   const { nodes, hasNextPage } = await keysetPage(
     db.facts
-      .find<FactView>(filter, { comment: 'store:listFacts', projection: FACT_VIEW })
+      .find<FactView>(filter, {
+        comment: 'store:listFacts',
+        projection: projectionFor(reads, FACT_VIEW, FACT_PAGE_NEEDS),
+      })
       .sort(FACT_ORDER),
     page.first,
   );
@@ -104,9 +112,12 @@ export function factsByIds(
   db: Collections,
   tenant: Tenant,
   factIds: readonly string[],
+  reads: DocumentReads | null = null,
 ): Promise<Map<string, FactDoc>> {
   const ids = factIds.map((id) => factDocumentId(tenant, id));
-  return documentsByIds(db.facts, tenant, ids, (d) => d.factId, 'store:factsByIds');
+  return documentsByIds(db.facts, tenant, ids, (d) => d.factId, 'store:factsByIds', {
+    projection: projectionFor(reads, undefined, ['factId']),
+  });
 }
 
 export async function findFact(
@@ -155,6 +166,7 @@ export async function factsOfEntities(
   names: readonly string[],
   selection: TemporalSelection,
   first: number,
+  reads: DocumentReads | null = null,
 ): Promise<Map<string, FactView[]>> {
   return firstFactsOfEach(
     [...new Set(names.map(entityKey))],
@@ -167,7 +179,14 @@ export async function factsOfEntities(
             { $or: [{ subjectKey: { $in: keys } }, { objectKey: { $in: keys } }] },
             ...selectionFilter(selection),
           ]),
-          { comment: 'store:factsOfEntities', projection: FACT_VIEW },
+          {
+            comment: 'store:factsOfEntities',
+            projection: projectionFor(reads, FACT_VIEW, [
+              ...FACT_PAGE_NEEDS,
+              'subjectKey',
+              'objectKey',
+            ]),
+          },
         )
         .sort(FACT_ORDER)
         .limit(limit)
@@ -200,6 +219,7 @@ export async function factsOfEpisodes(
   tenant: Tenant,
   episodeIds: readonly string[],
   first: number,
+  reads: DocumentReads | null = null,
 ): Promise<Map<string, FactView[]>> {
   return firstFactsOfEach(
     [...new Set(episodeIds.map(normalizeUuid))],
@@ -208,7 +228,10 @@ export async function factsOfEpisodes(
       db.facts
         .find<FactView>(
           { workspaceId: tenant.workspaceId, dataset: tenant.dataset, episodeId: { $in: ids } },
-          { comment: 'store:factsOfEpisodes', projection: FACT_VIEW },
+          {
+            comment: 'store:factsOfEpisodes',
+            projection: projectionFor(reads, FACT_VIEW, [...FACT_PAGE_NEEDS, 'episodeId']),
+          },
         )
         .sort(FACT_ORDER)
         .limit(limit)

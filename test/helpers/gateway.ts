@@ -31,6 +31,16 @@ export interface TestGateway {
     variables: TVariables,
     key: string | null,
   ): Promise<{ status: number; body: { data?: TResult | null; errors?: GraphqlError[] } }>;
+  /** Runs a GraphQL query written as text, in-process, as a client that sends text does. */
+  graphqlText(
+    query: string,
+    variables: Record<string, unknown>,
+    key: string | null,
+  ): Promise<{
+    status: number;
+    // biome-ignore lint/suspicious/noExplicitAny: an answer of any shape, as a test reads it
+    body: { data?: any; errors?: GraphqlError[] };
+  }>;
   /** An HTTP request in-process through the gateway's fetch. */
   request(path: string, init?: RequestInit & { key?: string | null }): Promise<Response>;
 }
@@ -63,20 +73,22 @@ export async function openTestGateway(
     if (init.key) headers.set('authorization', `Bearer ${init.key}`);
     return gateway.fetch(new Request(`http://gateway.test${path}`, { ...init, headers }));
   };
+  const graphqlText = async (query: string, variables: object, key: string | null) => {
+    const response = await request('/graphql', {
+      method: 'POST',
+      key,
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify({ query, variables }),
+    });
+    return { status: response.status, body: await response.json() };
+  };
   return {
     database,
     gateway,
     key: async (workspace, scopes = ['read', 'write', 'admin']) =>
       (await createApiKey(database.collections, workspace, scopes)).key,
-    graphql: async (document, variables, key) => {
-      const response = await request('/graphql', {
-        method: 'POST',
-        key,
-        headers: { 'content-type': 'application/json', accept: 'application/json' },
-        body: JSON.stringify({ query: print(document), variables }),
-      });
-      return { status: response.status, body: await response.json() };
-    },
+    graphql: (document, variables, key) => graphqlText(print(document), variables as object, key),
+    graphqlText,
     request,
   };
 }
