@@ -7,7 +7,7 @@ import { parseCommandLine } from '../src/cli/help.js';
 
 /**
  * `npm run bench:gate`: the bench's small form (docs/PERFORMANCE.md, "The regression gate"),
- * for every change before it lands; about a minute, not in `npm test` (a timing assertion
+ * for every change before it lands; about 30 seconds, not in `npm test` (a timing assertion
  * there fails on a loaded machine). It runs `npm run bench -- --quick` with 2 pairs of
  * half-second rounds per scenario, then judges each ratio (the gateway against the
  * raw-driver baseline measured in the same run) against bench/gate.json:
