@@ -15,6 +15,7 @@
 
 import fc from 'fast-check';
 import { beforeAll, expect, it } from 'vitest';
+import { STATEMENT_FIELDS } from '../../src/store/documents.js';
 import { openTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { propertySeed } from '../helpers/propertySeed.js';
 
@@ -24,16 +25,12 @@ import { propertySeed } from '../helpers/propertySeed.js';
  */
 type Selection = { [field: string]: Selection | true };
 
+/** A fact's fields that name nothing else: its statement, its times, its ids and its state. */
 const FACT_SCALARS = [
   'id',
   'factId',
   'dataset',
-  'subject',
-  'predicate',
-  'object',
-  'objectIsEntity',
-  'confidence',
-  'sourceQuote',
+  ...STATEMENT_FIELDS,
   'validAt',
   'validUntil',
   'recordedAt',
