@@ -45,6 +45,11 @@ export interface RequestContext {
    */
   observed: { operation: string | null; problems: string[]; failure?: unknown };
   /**
+   * The request's JSON body as text, when the edge read and checked it (src/http/app.ts):
+   * GraphQL parses it from here rather than reading the body a second time. Null: not read.
+   */
+  checkedBody: string | null;
+  /**
    * Live streams (src/http/liveStreams.ts); null where none are served (a context built
    * outside the gateway's edge).
    */
@@ -191,6 +196,7 @@ export async function createRequestContext(
       return loaders;
     },
     observed: { operation: null, problems: [] },
+    checkedBody: null,
     live: options.live ?? null,
     tracer: options.tracer ?? null,
     // Read when a stream or Yoga asks: on Node, the edge's request is a lightweight stand-in

@@ -62,47 +62,66 @@ function jsonNesting(text: string): number {
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
+/** A JSON body read: what is wrong with it, or its text (null: not JSON, its reader's to judge). */
+export type JsonBodyReading =
+  | { problem: BodyProblem; text?: undefined }
+  | { problem: null; text: string | null };
+
 /**
- * What is wrong with a JSON body (`bytes`, sent with Content-Type `contentType`), or null.
- * With `onlyJson`, a body in another media type (or none named) is a 415; without it,
- * another media type is the reader's to judge and only a JSON body is checked.
+ * A JSON body (`bytes`, sent with Content-Type `contentType`) checked and decoded: what is
+ * wrong with it, or its text. With `onlyJson`, a body in another media type (or none
+ * named) is a 415; without it, another media type is the reader's to judge and only a JSON
+ * body is checked (its text is null then).
  */
-export function jsonBodyProblem(
+export function readJsonBody(
   contentType: string | null | undefined,
   bytes: ArrayBuffer,
   onlyJson: boolean,
-): BodyProblem | null {
+): JsonBodyReading {
+  const refused = (problem: BodyProblem) => ({ problem });
   if (!contentType) {
-    if (!onlyJson || bytes.byteLength === 0) return null;
-    return { code: 'UNSUPPORTED_MEDIA_TYPE', message: 'Content-Type must be application/json' };
+    if (!onlyJson || bytes.byteLength === 0) return { problem: null, text: null };
+    return refused({
+      code: 'UNSUPPORTED_MEDIA_TYPE',
+      message: 'Content-Type must be application/json',
+    });
   }
   const { type, charset } = mediaTypeOf(contentType);
   if (type !== 'application/json') {
     return onlyJson
-      ? {
+      ? refused({
           code: 'UNSUPPORTED_MEDIA_TYPE',
           message: `Content-Type must be application/json, not ${type || 'empty'}`,
-        }
-      : null;
+        })
+      : { problem: null, text: null };
   }
   if (charset !== null && charset !== 'utf-8' && charset !== 'utf8') {
-    return {
+    return refused({
       code: 'UNSUPPORTED_MEDIA_TYPE',
       message: `charset must be utf-8 (JSON is UTF-8), not ${charset}`,
-    };
+    });
   }
   let text: string;
   try {
     text = UTF8.decode(bytes);
   } catch {
-    return { code: 'BAD_USER_INPUT', message: 'body: not valid UTF-8' };
+    return refused({ code: 'BAD_USER_INPUT', message: 'body: not valid UTF-8' });
   }
   const nesting = jsonNesting(text);
   if (nesting > MAX_JSON_NESTING) {
-    return {
+    return refused({
       code: 'BAD_USER_INPUT',
       message: `body: nested ${nesting} deep, more than the ${MAX_JSON_NESTING} arrays and objects allowed`,
-    };
+    });
   }
-  return null;
+  return { problem: null, text };
+}
+
+/** What is wrong with a JSON body, or null (readJsonBody's verdict alone). */
+export function jsonBodyProblem(
+  contentType: string | null | undefined,
+  bytes: ArrayBuffer,
+  onlyJson: boolean,
+): BodyProblem | null {
+  return readJsonBody(contentType, bytes, onlyJson).problem;
 }

@@ -10,7 +10,7 @@ import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterRes } from 'rat
 import { type Clock, systemClock } from '../clock.js';
 import { CONFIG_DEFAULTS, DEFAULT_WORKSPACE_CONCURRENCY } from '../config.js';
 import { createRequestContext, type GatewayEnv } from '../context.js';
-import { isJsonMediaType, jsonBodyProblem } from '../domain/jsonBodies.js';
+import { isJsonMediaType, readJsonBody } from '../domain/jsonBodies.js';
 import type { Embedder } from '../embeddings/embedder.js';
 import { ERROR_STATUS, type ErrorCode, maskError } from '../errors.js';
 import { MeaningIndex } from '../recall/meaningIndex.js';
@@ -629,14 +629,19 @@ function limitBodies(bodyLimitBytes: number): MiddlewareHandler<GatewayEnv> {
     c.req.method === 'GET' || c.req.method === 'HEAD' ? next() : limitBody(c, next);
 }
 
-/** A JSON body that cannot be read: the client's mistake, 400 (after the key's 401). */
+/**
+ * A JSON body that cannot be read: the client's mistake, 400 (after the key's 401). The
+ * body is read here once: Hono keeps the bytes for MCP's reader, and the text goes in the
+ * context for GraphQL's (src/http/yoga.ts), so neither reads it, nor a copy of it, again.
+ */
 async function refuseUnreadableJson(c: Context<GatewayEnv>, next: Next) {
   const contentType = c.req.header('content-type');
-  if (c.req.method !== 'POST' || !c.get('requestContext').auth) return next();
+  const ctx = c.get('requestContext');
+  if (c.req.method !== 'POST' || !ctx.auth) return next();
   if (!isJsonMediaType(contentType)) return next();
-  const bytes = await c.req.raw.clone().arrayBuffer();
-  const problem = jsonBodyProblem(contentType, bytes, false);
-  if (problem) return edgeError(c, problem.code, problem.message);
+  const read = readJsonBody(contentType, await c.req.arrayBuffer(), false);
+  if (read.problem) return edgeError(c, read.problem.code, read.problem.message);
+  ctx.checkedBody = read.text;
   await next();
 }
 

@@ -7,7 +7,7 @@ import {
   NoSchemaIntrospectionCustomRule,
 } from 'graphql';
 import { getVariableValues } from 'graphql/execution/values.js';
-import { createYoga, type Plugin } from 'graphql-yoga';
+import { createGraphQLError, createYoga, type GraphQLParams, type Plugin } from 'graphql-yoga';
 import type { TrustedDocumentMode } from '../config.js';
 import { type RequestContext, unauthenticated } from '../context.js';
 import { badInput, GatewayError, maskError } from '../errors.js';
@@ -186,6 +186,40 @@ const disableIntrospection: Plugin = {
 };
 
 /**
+ * A POST's JSON body as the edge read and checked it (`checkedBody`, src/http/app.ts),
+ * parsed once here with the answers Yoga's own JSON parser gives a body that is not JSON
+ * or not an object; a request the edge did not read (no key, not JSON) is Yoga's to read.
+ */
+const bodyReadAtTheEdge: Plugin<RequestContext> = {
+  onRequestParse({ serverContext, setRequestParser }) {
+    const text = (serverContext as Partial<RequestContext> | undefined)?.checkedBody;
+    if (typeof text === 'string') setRequestParser(() => graphqlParamsOf(text));
+  },
+};
+
+function graphqlParamsOf(text: string): GraphQLParams {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch (error) {
+    throw createGraphQLError('POST body sent invalid JSON.', {
+      extensions: {
+        http: { spec: true, status: 400 },
+        code: 'BAD_REQUEST',
+        originalError: { name: (error as Error).name, message: (error as Error).message },
+      },
+    });
+  }
+  if (body === null || typeof body !== 'object') {
+    throw createGraphQLError(
+      `POST body is expected to be object but received ${body === null ? 'null' : typeof body}`,
+      { extensions: { http: { status: 400 }, code: 'BAD_REQUEST' } },
+    );
+  }
+  return body as GraphQLParams;
+}
+
+/**
  * The GraphQL endpoint. The per-request context is built at the HTTP edge and handed in
  * as Yoga's server context, so GraphQL and the REST adapters share one object.
  */
@@ -200,7 +234,12 @@ export function createGraphqlYoga(options: YogaOptions = {}) {
     cors: false,
     logging: false,
     maskedErrors: { maskError: (error) => maskError(error) },
+    // The edge bounds every body (BODY_LIMIT_BYTES) before Yoga sees it; Yoga's own bound
+    // would wrap each POST's body in one more stream and request to count it again.
+    maxRequestBodySize: false,
     plugins: [
+      // Registered after Yoga's parsers, so it is the one chosen when the edge read the body.
+      bodyReadAtTheEdge,
       // First, so each phase's span holds every other plugin's work in it.
       ...(options.tracer ? [graphqlTracing(options.tracer)] : []),
       // A registered document's hash becomes its text before anything else reads the request.

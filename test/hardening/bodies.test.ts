@@ -1,4 +1,4 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { GENERIC_ERROR_MESSAGE } from '../../src/errors.js';
 import { createLogger } from '../../src/http/observability.js';
 import { everyDocument } from '../helpers/database.js';
@@ -221,6 +221,64 @@ describe('bodies a route cannot read', () => {
       body: 'x',
     });
     expect(response.status).toBe(401);
+  });
+});
+
+describe('a body is read once', () => {
+  it('GraphQL and MCP take the body the edge read and checked: no copy of the request is read again', async () => {
+    const clone = vi.spyOn(Request.prototype, 'clone');
+    try {
+      const graphql = await t.request('/graphql', {
+        method: 'POST',
+        key,
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify({ query: '{ viewer { workspace } }' }),
+      });
+      expect(graphql.status).toBe(200);
+      expect((await graphql.json()).data.viewer.workspace).toBe('acme');
+      const mcp = await t.request('/mcp', {
+        method: 'POST',
+        key,
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: {
+            protocolVersion: '2025-06-18',
+            capabilities: {},
+            clientInfo: { name: 'bodies', version: '1' },
+          },
+        }),
+      });
+      expect(mcp.status).toBe(200);
+      expect((await mcp.json()).result.serverInfo).toBeDefined();
+      expect(clone).not.toHaveBeenCalled();
+    } finally {
+      clone.mockRestore();
+    }
+  });
+
+  it('a GraphQL body that is not JSON, or not an object, is answered as GraphQL over HTTP says', async () => {
+    const cases = [
+      ['{"query": ', 'POST body sent invalid JSON.'],
+      ['null', 'POST body is expected to be object but received null'],
+      ['"{ viewer { workspace } }"', 'POST body is expected to be object but received string'],
+      ['42', 'POST body is expected to be object but received number'],
+    ] as const;
+    for (const [body, message] of cases) {
+      const response = await t.request('/graphql', {
+        method: 'POST',
+        key,
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body,
+      });
+      expect(response.status, body).toBe(400);
+      expect((await response.json()).errors[0].message, body).toBe(message);
+    }
   });
 });
 
