@@ -15,14 +15,23 @@ import { LOADED_OBJECT_COST, pageComplexity } from './cost.js';
 import { timeThenId } from './cursors.js';
 import { DatasetRef } from './dataset.js';
 import { nodeKey, parseNodeKey } from './nodeIds.js';
+import { documentFields, selectedReads } from './selectedReads.js';
 
 export const EpisodeRef = builder.objectRef<EpisodeDoc>('Episode');
 
+/** What an episode's fields read of its document (src/schema/selectedReads.ts). */
+export const episodeFields = documentFields<EpisodeDoc>();
+
 builder.node(EpisodeRef, {
   description: 'A conversation turn (or other source text) that facts were extracted from.',
-  id: { resolve: (e) => nodeKey(e.dataset, e.episodeId) },
-  isTypeOf: (value) =>
-    typeof value === 'object' && value !== null && 'occurredAt' in value && 'content' in value,
+  id: {
+    resolve: (e) => nodeKey(e.dataset, e.episodeId),
+    ...episodeFields.reads('dataset', 'episodeId'),
+  },
+  // Only an episode has occurredAt (a fact has an episodeId too); its content is read only
+  // when selected, so it cannot tell them apart.
+  isTypeOf: (value) => typeof value === 'object' && value !== null && 'occurredAt' in value,
+  ...episodeFields.always('episodeId', 'dataset', 'occurredAt'),
   authScopes: { read: true },
   loadOne: (key, ctx) => {
     const parsed = parseNodeKey(key);
@@ -57,7 +66,7 @@ builder.objectFields(DatasetRef, (t) => ({
         args,
         info,
         count: () => countEpisodes(ctx.store, tenant),
-        list: (page) => listEpisodes(ctx.store, tenant, page),
+        list: (page) => listEpisodes(ctx.store, tenant, page, selectedReads(info, 'Episode')),
         nodes: (page) => page.episodes,
       });
     },
@@ -71,10 +80,11 @@ builder.objectFields(DatasetRef, (t) => ({
     },
     validate: renamedIdSchema(EPISODE_ID),
     complexity: LOADED_OBJECT_COST,
-    resolve: (ds, args, ctx) =>
+    resolve: (ds, args, ctx, info) =>
       ctx.loaders.episodeById.load({
         dataset: ds.name,
         episodeId: renamedIdValue(EPISODE_ID, args),
+        reads: selectedReads(info, 'Episode'),
       }),
   }),
 }));

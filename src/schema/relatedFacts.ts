@@ -9,7 +9,7 @@ import {
 import { builder } from './builder.js';
 import { nestedListComplexity } from './cost.js';
 import { EntityRef, entityFields } from './entity.js';
-import { EpisodeRef } from './episode.js';
+import { EpisodeRef, episodeFields } from './episode.js';
 import { FactRef } from './fact.js';
 import { selectedReads } from './selectedReads.js';
 
@@ -60,6 +60,7 @@ builder.objectFields(EpisodeRef, (t) => ({
     },
     // Batched by a loader across parents: no query of its own per episode.
     complexity: nestedListComplexity,
+    ...episodeFields.reads('dataset', 'episodeId'),
     resolve: (e, args, ctx, info) =>
       ctx.loaders.factsOfEpisode.load({
         dataset: e.dataset,

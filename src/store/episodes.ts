@@ -1,10 +1,14 @@
 import type { Filter } from 'mongodb';
 import { documentsByIds } from './byIds.js';
 import type { Collections } from './collections.js';
+import { type DocumentReads, projectionFor } from './documentReads.js';
 import { type EpisodeDoc, episodeDocumentId } from './documents.js';
 import { EPISODE_ORDER } from './orders.js';
 import { afterCursor, keysetPage } from './pages.js';
 import type { Tenant } from './tenant.js';
+
+/** What a page of episodes reads whatever is asked: its order. */
+const EPISODE_PAGE_NEEDS = ['occurredAt', 'episodeId'] as const;
 
 export interface EpisodeCursor {
   occurredAt: Date;
@@ -16,6 +20,7 @@ export async function listEpisodes(
   db: Collections,
   tenant: Tenant,
   page: { first: number; after?: EpisodeCursor | null },
+  reads: DocumentReads | null = null,
 ): Promise<{ episodes: EpisodeDoc[]; hasNextPage: boolean }> {
   const filter: Filter<EpisodeDoc> = {
     workspaceId: tenant.workspaceId,
@@ -23,7 +28,12 @@ export async function listEpisodes(
     ...(page.after ? afterCursor('occurredAt', 'episodeId', page.after) : {}),
   };
   const { nodes, hasNextPage } = await keysetPage(
-    db.episodes.find(filter, { comment: 'store:listEpisodes' }).sort(EPISODE_ORDER),
+    db.episodes
+      .find(filter, {
+        comment: 'store:listEpisodes',
+        projection: projectionFor(reads, undefined, EPISODE_PAGE_NEEDS),
+      })
+      .sort(EPISODE_ORDER),
     page.first,
   );
   return { episodes: nodes, hasNextPage };
@@ -40,7 +50,10 @@ export function episodesByIds(
   db: Collections,
   tenant: Tenant,
   episodeIds: readonly string[],
+  reads: DocumentReads | null = null,
 ): Promise<Map<string, EpisodeDoc>> {
   const ids = episodeIds.map((id) => episodeDocumentId(tenant, id));
-  return documentsByIds(db.episodes, tenant, ids, (d) => d.episodeId, 'store:episodesByIds');
+  return documentsByIds(db.episodes, tenant, ids, (d) => d.episodeId, 'store:episodesByIds', {
+    projection: projectionFor(reads, undefined, ['episodeId']),
+  });
 }

@@ -54,7 +54,10 @@ const WHOLE_FACT: Selection = {
   ...NAMED_FACT,
   subjectEntity: ENTITY,
   objectEntity: ENTITY,
-  episode: scalars(['episodeId', 'source']),
+  episode: {
+    ...scalars(['id', 'episodeId', 'dataset', 'occurredAt', 'source', 'content', 'recordedAt']),
+    'facts(first: 2)': scalars(['factId', 'predicate']),
+  },
   supersededBy: NAMED_FACT,
   correctionOf: NAMED_FACT,
   correctedBy: NAMED_FACT,

@@ -60,7 +60,7 @@ function readsOf(query: string, typeName: string, on: GraphQLSchema = schema) {
 describe('the declarations', () => {
   it('every field of a type read by selection declares what it reads', () => {
     const found = readDeclarations(schema);
-    expect(found.types.sort()).toEqual(['Entity', 'Fact']);
+    expect(found.types.sort()).toEqual(['Entity', 'Episode', 'Fact']);
     expect(found.undeclared).toEqual([]);
     const fields = found.types.reduce(
       (n, name) => n + Object.keys((schema.getType(name) as GraphQLObjectType).getFields()).length,
@@ -68,7 +68,7 @@ describe('the declarations', () => {
     );
     // The walk saw every field of those types, and there are as many as the schema says.
     expect(found.declared).toBe(fields);
-    expect(fields).toBeGreaterThanOrEqual(30);
+    expect(fields).toBeGreaterThanOrEqual(38);
   });
 
   it('the walk names a field that declares nothing, and its selection reads the whole document', () => {
@@ -171,6 +171,24 @@ describe('the store reads what the operation selects', () => {
       // and the keys that sort facts to their entities.
       only('dataset', 'factId', 'predicate', 'subject', 'validAt', 'subjectKey', 'objectKey'),
     ]);
+  });
+
+  it("GraphQL: a list of episodes reads no episode's content unless it is selected", async () => {
+    const key = await t.key('acme', ['read']);
+    const list = async (fields: string) => {
+      commands.length = 0;
+      const { body } = await t.graphqlText(
+        `{ dataset(name: "user_42") { episodes(first: 5) { edges { node { ${fields} } } } } }`,
+        {},
+        key,
+      );
+      expect(body.errors).toBeUndefined();
+      return projections('store:listEpisodes');
+    };
+    expect(await list('source occurredAt')).toEqual([
+      only('dataset', 'episodeId', 'occurredAt', 'source'),
+    ]);
+    expect(await list('content')).toEqual([only('content', 'dataset', 'episodeId', 'occurredAt')]);
   });
 
   it("REST: Memory Soda's fact list reads the fields of its answer", async () => {
