@@ -9,11 +9,13 @@
  * answer must be the same as the part of the answer to the whole selection that the case
  * selected. The whole selection's answer is checked first against `node(id:)`'s, which
  * reads the fact whole, so a declaration that reads too little shows as a difference (or
- * a non-null error); the walk in selectedReads.test.ts catches a field that declares
- * nothing.
+ * a non-null error). A field that declares nothing makes its selection read the whole
+ * document, which answers the same: the test fails on it too, since every read of the
+ * operation must be projected (as the walk in selectedReads.test.ts fails on it).
  */
 
 import fc from 'fast-check';
+import type { Document } from 'mongodb';
 import { beforeAll, expect, it } from 'vitest';
 import { STATEMENT_FIELDS } from '../../src/store/documents.js';
 import { openTestGateway, type TestGateway } from '../helpers/gateway.js';
@@ -136,6 +138,24 @@ function selectionOf(whole: Selection): fc.Arbitrary<Selection> {
 }
 
 let t: TestGateway;
+/** The find commands of the gateway's reads (`store:` comments), as sent. */
+const reads: Document[] = [];
+
+/**
+ * The documents the last operation read whole (no projection, or FACT_VIEW's exclusions)
+ * though its selections declare what they read: a selected field that declares nothing
+ * makes its whole selection read the document, which answers the same, so only this sees it.
+ */
+const readWhole = () =>
+  reads
+    // The stored types read by selection (src/schema/selectedReads.ts).
+    .filter((c) => ['facts', 'entities', 'episodes'].includes(c.find))
+    .filter(
+      (c) =>
+        c.projection === undefined ||
+        Object.entries(c.projection as object).some(([f, v]) => f !== '_id' && v === 0),
+    )
+    .map((c) => `${c.comment} on ${c.find}`);
 let key: string;
 let factIds: string[];
 /** The whole selection's answer, by the fact `byId` asks for. */
@@ -154,7 +174,10 @@ async function ask(query: string) {
 }
 
 beforeAll(async () => {
-  t = await openTestGateway();
+  t = await openTestGateway({ clientOptions: { monitorCommands: true } });
+  t.database.client.on('commandStarted', (event) => {
+    if (event.commandName === 'find') reads.push(event.command);
+  });
   key = await t.key('acme', ['read']);
   const stored = await t.database.collections.facts.find({ dataset: 'user_42' }).toArray();
   factIds = stored.map((f) => f.factId);
@@ -203,7 +226,9 @@ it('a random selection of facts answers what the whole selection answers, field 
       fc.integer({ min: 0, max: 1000 }),
       async (selections, pick) => {
         const factId = factIds[pick % factIds.length]!;
+        reads.length = 0;
         const answer = await ask(operation(selections, factId));
+        expect(readWhole()).toEqual([]);
         const whole = wholeAnswers.get(factId)!;
         for (const producer of PRODUCERS) {
           expect(answer[producer], producer).toEqual(
