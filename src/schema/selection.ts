@@ -1,12 +1,5 @@
-import {
-  GraphQLIncludeDirective,
-  type GraphQLResolveInfo,
-  GraphQLSkipDirective,
-  getDirectiveValues,
-  Kind,
-  type SelectionNode,
-  type SelectionSetNode,
-} from 'graphql';
+import { type GraphQLResolveInfo, getNamedType } from 'graphql';
+import { concreteTypes, walkSelections } from './selectionWalk.js';
 
 /**
  * Whether the field being resolved selects `name` directly (or through fragments), as
@@ -14,18 +7,20 @@ import {
  * only on its first page (`totalCount @include(if: $first)`) gets no count after it.
  */
 export function selects(info: GraphQLResolveInfo, name: string): boolean {
-  const included = (node: SelectionNode) =>
-    getDirectiveValues(GraphQLSkipDirective, node, info.variableValues)?.if !== true &&
-    getDirectiveValues(GraphQLIncludeDirective, node, info.variableValues)?.if !== false;
-  const within = (set: SelectionSetNode | undefined): boolean =>
-    set?.selections.some(
-      (s) =>
-        included(s) &&
-        (s.kind === Kind.FIELD
-          ? s.name.value === name
-          : s.kind === Kind.INLINE_FRAGMENT
-            ? within(s.selectionSet)
-            : within(info.fragments[s.name.value]?.selectionSet)),
-    ) ?? false;
-  return info.fieldNodes.some((node) => within(node.selectionSet));
+  let found = false;
+  const walk = {
+    schema: info.schema,
+    fragment: (fragment: string) => info.fragments[fragment],
+    variables: info.variableValues,
+    visit: (_type: unknown, field: { name: string }) => {
+      if (field.name === name) found = true;
+      // The field's own selection only, not what its fields select.
+      return false;
+    },
+  };
+  const returned = concreteTypes(info.schema, getNamedType(info.returnType));
+  for (const node of info.fieldNodes) {
+    if (node.selectionSet) walkSelections(walk, node.selectionSet, returned);
+  }
+  return found;
 }
