@@ -238,10 +238,11 @@ export function createGraphqlYoga(options: YogaOptions = {}) {
     // would wrap each POST's body in one more stream and request to count it again.
     maxRequestBodySize: false,
     plugins: [
-      // Registered after Yoga's parsers, so it is the one chosen when the edge read the body.
-      bodyReadAtTheEdge,
       // First, so each phase's span holds every other plugin's work in it.
       ...(options.tracer ? [graphqlTracing(options.tracer)] : []),
+      // After Yoga's own parsers (every plugin here is), so it is the one chosen when the
+      // edge read the body.
+      bodyReadAtTheEdge,
       // A registered document's hash becomes its text before anything else reads the request.
       ...trustedDocumentPlugins(options.trustedDocuments ?? 'also'),
       ...(introspection ? [] : [disableIntrospection]),
