@@ -63,15 +63,15 @@ builder.objectFields(DatasetRef, (t) => ({
     resolve: (ds, args, ctx, info) => {
       const tenant = tenantOfDataset(ds);
       const type = args.type ?? null;
+      const reads = selectedReads(info, 'Entity');
       return resolvePage({
         cursor: ENTITY_CURSOR,
         args,
         info,
         count: () => countEntities(ctx.store, tenant, { type }),
-        list: (page) =>
-          listEntities(ctx.store, tenant, { type, ...page, reads: selectedReads(info, 'Entity') }),
+        list: (page) => listEntities(ctx.store, tenant, { type, ...page, reads }),
         nodes: (page) => {
-          ctx.loaders.knownEntities(page.entities, selectedReads(info, 'Entity'));
+          ctx.loaders.knownEntities(page.entities, reads);
           return page.entities;
         },
       });
